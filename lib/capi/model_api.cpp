@@ -1,0 +1,200 @@
+// The extern "C" model API: argument checks and status mapping only.
+#include <cstddef>
+#include <cstring>
+
+#include "core/checked.h"
+#include "core/dtype.h"
+#include "core/limits.h"
+#include "core/model.h"
+#include "formats/open.h"
+
+using tblob::Diag;
+using tblob::Status;
+
+namespace {
+
+bool diag_ok(tblob_diag *d) { return !d || d->struct_size >= sizeof(tblob_diag); }
+
+Status bad_arg(const Diag &d, const char *what) {
+  return d.fail(TBLOB_E_INVALID_ARGUMENT, TBLOB_NO_OFFSET, -1, "invalid argument: %s", what);
+}
+
+// Sets up a diag for a call: reset on entry. Returns false if the diag itself is bad.
+Diag begin(tblob_diag *out) {
+  Diag d;
+  d.out = diag_ok(out) ? out : nullptr;
+  d.reset();
+  return d;
+}
+
+}  // namespace
+
+extern "C" {
+
+TBLOB_API uint32_t tblob_version(void) noexcept { return TBLOB_VERSION_NUMBER; }
+
+TBLOB_API const char *tblob_version_string(void) noexcept {
+#define TBLOB_STR2(x) #x
+#define TBLOB_STR(x) TBLOB_STR2(x)
+  return TBLOB_STR(TBLOB_VERSION_MAJOR) "." TBLOB_STR(TBLOB_VERSION_MINOR) "." TBLOB_STR(
+      TBLOB_VERSION_PATCH);
+#undef TBLOB_STR
+#undef TBLOB_STR2
+}
+
+TBLOB_API const char *tblob_dtype_name(uint32_t dtype) noexcept {
+  const tblob::DtypeInfo *i = tblob::dtype_info(dtype);
+  return i ? i->name : nullptr;
+}
+
+TBLOB_API uint32_t tblob_dtype_bits(uint32_t dtype) noexcept {
+  const tblob::DtypeInfo *i = tblob::dtype_info(dtype);
+  return i ? i->bits : 0;
+}
+
+TBLOB_API tblob_status tblob_dtype_from_name(const char *name, size_t name_len, uint32_t *out) noexcept {
+  if (!out || (!name && name_len)) return TBLOB_E_INVALID_ARGUMENT;
+  *out = tblob::dtype_from_name(name, name_len);
+  return *out == TBLOB_DTYPE_INVALID ? TBLOB_E_DTYPE : TBLOB_OK;
+}
+
+TBLOB_API const char *tblob_format_name(uint32_t format) noexcept {
+  switch (format) {
+    case TBLOB_FORMAT_SAFETENSORS: return "safetensors";
+    case TBLOB_FORMAT_SAFETENSORS_SHARDED: return "safetensors-sharded";
+    case TBLOB_FORMAT_OLLAMA: return "ollama";
+    case TBLOB_FORMAT_UQFF: return "uqff";
+    case TBLOB_FORMAT_SLM1: return "slm1";
+    default: return nullptr;
+  }
+}
+
+TBLOB_API tblob_status tblob_open_path(const char *path, const tblob_open_options *options,
+                                       tblob_model **out, tblob_diag *diag) noexcept {
+  Diag d = begin(diag);
+  if (out) *out = nullptr;
+  if (!path || !out) return bad_arg(d, "path and out are required");
+  tblob::Limits limits;
+  if (!tblob::resolve_limits(options, &limits)) return bad_arg(d, "options: struct_size or mode");
+  return tblob::open_path(path, limits, out, d);
+}
+
+TBLOB_API tblob_status tblob_open_memory(const void *buf, size_t len,
+                                         const tblob_open_options *options, tblob_model **out,
+                                         tblob_diag *diag) noexcept {
+  Diag d = begin(diag);
+  if (out) *out = nullptr;
+  if (!out || (!buf && len)) return bad_arg(d, "buf (when len > 0) and out are required");
+  tblob::Limits limits;
+  if (!tblob::resolve_limits(options, &limits)) return bad_arg(d, "options: struct_size or mode");
+  return tblob::open_memory(buf, len, limits, out, d);
+}
+
+TBLOB_API void tblob_close(tblob_model *model) noexcept { tblob::model_free(model); }
+
+TBLOB_API uint32_t tblob_model_format(const tblob_model *model) noexcept {
+  return model ? model->format : static_cast<uint32_t>(TBLOB_FORMAT_UNKNOWN);
+}
+
+TBLOB_API uint64_t tblob_tensor_count(const tblob_model *model) noexcept {
+  return model ? model->tensors.size() : 0;
+}
+
+TBLOB_API uint32_t tblob_file_count(const tblob_model *model) noexcept {
+  return model ? static_cast<uint32_t>(model->files.size()) : 0;
+}
+
+TBLOB_API tblob_status tblob_file_path(const tblob_model *model, uint32_t index,
+                                       const char **path, size_t *path_len) noexcept {
+  if (!model || !path || !path_len) return TBLOB_E_INVALID_ARGUMENT;
+  if (index >= model->files.size()) return TBLOB_E_RANGE;
+  *path = model->files[index].path;
+  *path_len = model->files[index].path_len;
+  return TBLOB_OK;
+}
+
+TBLOB_API tblob_status tblob_tensor_at(const tblob_model *model, uint64_t index,
+                                       tblob_tensor_info *info, tblob_diag *diag) noexcept {
+  Diag d = begin(diag);
+  if (!model || !info) return bad_arg(d, "model and info are required");
+  if (info->struct_size < offsetof(tblob_tensor_info, element_count) + sizeof(uint64_t))
+    return bad_arg(d, "info->struct_size too small (use TBLOB_TENSOR_INFO_INIT)");
+  if (index >= model->tensors.size())
+    return d.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "tensor index %llu out of range (%zu tensors)",
+                  static_cast<unsigned long long>(index), model->tensors.size());
+  const tblob::TensorDesc &t = model->tensors[static_cast<size_t>(index)];
+  info->dtype = t.dtype;
+  info->name = t.name;
+  info->name_len = t.name_len;
+  info->shape = t.shape;
+  info->rank = t.rank;
+  info->file_index = t.file_index;
+  info->data_offset = t.begin;
+  info->data_length = t.end - t.begin;
+  info->file_offset = t.file_offset;
+  info->element_count = t.elements;
+  return TBLOB_OK;
+}
+
+TBLOB_API tblob_status tblob_find(const tblob_model *model, const char *name, size_t name_len,
+                                  uint64_t *index, tblob_diag *diag) noexcept {
+  Diag d = begin(diag);
+  if (!model || !index || (!name && name_len)) return bad_arg(d, "model, name and index are required");
+  const size_t pos = model->tensor_index.find(name ? name : "", name_len);
+  if (pos == SIZE_MAX) {
+    const char *ell;
+    const int shown = tblob::clip_name(name_len, &ell);
+    return d.fail(TBLOB_E_NOT_FOUND, TBLOB_NO_OFFSET, -1, "no tensor named \"%.*s%s\"", shown,
+                  name ? name : "", ell);
+  }
+  *index = pos;
+  return TBLOB_OK;
+}
+
+TBLOB_API tblob_status tblob_tensor_data(const tblob_model *model, uint64_t index,
+                                         const void **data, size_t *length,
+                                         tblob_diag *diag) noexcept {
+  Diag d = begin(diag);
+  if (!model || !data || !length) return bad_arg(d, "model, data and length are required");
+  if (index >= model->tensors.size())
+    return d.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "tensor index %llu out of range",
+                  static_cast<unsigned long long>(index));
+  const tblob::TensorDesc &t = model->tensors[static_cast<size_t>(index)];
+  const tblob::Source &src = model->files[t.file_index].source;
+  // Validated at open; re-checked so a corrupted handle can never read out of range.
+  if (!tblob::range_inside(t.file_offset, t.end - t.begin, src.len))
+    return d.fail(TBLOB_E_RANGE, t.file_offset, static_cast<int64_t>(index), "tensor data outside its file");
+  *data = src.data ? src.data + t.file_offset : src.data;
+  *length = static_cast<size_t>(t.end - t.begin);
+  return TBLOB_OK;
+}
+
+TBLOB_API uint64_t tblob_metadata_count(const tblob_model *model) noexcept {
+  return model ? model->metadata.size() : 0;
+}
+
+TBLOB_API tblob_status tblob_metadata_at(const tblob_model *model, uint64_t index,
+                                         const char **key, size_t *key_len, const char **value,
+                                         size_t *value_len) noexcept {
+  if (!model || !key || !key_len || !value || !value_len) return TBLOB_E_INVALID_ARGUMENT;
+  if (index >= model->metadata.size()) return TBLOB_E_RANGE;
+  const tblob::MetaDesc &m = model->metadata[static_cast<size_t>(index)];
+  *key = m.name;
+  *key_len = m.name_len;
+  *value = m.value;
+  *value_len = m.value_len;
+  return TBLOB_OK;
+}
+
+TBLOB_API tblob_status tblob_metadata_find(const tblob_model *model, const char *key,
+                                           size_t key_len, const char **value,
+                                           size_t *value_len) noexcept {
+  if (!model || !value || !value_len || (!key && key_len)) return TBLOB_E_INVALID_ARGUMENT;
+  const size_t pos = model->metadata_index.find(key ? key : "", key_len);
+  if (pos == SIZE_MAX) return TBLOB_E_NOT_FOUND;
+  *value = model->metadata[pos].value;
+  *value_len = model->metadata[pos].value_len;
+  return TBLOB_OK;
+}
+
+}  // extern "C"

@@ -1,0 +1,341 @@
+// tblob_st_scan: the zero-allocation scanner behind the C API, with the whole-table checks
+// run in caller-lent scratch.
+#include <algorithm>
+#include <cstring>
+
+#include "core/checked.h"
+#include "core/limits.h"
+#include "core/range_check.h"
+#include "json/st_scanner.h"
+
+using tblob::Diag;
+using tblob::Status;
+
+namespace {
+
+struct TensorRec {  // one per tensor in the scratch
+  uint64_t begin, end, order;
+  Status entry_status;
+  uint32_t has_escapes;
+  const char *name;
+  size_t name_len;
+  uint64_t hash;
+  uint64_t key_offset;
+  uint64_t bytes;
+};
+
+struct MetaRec {
+  const char *name;
+  size_t name_len;
+  uint64_t hash;
+  uint32_t has_escapes;
+  uint32_t order;
+};
+
+// FNV-1a over the decoded bytes: a sort key for finding equal names, always confirmed by
+// a full comparison.
+uint64_t decoded_hash(const char *p, size_t n, bool escapes) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  if (!escapes) {
+    for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<uint8_t>(p[i])) * 0x100000001b3ull;
+    return h;
+  }
+  tblob::json::Decoder d(p, n);
+  uint8_t b;
+  while (d.next(&b)) h = (h ^ b) * 0x100000001b3ull;
+  return h;
+}
+
+bool decoded_equal(const char *a, size_t an, const char *b, size_t bn) {
+  tblob::json::Decoder da(a, an), db(b, bn);
+  for (;;) {
+    uint8_t x, y;
+    const bool hx = da.next(&x), hy = db.next(&y);
+    if (hx != hy) return false;
+    if (!hx) return true;
+    if (x != y) return false;
+  }
+}
+
+// Sorts recs by (hash, order) and returns the position of the later of the first equal
+// pair, or SIZE_MAX.
+template <class R>
+size_t find_duplicate(R *recs, size_t n) {
+  std::sort(recs, recs + n, [](const R &a, const R &b) {
+    return a.hash != b.hash ? a.hash < b.hash : a.order < b.order;
+  });
+  size_t found = SIZE_MAX;
+  for (size_t i = 1; i < n; ++i) {
+    if (recs[i].hash != recs[i - 1].hash) continue;
+    // All earlier members of this hash run.
+    for (size_t j = i; j-- > 0 && recs[j].hash == recs[i].hash;) {
+      if (decoded_equal(recs[i].name, recs[i].name_len, recs[j].name, recs[j].name_len)) {
+        if (found == SIZE_MAX || recs[i].order < recs[found].order) found = i;
+        break;
+      }
+    }
+  }
+  return found;
+}
+
+class EventSink final : public tblob::StSink {
+ public:
+  EventSink(tblob_scan_fn cb, void *user, TensorRec *trecs, size_t tcap, MetaRec *mrecs,
+            size_t mcap)
+      : cb_(cb), user_(user), trecs_(trecs), tcap_(tcap), mrecs_(mrecs), mcap_(mcap) {}
+
+  Status on_tensor(const tblob::StTensorEntry &e) override {
+    if (trecs_ && tn_ < tcap_) {
+      TensorRec &r = trecs_[tn_];
+      r.begin = e.begin;
+      r.end = e.end;
+      r.order = e.index;
+      r.entry_status = e.entry_status;
+      r.has_escapes = e.name.has_escapes;
+      r.name = e.name.ptr;
+      r.name_len = e.name.len;
+      r.hash = decoded_hash(e.name.ptr, e.name.len, e.name.has_escapes);
+      r.key_offset = e.key_offset;
+      r.bytes = e.bytes;
+    }
+    ++tn_;
+    if (!cb_) return TBLOB_OK;
+    tblob_scan_event ev;
+    std::memset(&ev, 0, sizeof(ev));
+    ev.struct_size = sizeof(ev);
+    ev.kind = TBLOB_SCAN_TENSOR;
+    ev.index = e.index;
+    ev.name = e.name.ptr;
+    ev.name_len = e.name.len;
+    ev.name_has_escapes = e.name.has_escapes;
+    ev.dtype = e.dtype;
+    ev.rank = e.rank;
+    ev.shape = e.dims;
+    ev.shape_json = e.shape_json;
+    ev.shape_json_len = e.shape_json_len;
+    ev.data_begin = e.begin;
+    ev.data_end = e.end;
+    ev.header_offset = e.key_offset;
+    return cb_(user_, &ev) ? TBLOB_E_CANCELLED : TBLOB_OK;
+  }
+
+  Status on_metadata(const tblob::StMetaEntry &e) override {
+    if (mrecs_ && mn_ < mcap_) {
+      MetaRec &r = mrecs_[mn_];
+      r.name = e.key.ptr;
+      r.name_len = e.key.len;
+      r.has_escapes = e.key.has_escapes;
+      r.hash = decoded_hash(e.key.ptr, e.key.len, e.key.has_escapes);
+      r.order = static_cast<uint32_t>(e.index);
+    }
+    ++mn_;
+    if (!cb_) return TBLOB_OK;
+    tblob_scan_event ev;
+    std::memset(&ev, 0, sizeof(ev));
+    ev.struct_size = sizeof(ev);
+    ev.kind = TBLOB_SCAN_METADATA;
+    ev.index = e.index;
+    ev.name = e.key.ptr;
+    ev.name_len = e.key.len;
+    ev.name_has_escapes = e.key.has_escapes;
+    ev.value = e.value.ptr;
+    ev.value_len = e.value.len;
+    ev.value_has_escapes = e.value.has_escapes;
+    ev.header_offset = e.key_offset;
+    return cb_(user_, &ev) ? TBLOB_E_CANCELLED : TBLOB_OK;
+  }
+
+ private:
+  tblob_scan_fn cb_;
+  void *user_;
+  TensorRec *trecs_;
+  size_t tcap_;
+  MetaRec *mrecs_;
+  size_t mcap_;
+  size_t tn_ = 0, mn_ = 0;
+};
+
+Status entry_error(const Diag &d, Status s, const TensorRec &r, uint64_t expected) {
+  tblob::json::StringSlice name;
+  name.ptr = r.name;
+  name.len = r.name_len;
+  return tblob::st_entry_error(d, s, r.order, name, r.key_offset, r.begin, r.end, expected);
+}
+
+}  // namespace
+
+extern "C" {
+
+TBLOB_API size_t tblob_st_scan_scratch_bytes(uint64_t tensor_count, uint64_t metadata_count) noexcept {
+  uint64_t a, b, total;
+  if (!tblob::checked_mul(tensor_count, sizeof(TensorRec), &a) ||
+      !tblob::checked_mul(metadata_count, sizeof(MetaRec), &b) ||
+      !tblob::checked_add(a, b, &total) || !tblob::checked_add(total, 16, &total) ||
+      total > SIZE_MAX)
+    return SIZE_MAX;
+  return static_cast<size_t>(total);
+}
+
+TBLOB_API tblob_status tblob_st_scan(const uint8_t *buf, size_t len,
+                                     const tblob_open_options *options, tblob_scan_fn callback,
+                                     void *user, void *scratch, size_t scratch_bytes,
+                                     tblob_scan_result *result, tblob_diag *diag) noexcept {
+  Diag d;
+  d.out = (diag && diag->struct_size >= sizeof(tblob_diag)) ? diag : nullptr;
+  d.reset();
+  if (!buf && len) return d.fail(TBLOB_E_INVALID_ARGUMENT, TBLOB_NO_OFFSET, -1, "invalid argument: buf is NULL");
+  if (result && result->struct_size < sizeof(tblob_scan_result))
+    return d.fail(TBLOB_E_INVALID_ARGUMENT, TBLOB_NO_OFFSET, -1, "invalid argument: result->struct_size");
+  tblob::Limits limits;
+  if (!tblob::resolve_limits(options, &limits))
+    return d.fail(TBLOB_E_INVALID_ARGUMENT, TBLOB_NO_OFFSET, -1, "invalid argument: options->struct_size");
+
+  // Scratch: tensor records first, metadata records after (both 8-byte aligned).
+  TensorRec *trecs = nullptr;
+  MetaRec *mrecs = nullptr;
+  size_t tcap = 0, mcap = 0;
+  if (scratch && scratch_bytes >= 16) {
+    uintptr_t base = (reinterpret_cast<uintptr_t>(scratch) + 7) & ~uintptr_t{7};
+    size_t usable = scratch_bytes - static_cast<size_t>(base - reinterpret_cast<uintptr_t>(scratch));
+    trecs = reinterpret_cast<TensorRec *>(base);
+    tcap = usable / sizeof(TensorRec);
+  }
+  // First pass fills tensor records; metadata records are placed after the tensor count
+  // is known, so give the sink all of it for tensors and split after.
+  EventSink sink(callback, user, trecs, tcap, nullptr, 0);
+  tblob::StScanSummary sum;
+  Status s = tblob::st_scan_header(buf, len, limits, &sink, &sum, d);
+  if (result) {
+    result->whole_table_checked = 0;
+    result->header_bytes = sum.header_bytes;
+    result->data_offset = sum.data_offset;
+    result->data_bytes = sum.max_end;
+    result->tensor_count = sum.tensor_count;
+    result->metadata_count = sum.metadata_count;
+  }
+  if (s != TBLOB_OK) return s;
+
+  if (!trecs) {
+    // No scratch: per-entry checks in header order, then the length check on the
+    // largest end offset. Tiling and duplicates are not checked.
+    if (sum.first_entry_status != TBLOB_OK) {
+      TensorRec r{};
+      r.begin = sum.first_entry_begin;
+      r.end = sum.first_entry_end;
+      r.order = sum.first_entry_index;
+      r.name = sum.first_entry_name.ptr;
+      r.name_len = sum.first_entry_name.len;
+      r.key_offset = sum.first_entry_key_offset;
+      return entry_error(d, sum.first_entry_status, r, sum.first_entry_bytes);
+    }
+    s = tblob::check_region_length(sum.max_end, sum.data_available);
+    if (s != TBLOB_OK)
+      return d.fail(s, sum.data_offset, -1, "tensors cover %llu bytes; the data region has %llu",
+                    static_cast<unsigned long long>(sum.max_end),
+                    static_cast<unsigned long long>(sum.data_available));
+    return TBLOB_OK;
+  }
+
+  const size_t need = tblob_st_scan_scratch_bytes(sum.tensor_count, sum.metadata_count);
+  if (scratch_bytes < need)
+    return d.fail(TBLOB_E_BUFFER_TOO_SMALL, TBLOB_NO_OFFSET, -1,
+                  "scratch has %zu bytes; the whole-table checks need %zu", scratch_bytes, need);
+  const size_t nt = static_cast<size_t>(sum.tensor_count);
+  if (sum.metadata_count > 1) {
+    // Second, callback-free pass to collect metadata keys (metadata is small and rare;
+    // keeping the first pass single-purpose keeps its records contiguous).
+    mrecs = reinterpret_cast<MetaRec *>(trecs + nt);
+    mcap = static_cast<size_t>(sum.metadata_count);
+    EventSink msink(nullptr, nullptr, nullptr, 0, mrecs, mcap);
+    tblob::StScanSummary sum2;
+    s = tblob::st_scan_header(buf, len, limits, &msink, &sum2, d);
+    if (s != TBLOB_OK) return s;
+    const size_t dup = find_duplicate(mrecs, mcap);
+    if (dup != SIZE_MAX) {
+      const char *ell;
+      const int shown = tblob::clip_name(mrecs[dup].name_len, &ell);
+      return d.fail(TBLOB_E_METADATA, TBLOB_NO_OFFSET, -1, "__metadata__ key \"%.*s%s\" appears twice",
+                    shown, mrecs[dup].name, ell);
+    }
+  }
+  const size_t dup = find_duplicate(trecs, nt);
+  if (dup != SIZE_MAX) {
+    const char *ell;
+    const int shown = tblob::clip_name(trecs[dup].name_len, &ell);
+    return d.fail(TBLOB_E_DUPLICATE_NAME, trecs[dup].key_offset, static_cast<int64_t>(trecs[dup].order),
+                  "tensor \"%.*s%s\" (byte %llu) appears twice", shown, trecs[dup].name, ell,
+                  static_cast<unsigned long long>(trecs[dup].key_offset));
+  }
+  size_t bad = 0;
+  uint64_t cursor = 0;
+  s = tblob::check_tiling(trecs, nt, &bad, &cursor);
+  if (s != TBLOB_OK)
+    return entry_error(d, s, trecs[bad], s == TBLOB_E_TENSOR_SIZE ? trecs[bad].bytes : cursor);
+  s = tblob::check_region_length(cursor, sum.data_available);
+  if (s != TBLOB_OK)
+    return d.fail(s, sum.data_offset, -1, "tensors cover %llu bytes; the data region has %llu",
+                  static_cast<unsigned long long>(cursor),
+                  static_cast<unsigned long long>(sum.data_available));
+  if (result) result->whole_table_checked = 1;
+  return TBLOB_OK;
+}
+
+TBLOB_API tblob_status tblob_json_unescape(const char *src, size_t src_len, char *dst,
+                                           size_t dst_capacity, size_t *out_len) noexcept {
+  if ((!src && src_len) || !out_len || (!dst && dst_capacity)) return TBLOB_E_INVALID_ARGUMENT;
+  // Validate as a JSON string body first: the scanner's slices are valid, but callers may
+  // pass anything.
+  tblob::json::Cursor c;
+  c.begin = reinterpret_cast<const uint8_t *>(src);
+  // scan_string expects the opening quote; validate the body through a bounded walk.
+  size_t i = 0;
+  while (i < src_len) {
+    const uint8_t b = static_cast<uint8_t>(src[i]);
+    if (b == '"' || b < 0x20) return TBLOB_E_JSON;
+    if (b != '\\') {
+      ++i;
+      continue;
+    }
+    if (i + 1 >= src_len) return TBLOB_E_JSON;
+    const char e = src[i + 1];
+    if (e != 'u') {
+      if (!std::strchr("\"\\/bfnrt", e)) return TBLOB_E_JSON;
+      i += 2;
+      continue;
+    }
+    auto hex4 = [&](size_t at, uint32_t *v) {
+      if (at + 4 > src_len) return false;
+      *v = 0;
+      for (size_t k = 0; k < 4; ++k) {
+        const char h = src[at + k];
+        uint32_t x;
+        if (h >= '0' && h <= '9') x = static_cast<uint32_t>(h - '0');
+        else if (h >= 'a' && h <= 'f') x = static_cast<uint32_t>(h - 'a' + 10);
+        else if (h >= 'A' && h <= 'F') x = static_cast<uint32_t>(h - 'A' + 10);
+        else return false;
+        *v = (*v << 4) | x;
+      }
+      return true;
+    };
+    uint32_t cp;
+    if (!hex4(i + 2, &cp)) return TBLOB_E_JSON;
+    i += 6;
+    if (cp >= 0xDC00 && cp <= 0xDFFF) return TBLOB_E_JSON;
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+      uint32_t lo;
+      if (i + 1 >= src_len || src[i] != '\\' || src[i + 1] != 'u' || !hex4(i + 2, &lo) ||
+          lo < 0xDC00 || lo > 0xDFFF)
+        return TBLOB_E_JSON;
+      i += 6;
+    }
+  }
+  tblob::json::StringSlice s;
+  s.ptr = src;
+  s.len = src_len;
+  s.has_escapes = true;
+  const size_t n = tblob::json::decode_into(s, dst, dst_capacity);
+  *out_len = n;
+  return n > dst_capacity ? TBLOB_E_BUFFER_TOO_SMALL : TBLOB_OK;
+}
+
+}  // extern "C"

@@ -1,0 +1,73 @@
+#include "core/model.h"
+
+#include <new>
+
+namespace tblob {
+
+namespace {
+void tensor_name(const void *ctx, size_t i, const char **p, size_t *n) {
+  const TensorDesc &t = static_cast<const TensorDesc *>(ctx)[i];
+  *p = t.name;
+  *n = t.name_len;
+}
+void meta_name(const void *ctx, size_t i, const char **p, size_t *n) {
+  const MetaDesc &m = static_cast<const MetaDesc *>(ctx)[i];
+  *p = m.name;
+  *n = m.name_len;
+}
+}  // namespace
+
+tblob_model *model_new(const tblob_allocator *hook) {
+  Allocator a(hook);
+  void *mem = a.alloc(sizeof(tblob_model));
+  if (!mem) return nullptr;
+  return new (mem) tblob_model(hook);
+}
+
+void model_free(tblob_model *m) {
+  if (!m) return;
+  Allocator a = m->alloc;
+  m->~tblob_model();
+  a.free(m, sizeof(tblob_model));
+}
+
+}  // namespace tblob
+
+tblob_model::~tblob_model() {
+  for (size_t i = 0; i < files.size(); ++i) tblob::source_close(&files[i].source, alloc);
+}
+
+tblob::Status tblob_model::index_names(const tblob::Diag &diag) {
+  using namespace tblob;
+  if (!tensor_index.build(&alloc, tensors.size(), tensor_name, tensors.data()))
+    return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "out of memory building the name index");
+  if (tensor_index.has_duplicate()) {
+    const TensorDesc &a = tensors[tensor_index.dup_first()];
+    const TensorDesc &b = tensors[tensor_index.dup_second()];
+    const TensorDesc &later = a.order > b.order ? a : b;
+    const char *ell;
+    const int shown = clip_name(later.name_len, &ell);
+    return diag.fail(TBLOB_E_DUPLICATE_NAME, later.key_offset,
+                     static_cast<int64_t>(tensor_index.dup_second()),
+                     "tensor \"%.*s%s\" (byte %llu) appears twice%s", shown, later.name, ell,
+                     static_cast<unsigned long long>(later.key_offset),
+                     a.file_index != b.file_index ? " (in two files)" : "");
+  }
+  return TBLOB_OK;
+}
+
+tblob::Status tblob_model::index_metadata_first_wins(const tblob::Diag &diag) {
+  using namespace tblob;
+  if (!metadata_index.build(&alloc, metadata.size(), meta_name, metadata.data()))
+    return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "out of memory building the metadata index");
+  if (!metadata_index.has_duplicate()) return TBLOB_OK;
+  // The index keeps the first of equal names; keep only entries that are their own hit.
+  size_t kept = 0;
+  for (size_t i = 0; i < metadata.size(); ++i) {
+    if (metadata_index.find(metadata[i].name, metadata[i].name_len) == i) metadata[kept++] = metadata[i];
+  }
+  while (metadata.size() > kept) metadata.pop();
+  if (!metadata_index.build(&alloc, metadata.size(), meta_name, metadata.data()))
+    return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "out of memory building the metadata index");
+  return TBLOB_OK;
+}

@@ -1,0 +1,73 @@
+// The tensor table: what every container resolves to. One per open handle, immutable
+// after open. Formats fill it through ModelBuilder-style code in their own folders.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "core/allocator.h"
+#include "core/name_index.h"
+#include "core/status.h"
+#include "io/source.h"
+
+namespace tblob {
+
+struct TensorDesc {
+  const char *name;
+  size_t name_len;
+  const uint64_t *shape;
+  uint32_t rank;
+  uint32_t dtype;
+  uint32_t file_index;
+  Status entry_status;  // used while building (range checks)
+  uint64_t begin, end;  // data_offsets, relative to the file's data region
+  uint64_t file_offset; // absolute offset of begin in the file
+  uint64_t elements;
+  uint64_t order;       // position in its header (tie-break, diagnostics)
+  uint64_t key_offset;  // byte offset of the entry in its file
+};
+
+struct MetaDesc {
+  const char *name;  // the key
+  size_t name_len;
+  const char *value;
+  size_t value_len;
+};
+
+struct FileDesc {
+  Source source;
+  const char *path;  // NUL-terminated, arena-owned ("" for memory)
+  size_t path_len;
+  uint64_t data_offset;  // where the data region starts
+  uint64_t data_bytes;   // length of the data region
+  size_t tensor_begin, tensor_end;      // this file's rows in the tensor table
+  size_t metadata_begin, metadata_end;  // and in the metadata table
+};
+
+}  // namespace tblob
+
+struct tblob_model {
+  explicit tblob_model(const tblob_allocator *hook)
+      : alloc(hook), arena(&alloc), tensors(&alloc), metadata(&alloc), files(&alloc) {}
+  ~tblob_model();
+
+  tblob::Allocator alloc;
+  tblob::Arena arena;
+  uint32_t format = TBLOB_FORMAT_UNKNOWN;
+  tblob::PodVec<tblob::TensorDesc> tensors;
+  tblob::PodVec<tblob::MetaDesc> metadata;
+  tblob::PodVec<tblob::FileDesc> files;
+  tblob::NameIndex tensor_index;
+  tblob::NameIndex metadata_index;
+
+  // Builds the tensor name index; DUPLICATE_NAME when two tensors share a name.
+  tblob::Status index_names(const tblob::Diag &diag);
+  // Drops metadata keys already seen in an earlier file (first occurrence wins), then
+  // indexes the rest. Duplicates inside one file are the format's to reject first.
+  tblob::Status index_metadata_first_wins(const tblob::Diag &diag);
+};
+
+namespace tblob {
+// Creates an empty model through the allocator in options (nullptr on OOM).
+tblob_model *model_new(const tblob_allocator *hook);
+void model_free(tblob_model *m);
+}  // namespace tblob

@@ -1,0 +1,82 @@
+#include "core/name_index.h"
+
+#include <cstring>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+namespace tblob {
+
+uint64_t name_hash(const char *p, size_t n) { return XXH3_64bits(p, n); }
+
+bool NameIndex::build(const Allocator *a, size_t n, NameFn get, const void *ctx) {
+  reset();
+  a_ = a;
+  get_ = get;
+  ctx_ = ctx;
+  size_t cap = 16;
+  while (cap < n * 2) {
+    if (cap > SIZE_MAX / 2 / sizeof(Slot)) return false;
+    cap *= 2;
+  }
+  slots_ = static_cast<Slot *>(a->alloc(cap * sizeof(Slot)));
+  if (!slots_) return false;
+  std::memset(slots_, 0, cap * sizeof(Slot));
+  mask_ = cap - 1;
+  for (size_t i = 0; i < n; ++i) {
+    const char *p;
+    size_t len;
+    get(ctx, i, &p, &len);
+    const uint64_t h = name_hash(p, len);
+    size_t s = static_cast<size_t>(h) & mask_;
+    for (;;) {
+      Slot &slot = slots_[s];
+      if (slot.pos_plus_one == 0) {
+        slot.hash = h;
+        slot.pos_plus_one = i + 1;
+        break;
+      }
+      if (slot.hash == h) {
+        const char *q;
+        size_t qlen;
+        get(ctx, static_cast<size_t>(slot.pos_plus_one - 1), &q, &qlen);
+        if (qlen == len && std::memcmp(p, q, len) == 0) {
+          if (!dup_) {
+            dup_ = true;
+            dup_a_ = static_cast<size_t>(slot.pos_plus_one - 1);
+            dup_b_ = i;
+          }
+          break;
+        }
+      }
+      s = (s + 1) & mask_;
+    }
+  }
+  return true;
+}
+
+size_t NameIndex::find(const char *p, size_t n) const {
+  if (!slots_) return SIZE_MAX;
+  const uint64_t h = name_hash(p, n);
+  size_t s = static_cast<size_t>(h) & mask_;
+  for (;;) {
+    const Slot &slot = slots_[s];
+    if (slot.pos_plus_one == 0) return SIZE_MAX;
+    if (slot.hash == h) {
+      const char *q;
+      size_t qlen;
+      get_(ctx_, static_cast<size_t>(slot.pos_plus_one - 1), &q, &qlen);
+      if (qlen == n && std::memcmp(p, q, n) == 0) return static_cast<size_t>(slot.pos_plus_one - 1);
+    }
+    s = (s + 1) & mask_;
+  }
+}
+
+void NameIndex::reset() {
+  if (slots_) a_->free(slots_, (mask_ + 1) * sizeof(Slot));
+  slots_ = nullptr;
+  mask_ = 0;
+  dup_ = false;
+}
+
+}  // namespace tblob

@@ -1,0 +1,44 @@
+#include "core/status.h"
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+
+namespace tblob {
+
+Status Diag::fail(Status s, uint64_t offset, int64_t tensor, const char *fmt, ...) const {
+  if (!out || out->struct_size < sizeof(tblob_diag)) return s;
+  if (out->status != TBLOB_OK) return s;  // keep the first error
+  out->status = s;
+  out->offset = offset;
+  out->tensor_index = tensor;
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(out->message, sizeof(out->message), fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+Status Diag::fail_plain(Status s) const {
+  return fail(s, TBLOB_NO_OFFSET, -1, "%s", tblob_status_message(s));
+}
+
+void Diag::reset() const {
+  if (!out || out->struct_size < sizeof(tblob_diag)) return;
+  out->status = TBLOB_OK;
+  out->offset = TBLOB_NO_OFFSET;
+  out->tensor_index = -1;
+  out->message[0] = '\0';
+}
+
+int clip_name(size_t name_len, const char **ellipsis) {
+  const size_t kMax = 96;
+  if (name_len > kMax) {
+    *ellipsis = "...";
+    return static_cast<int>(kMax);
+  }
+  *ellipsis = "";
+  return static_cast<int>(name_len);
+}
+
+}  // namespace tblob

@@ -1,0 +1,28 @@
+// Internal status handling: tblob_status values plus a diagnostic writer that never
+// allocates. Functions return Status; the C API copies it into the caller's tblob_diag.
+#pragma once
+#include <cstdint>
+#include "tensorblob.h"
+
+namespace tblob {
+
+using Status = tblob_status;
+
+// Where an error happened. Kept by value; the message is formatted into the caller's
+// diag only, never stored.
+struct Diag {
+  tblob_diag *out = nullptr;  // may be null: then only the status travels
+
+  // Records an error (first one wins) and returns it, so callers can `return d.fail(...)`.
+  // fmt is printf-style; %.*s with a length is how tensor names are printed.
+  Status fail(Status s, uint64_t offset, int64_t tensor, const char *fmt, ...) const
+      __attribute__((format(printf, 5, 6)));
+  Status fail_plain(Status s) const;
+  void reset() const;
+};
+
+// Writes a possibly-long name, truncated with "..." to fit diagnostics.
+// Returns the number of bytes of name to print (for %.*s) and sets *ellipsis.
+int clip_name(size_t name_len, const char **ellipsis);
+
+}  // namespace tblob

@@ -1,0 +1,158 @@
+// One safetensors buffer into the tensor table.
+#include <cstring>
+
+#include "core/checked.h"
+#include "core/dtype.h"
+#include "core/range_check.h"
+#include "formats/safetensors/safetensors.h"
+#include "json/st_scanner.h"
+
+namespace tblob {
+
+namespace {
+
+class TableSink final : public StSink {
+ public:
+  TableSink(tblob_model *m, uint32_t file_index, const Diag &diag)
+      : m_(m), file_(file_index), diag_(diag) {}
+
+  Status on_tensor(const StTensorEntry &e) override {
+    TensorDesc t;
+    std::memset(&t, 0, sizeof(t));
+    if (!text(e.name, &t.name, &t.name_len)) return oom();
+    uint64_t *dims = nullptr;
+    if (e.rank) {
+      dims = static_cast<uint64_t *>(m_->arena.alloc(sizeof(uint64_t) * e.rank));
+      if (!dims) return oom();
+      if (e.dims)
+        std::memcpy(dims, e.dims, sizeof(uint64_t) * e.rank);
+      else
+        st_parse_dims(e.shape_json, e.shape_json_len, dims, e.rank);
+    }
+    t.shape = dims;
+    t.rank = e.rank;
+    t.dtype = e.dtype;
+    t.file_index = file_;
+    t.entry_status = e.entry_status;
+    t.begin = e.begin;
+    t.end = e.end;
+    t.elements = e.elements;
+    t.order = e.index;
+    t.key_offset = e.key_offset;
+    return m_->tensors.push(t) ? TBLOB_OK : oom();
+  }
+
+  Status on_metadata(const StMetaEntry &e) override {
+    MetaDesc d;
+    if (!text(e.key, &d.name, &d.name_len) || !text(e.value, &d.value, &d.value_len)) return oom();
+    return m_->metadata.push(d) ? TBLOB_OK : oom();
+  }
+
+ private:
+  // Names without escapes point into the source, which lives as long as the model.
+  bool text(const json::StringSlice &s, const char **p, size_t *n) {
+    if (!s.has_escapes) {
+      *p = s.ptr;
+      *n = s.len;
+      return true;
+    }
+    char *d = static_cast<char *>(m_->arena.alloc(s.len));  // decoding only shrinks
+    if (!d) return false;
+    *n = json::decode_into(s, d, s.len);
+    *p = d;
+    return true;
+  }
+  Status oom() {
+    return diag_.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "out of memory building the tensor table");
+  }
+
+  tblob_model *m_;
+  uint32_t file_;
+  const Diag &diag_;
+};
+
+void meta_name_at(const void *ctx, size_t i, const char **p, size_t *n) {
+  const MetaDesc &d = static_cast<const MetaDesc *>(ctx)[i];
+  *p = d.name;
+  *n = d.name_len;
+}
+
+}  // namespace
+
+Status st_scan_into_model(tblob_model *m, uint32_t file_index, const Limits &limits,
+                          const Diag &diag) {
+  FileDesc &f = m->files[file_index];
+  f.tensor_begin = m->tensors.size();
+  f.metadata_begin = m->metadata.size();
+  Limits lim = limits;
+  lim.max_tensors = limits.max_tensors - (limits.max_tensors < f.tensor_begin ? limits.max_tensors : f.tensor_begin);
+  TableSink sink(m, file_index, diag);
+  StScanSummary sum;
+  Status s = st_scan_header(f.source.data, f.source.len, lim, &sink, &sum, diag);
+  FileDesc &g = m->files[file_index];  // the vector did not move, but stay explicit
+  g.tensor_end = m->tensors.size();
+  g.metadata_end = m->metadata.size();
+  g.data_offset = sum.data_offset;
+  g.data_bytes = sum.data_available;
+  if (s != TBLOB_OK) return s;
+  // Our policy: a key twice in one __metadata__ is an error (the reference keeps the last).
+  const size_t nmeta = g.metadata_end - g.metadata_begin;
+  if (nmeta > 1) {
+    NameIndex idx;
+    if (!idx.build(&m->alloc, nmeta, meta_name_at, m->metadata.data() + g.metadata_begin))
+      return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "out of memory checking metadata keys");
+    if (idx.has_duplicate()) {
+      const MetaDesc &d = m->metadata[g.metadata_begin + idx.dup_second()];
+      const char *ell;
+      const int shown = clip_name(d.name_len, &ell);
+      return diag.fail(TBLOB_E_METADATA, TBLOB_NO_OFFSET, -1,
+                       "__metadata__ key \"%.*s%s\" appears twice", shown, d.name, ell);
+    }
+  }
+  return TBLOB_OK;
+}
+
+Status st_check_ranges(tblob_model *m, uint32_t file_index, const Diag &diag) {
+  FileDesc &f = m->files[file_index];
+  TensorDesc *rows = m->tensors.data() + f.tensor_begin;
+  const size_t n = f.tensor_end - f.tensor_begin;
+  size_t bad = 0;
+  uint64_t cursor = 0;
+  Status s = check_tiling(rows, n, &bad, &cursor);
+  if (s != TBLOB_OK) {
+    const TensorDesc &t = rows[bad];
+    json::StringSlice name;
+    name.ptr = t.name;
+    name.len = t.name_len;
+    uint64_t expected = cursor;
+    if (s == TBLOB_E_TENSOR_SIZE) {
+      bool mis;
+      if (!dtype_bytes(t.dtype, t.elements, &expected, &mis)) expected = 0;
+    }
+    return st_entry_error(diag, s, t.order, name, t.key_offset, t.begin, t.end, expected);
+  }
+  s = check_region_length(cursor, f.data_bytes);
+  if (s != TBLOB_OK) {
+    return diag.fail(s, f.data_offset + (cursor < f.data_bytes ? cursor : f.data_bytes), -1,
+                     s == TBLOB_E_TRAILING_BYTES
+                         ? "%llu bytes follow the last tensor, which ends at data offset %llu"
+                         : "the data region is %llu bytes short: tensors cover %llu bytes",
+                     static_cast<unsigned long long>(cursor < f.data_bytes ? f.data_bytes - cursor
+                                                                           : cursor - f.data_bytes),
+                     static_cast<unsigned long long>(cursor));
+  }
+  for (size_t i = 0; i < n; ++i) rows[i].file_offset = f.data_offset + rows[i].begin;
+  return TBLOB_OK;
+}
+
+Status st_open_single(tblob_model *m, const Limits &limits, const Diag &diag) {
+  m->format = TBLOB_FORMAT_SAFETENSORS;
+  Status s = st_scan_into_model(m, 0, limits, diag);
+  if (s == TBLOB_OK) s = m->index_names(diag);
+  if (s == TBLOB_OK) s = st_check_ranges(m, 0, diag);
+  if (s == TBLOB_OK) s = m->index_names(diag);  // rows moved when sorted
+  if (s == TBLOB_OK) s = m->index_metadata_first_wins(diag);
+  return s;
+}
+
+}  // namespace tblob

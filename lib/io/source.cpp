@@ -1,0 +1,109 @@
+#include "io/source.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace tblob {
+
+Status source_open_file(const char *path, uint32_t mode, const Allocator &a, Source *out,
+                        const Diag &diag) {
+  *out = Source{};
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return diag.fail(errno == ENOENT ? TBLOB_E_NOT_FOUND : TBLOB_E_IO, TBLOB_NO_OFFSET, -1,
+                     "cannot open %s: %s", path, std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    int e = errno;
+    ::close(fd);
+    return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "%s is not a regular file%s%s", path,
+                     e ? ": " : "", e ? std::strerror(e) : "");
+  }
+  if (static_cast<unsigned long long>(st.st_size) > SIZE_MAX) {
+    ::close(fd);
+    return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "%s is too large for this platform", path);
+  }
+  const size_t len = static_cast<size_t>(st.st_size);
+  if (len == 0) {
+    ::close(fd);
+    out->kind = Source::kOwned;
+    return TBLOB_OK;  // data == nullptr, len == 0
+  }
+  if (mode == TBLOB_OPEN_MAP) {
+    void *p = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    ::close(fd);
+    if (p == MAP_FAILED)
+      return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "cannot map %s: %s", path, std::strerror(errno));
+    out->data = static_cast<const uint8_t *>(p);
+    out->len = len;
+    out->kind = Source::kMapped;
+    return TBLOB_OK;
+  }
+  uint8_t *buf = static_cast<uint8_t *>(a.alloc(len));
+  if (!buf) {
+    ::close(fd);
+    return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "cannot allocate %zu bytes to read %s", len, path);
+  }
+  size_t got = 0;
+  while (got < len) {
+    ssize_t r = ::read(fd, buf + got, len - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += static_cast<size_t>(r);
+  }
+  ::close(fd);
+  if (got != len) {
+    a.free(buf, len);
+    return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "short read of %s (%zu of %zu bytes)", path, got, len);
+  }
+  out->data = buf;
+  out->len = len;
+  out->kind = Source::kOwned;
+  return TBLOB_OK;
+}
+
+void source_borrow(const void *buf, size_t len, Source *out) {
+  *out = Source{};
+  out->data = static_cast<const uint8_t *>(buf);
+  out->len = len;
+  out->kind = Source::kBorrowed;
+}
+
+void source_close(Source *s, const Allocator &a) {
+  if (s->kind == Source::kMapped && s->data) {
+    ::munmap(const_cast<uint8_t *>(s->data), s->len);
+  } else if (s->kind == Source::kOwned && s->data) {
+    a.free(const_cast<uint8_t *>(s->data), s->len);
+  }
+  *s = Source{};
+}
+
+bool path_is_directory(const char *path) {
+  struct stat st;
+  return ::stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool path_is_regular_file(const char *path) {
+  struct stat st;
+  return ::stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+long long read_file_prefix(const char *path, uint8_t *dst, size_t cap) {
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  size_t got = 0;
+  while (got < cap) {
+    ssize_t r = ::read(fd, dst + got, cap - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += static_cast<size_t>(r);
+  }
+  ::close(fd);
+  return static_cast<long long>(got);
+}
+
+}  // namespace tblob

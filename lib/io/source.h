@@ -1,0 +1,30 @@
+// Byte sources: a mapped file, a file read into owned memory, or a borrowed buffer.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "core/allocator.h"
+#include "core/status.h"
+
+namespace tblob {
+
+struct Source {
+  enum Kind : uint8_t { kNone, kBorrowed, kMapped, kOwned };
+  const uint8_t *data = nullptr;
+  size_t len = 0;
+  Kind kind = kNone;
+};
+
+// mode: TBLOB_OPEN_MAP or TBLOB_OPEN_READ.
+Status source_open_file(const char *path, uint32_t mode, const Allocator &a, Source *out,
+                        const Diag &diag);
+void source_borrow(const void *buf, size_t len, Source *out);
+void source_close(Source *s, const Allocator &a);
+
+// File system helpers (POSIX now; one place to port).
+bool path_is_directory(const char *path);
+bool path_is_regular_file(const char *path);
+// Reads at most cap bytes from the start of a file. -1 on error.
+long long read_file_prefix(const char *path, uint8_t *dst, size_t cap);
+
+}  // namespace tblob

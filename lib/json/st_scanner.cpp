@@ -1,0 +1,564 @@
+#include "json/st_scanner.h"
+
+#include <cstring>
+
+#include "core/checked.h"
+#include "core/dtype.h"
+
+namespace tblob {
+
+namespace {
+
+using json::Cursor;
+using json::Err;
+using json::NumKind;
+using json::StringSlice;
+
+// The first schema error of a tensor entry, kept until the whole header has been
+// checked as JSON (serde reports those only after the top-level map is complete).
+struct DeferredError {
+  Status status = TBLOB_OK;
+  uint64_t offset = 0;
+  uint64_t tensor = 0;
+  StringSlice name;
+  const char *what = nullptr;
+
+  void set(Status s, uint64_t off, uint64_t idx, const StringSlice &n, const char *w) {
+    if (status != TBLOB_OK) return;
+    status = s;
+    offset = off;
+    tensor = idx;
+    name = n;
+    what = w;
+  }
+};
+
+inline bool key_is(const StringSlice &k, const char *lit, size_t n) {
+  return json::decoded_equals(k, lit, n);
+}
+
+class Scanner {
+ public:
+  Scanner(const uint8_t *buf, size_t len, const Limits &limits, StSink *sink,
+          StScanSummary *summary, const Diag &diag)
+      : limits_(limits), sink_(sink), sum_(summary), diag_(diag) {
+    c_.begin = buf;
+    c_.p = buf;
+    c_.end = buf + len;
+  }
+
+  Status run(size_t len);
+
+ private:
+  Status grammar_error();
+  Status limit_name(const StringSlice &k);
+  bool parse_metadata(Status *immediate);
+  bool parse_tensor(const StringSlice &name, uint64_t key_offset, Status *immediate);
+  bool parse_u64_array(StTensorEntry *e, bool is_shape, uint64_t tensor,
+                       const StringSlice &name, Status *immediate);
+  bool expect_colon() {
+    json::skip_ws(c_);
+    if (c_.p >= c_.end || *c_.p != ':') return c_.fail(Err::kGrammar, c_.p, "expected ':'");
+    ++c_.p;
+    json::skip_ws(c_);
+    return true;
+  }
+
+  Cursor c_;
+  const Limits &limits_;
+  StSink *sink_;
+  StScanSummary *sum_;
+  const Diag &diag_;
+  DeferredError deferred_;
+  uint64_t dims_[kInlineRank];
+};
+
+Status Scanner::grammar_error() {
+  // Invalid UTF-8 anywhere in the header is the reference's earlier step.
+  const int64_t bad = json::first_invalid_utf8(c_.begin + 8, static_cast<size_t>(c_.end - c_.begin - 8));
+  if (bad >= 0)
+    return diag_.fail(TBLOB_E_UTF8, 8 + static_cast<uint64_t>(bad), -1,
+                      "header is not valid UTF-8 at byte %llu",
+                      static_cast<unsigned long long>(8 + bad));
+  const uint64_t off = c_.offset(c_.err_at ? c_.err_at : c_.p);
+  if (c_.err == Err::kUtf8)
+    return diag_.fail(TBLOB_E_UTF8, off, -1, "header is not valid UTF-8 at byte %llu",
+                      static_cast<unsigned long long>(off));
+  if (c_.err == Err::kDepth)
+    return diag_.fail(TBLOB_E_LIMIT_JSON_DEPTH, off, -1,
+                      "JSON nesting reaches the depth limit %u at byte %llu",
+                      limits_.max_json_depth, static_cast<unsigned long long>(off));
+  return diag_.fail(TBLOB_E_JSON, off, -1, "invalid JSON in header at byte %llu: %s",
+                    static_cast<unsigned long long>(off), c_.err_what ? c_.err_what : "syntax");
+}
+
+Status Scanner::limit_name(const StringSlice &k) {
+  if (k.len <= limits_.max_name_bytes) return TBLOB_OK;
+  const size_t decoded = k.has_escapes ? json::decode_into(k, nullptr, 0) : k.len;
+  if (decoded <= limits_.max_name_bytes) return TBLOB_OK;
+  return diag_.fail(TBLOB_E_LIMIT_NAME_BYTES, c_.offset(k.at), -1,
+                    "key at byte %llu is %llu bytes, over the limit of %llu",
+                    static_cast<unsigned long long>(c_.offset(k.at)),
+                    static_cast<unsigned long long>(decoded),
+                    static_cast<unsigned long long>(limits_.max_name_bytes));
+}
+
+// c_.p at the metadata value. Returns false on a grammar error (c_.err set) or with
+// *immediate set to a status.
+bool Scanner::parse_metadata(Status *immediate) {
+  const uint8_t *at = c_.p;
+  if (c_.p < c_.end && *c_.p == 'n') return json::scan_literal(c_, "null", 4);  // absent
+  if (c_.p >= c_.end || *c_.p != '{') {
+    if (c_.p >= c_.end) return c_.fail(Err::kGrammar, c_.p, "unexpected end of JSON");
+    *immediate = diag_.fail(TBLOB_E_METADATA, c_.offset(at), -1,
+                            "__metadata__ at byte %llu must be an object of strings",
+                            static_cast<unsigned long long>(c_.offset(at)));
+    return false;
+  }
+  if (2 >= limits_.max_json_depth) return c_.fail(Err::kDepth, c_.p, "nesting too deep");
+  ++c_.p;
+  json::skip_ws(c_);
+  if (c_.p < c_.end && *c_.p == '}') {
+    ++c_.p;
+    return true;
+  }
+  for (;;) {
+    if (c_.p >= c_.end || *c_.p != '"') return c_.fail(Err::kGrammar, c_.p, "expected key");
+    StMetaEntry m;
+    m.key_offset = c_.offset(c_.p);
+    if (!json::scan_string(c_, &m.key)) return false;
+    if ((*immediate = limit_name(m.key)) != TBLOB_OK) return false;
+    if (!expect_colon()) return false;
+    if (c_.p >= c_.end) return c_.fail(Err::kGrammar, c_.p, "unexpected end of JSON");
+    if (*c_.p != '"') {
+      const uint64_t off = c_.offset(c_.p);
+      char key[64];
+      const size_t n = json::decode_into(m.key, key, sizeof(key));
+      const char *ell;
+      const int shown = clip_name(n < sizeof(key) ? n : sizeof(key), &ell);
+      *immediate = diag_.fail(TBLOB_E_METADATA, off, -1,
+                              "__metadata__ value of \"%.*s%s\" at byte %llu is not a string",
+                              shown, key, n > sizeof(key) ? "..." : ell,
+                              static_cast<unsigned long long>(off));
+      return false;
+    }
+    if (!json::scan_string(c_, &m.value)) return false;
+    m.index = sum_->metadata_count++;
+    if (sink_) {
+      Status s = sink_->on_metadata(m);
+      if (s != TBLOB_OK) {
+        *immediate = s;
+        return false;
+      }
+    }
+    json::skip_ws(c_);
+    if (c_.p >= c_.end) return c_.fail(Err::kGrammar, c_.p, "unexpected end of JSON");
+    if (*c_.p == ',') {
+      ++c_.p;
+      json::skip_ws(c_);
+      continue;
+    }
+    if (*c_.p == '}') {
+      ++c_.p;
+      return true;
+    }
+    return c_.fail(Err::kGrammar, c_.p, "expected ',' or '}'");
+  }
+}
+
+// c_.p at '['. Reads shape (any length) or data_offsets (exactly 2) into e.
+bool Scanner::parse_u64_array(StTensorEntry *e, bool is_shape, uint64_t tensor,
+                              const StringSlice &name, Status *immediate) {
+  const uint8_t *open = c_.p;
+  if (3 >= limits_.max_json_depth) return c_.fail(Err::kDepth, c_.p, "nesting too deep");
+  ++c_.p;
+  json::skip_ws(c_);
+  uint64_t count = 0;
+  uint64_t offsets[2] = {0, 0};
+  if (c_.p < c_.end && *c_.p == ']') {
+    ++c_.p;
+  } else {
+    for (;;) {
+      if (c_.p >= c_.end) return c_.fail(Err::kGrammar, c_.p, "unexpected end of JSON");
+      const uint8_t ch = *c_.p;
+      if (ch == '-' || (ch >= '0' && ch <= '9')) {
+        const uint8_t *at = c_.p;
+        NumKind kind;
+        uint64_t v;
+        if (!json::scan_number(c_, &kind, &v)) return false;
+        if (kind != NumKind::kUnsigned) {
+          deferred_.set(TBLOB_E_SHAPE, c_.offset(at), tensor, name,
+                        is_shape ? "shape value is not an integer in [0, 2^64)"
+                                 : "data_offsets value is not an integer in [0, 2^64)");
+        } else if (is_shape) {
+          if (count < kInlineRank) dims_[count] = v;
+        } else if (count < 2) {
+          offsets[count] = v;
+        }
+      } else {
+        deferred_.set(TBLOB_E_SHAPE, c_.offset(c_.p), tensor, name,
+                      is_shape ? "shape value is not an integer"
+                               : "data_offsets value is not an integer");
+        if (!json::skip_value(c_, 3, limits_.max_json_depth)) return false;
+      }
+      ++count;
+      if (is_shape && count > limits_.max_rank) {
+        *immediate = diag_.fail(TBLOB_E_LIMIT_RANK, c_.offset(open), static_cast<int64_t>(tensor),
+                                "shape at byte %llu has more than %u dimensions",
+                                static_cast<unsigned long long>(c_.offset(open)),
+                                limits_.max_rank);
+        return false;
+      }
+      json::skip_ws(c_);
+      if (c_.p >= c_.end) return c_.fail(Err::kGrammar, c_.p, "unexpected end of JSON");
+      if (*c_.p == ',') {
+        ++c_.p;
+        json::skip_ws(c_);
+        continue;
+      }
+      if (*c_.p == ']') {
+        ++c_.p;
+        break;
+      }
+      return c_.fail(Err::kGrammar, c_.p, "expected ',' or ']'");
+    }
+  }
+  if (is_shape) {
+    e->rank = static_cast<uint32_t>(count);
+    e->shape_json = reinterpret_cast<const char *>(open);
+    e->shape_json_len = static_cast<size_t>(c_.p - open);
+  } else {
+    if (count != 2)
+      deferred_.set(TBLOB_E_SCHEMA, c_.offset(open), tensor, name,
+                    "data_offsets must hold exactly two integers");
+    e->begin = offsets[0];
+    e->end = offsets[1];
+  }
+  return true;
+}
+
+bool Scanner::parse_tensor(const StringSlice &name, uint64_t key_offset, Status *immediate) {
+  const uint64_t tensor = sum_->tensor_count;
+  if (tensor >= limits_.max_tensors) {
+    *immediate = diag_.fail(TBLOB_E_LIMIT_TENSORS, key_offset, static_cast<int64_t>(tensor),
+                            "more than %llu tensors (at byte %llu)",
+                            static_cast<unsigned long long>(limits_.max_tensors),
+                            static_cast<unsigned long long>(key_offset));
+    return false;
+  }
+  sum_->tensor_count = tensor + 1;
+  const Status before = deferred_.status;
+  if (c_.p >= c_.end) return c_.fail(Err::kGrammar, c_.p, "unexpected end of JSON");
+  if (*c_.p != '{') {
+    // Our policy: only the object form of an entry (the reference's serde also takes an
+    // array [dtype, shape, data_offsets]).
+    deferred_.set(TBLOB_E_SCHEMA, c_.offset(c_.p), tensor, name,
+                  "tensor entry is not an object with dtype, shape and data_offsets");
+    return json::skip_value(c_, 1, limits_.max_json_depth);
+  }
+  if (2 >= limits_.max_json_depth) return c_.fail(Err::kDepth, c_.p, "nesting too deep");
+  const uint8_t *obj_at = c_.p;
+  ++c_.p;
+  json::skip_ws(c_);
+  StTensorEntry e{};
+  e.index = tensor;
+  e.name = name;
+  e.key_offset = key_offset;
+  bool have_dtype = false, have_shape = false, have_offsets = false;
+  if (c_.p < c_.end && *c_.p == '}') {
+    ++c_.p;
+  } else {
+    for (;;) {
+      if (c_.p >= c_.end || *c_.p != '"') return c_.fail(Err::kGrammar, c_.p, "expected key");
+      StringSlice k;
+      if (!json::scan_string(c_, &k)) return false;
+      if (!expect_colon()) return false;
+      if (c_.p >= c_.end) return c_.fail(Err::kGrammar, c_.p, "unexpected end of JSON");
+      const uint8_t *vat = c_.p;
+      if (key_is(k, "dtype", 5)) {
+        if (have_dtype)
+          deferred_.set(TBLOB_E_SCHEMA, c_.offset(k.at), tensor, name, "duplicate field dtype");
+        have_dtype = true;
+        if (*c_.p == '"') {
+          StringSlice d;
+          if (!json::scan_string(c_, &d)) return false;
+          char buf[16];
+          const size_t n = json::decode_into(d, buf, sizeof(buf));
+          e.dtype = n <= sizeof(buf) ? dtype_from_name(buf, n) : uint32_t{TBLOB_DTYPE_INVALID};
+          if (e.dtype == TBLOB_DTYPE_INVALID)
+            deferred_.set(TBLOB_E_DTYPE, c_.offset(vat), tensor, name, "unknown dtype");
+        } else {
+          deferred_.set(TBLOB_E_SCHEMA, c_.offset(vat), tensor, name,
+                        "dtype is not a string");
+          if (!json::skip_value(c_, 2, limits_.max_json_depth)) return false;
+        }
+      } else if (key_is(k, "shape", 5) || key_is(k, "data_offsets", 12)) {
+        const bool is_shape = k.len == 5 || (k.has_escapes && key_is(k, "shape", 5));
+        bool &have = is_shape ? have_shape : have_offsets;
+        if (have)
+          deferred_.set(TBLOB_E_SCHEMA, c_.offset(k.at), tensor, name,
+                        is_shape ? "duplicate field shape" : "duplicate field data_offsets");
+        have = true;
+        if (*c_.p == '[') {
+          if (!parse_u64_array(&e, is_shape, tensor, name, immediate)) return false;
+        } else {
+          deferred_.set(is_shape ? TBLOB_E_SHAPE : TBLOB_E_SCHEMA, c_.offset(vat), tensor, name,
+                        is_shape ? "shape is not an array" : "data_offsets is not an array");
+          if (!json::skip_value(c_, 2, limits_.max_json_depth)) return false;
+        }
+      } else {
+        // Unknown fields are ignored whatever their value, as the reference does.
+        if (!json::skip_value(c_, 2, limits_.max_json_depth)) return false;
+      }
+      json::skip_ws(c_);
+      if (c_.p >= c_.end) return c_.fail(Err::kGrammar, c_.p, "unexpected end of JSON");
+      if (*c_.p == ',') {
+        ++c_.p;
+        json::skip_ws(c_);
+        continue;
+      }
+      if (*c_.p == '}') {
+        ++c_.p;
+        break;
+      }
+      return c_.fail(Err::kGrammar, c_.p, "expected ',' or '}'");
+    }
+  }
+  if (!have_dtype || !have_shape || !have_offsets) {
+    deferred_.set(TBLOB_E_SCHEMA, c_.offset(obj_at), tensor, name,
+                  !have_dtype ? "missing field dtype"
+                              : (!have_shape ? "missing field shape" : "missing field data_offsets"));
+  }
+  if (deferred_.status != before || deferred_.status != TBLOB_OK) {
+    // This or an earlier entry has a schema error: the scan will fail; skip the sink.
+    return true;
+  }
+  // Per-tensor part of step 6, in the reference's order.
+  e.dims = e.rank <= kInlineRank ? dims_ : nullptr;
+  Status st = TBLOB_OK;
+  if (e.end < e.begin) {
+    st = TBLOB_E_OFFSETS;
+  } else {
+    uint64_t elements = 1;
+    bool overflow = false;
+    if (e.dims) {
+      for (uint32_t i = 0; i < e.rank && !overflow; ++i)
+        overflow = !checked_mul(elements, e.dims[i], &elements);
+    } else {
+      // Rank above the inline capacity: multiply while re-reading the text.
+      const char *p = e.shape_json + 1;
+      const char *end = e.shape_json + e.shape_json_len;
+      while (p < end && !overflow) {
+        while (p < end && (*p < '0' || *p > '9')) ++p;
+        if (p >= end) break;
+        uint64_t v = 0;
+        while (p < end && *p >= '0' && *p <= '9') v = v * 10 + static_cast<uint64_t>(*p++ - '0');
+        overflow = !checked_mul(elements, v, &elements);
+      }
+    }
+    bool misaligned = false;
+    uint64_t bytes = 0;
+    if (overflow) {
+      st = TBLOB_E_SHAPE_OVERFLOW;
+    } else if (!dtype_bytes(e.dtype, elements, &bytes, &misaligned)) {
+      st = misaligned ? TBLOB_E_MISALIGNED : TBLOB_E_SHAPE_OVERFLOW;
+    } else if (e.end - e.begin != bytes) {
+      st = TBLOB_E_TENSOR_SIZE;
+    }
+    e.elements = elements;
+    e.bytes = bytes;
+  }
+  e.entry_status = st;
+  if (st != TBLOB_OK && sum_->first_entry_status == TBLOB_OK) {
+    sum_->first_entry_status = st;
+    sum_->first_entry_index = tensor;
+    sum_->first_entry_name = name;
+    sum_->first_entry_key_offset = key_offset;
+    sum_->first_entry_begin = e.begin;
+    sum_->first_entry_end = e.end;
+    sum_->first_entry_bytes = e.bytes;
+  }
+  if (e.end > sum_->max_end) sum_->max_end = e.end;
+  if (sink_) {
+    Status s = sink_->on_tensor(e);
+    if (s != TBLOB_OK) {
+      *immediate = s;
+      return false;
+    }
+  }
+  return true;
+}
+
+Status Scanner::run(size_t len) {
+  // Step 1.
+  if (len < 8)
+    return diag_.fail(TBLOB_E_HEADER_TOO_SMALL, 0, -1,
+                      "buffer has %zu bytes; a safetensors file needs at least 8", len);
+  // Step 2.
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | c_.begin[i];
+  if (n > TBLOB_SAFETENSORS_MAX_HEADER)
+    return diag_.fail(TBLOB_E_HEADER_TOO_LARGE, 0, -1,
+                      "header length %llu exceeds the format limit of 100,000,000 bytes",
+                      static_cast<unsigned long long>(n));
+  if (n > limits_.max_header_bytes)
+    return diag_.fail(TBLOB_E_LIMIT_HEADER_BYTES, 0, -1,
+                      "header length %llu exceeds the configured limit of %llu bytes",
+                      static_cast<unsigned long long>(n),
+                      static_cast<unsigned long long>(limits_.max_header_bytes));
+  // Step 3 (n <= 1e8, so 8 + n cannot overflow).
+  if (8 + n > len)
+    return diag_.fail(TBLOB_E_HEADER_LENGTH, 0, -1,
+                      "header length %llu needs %llu bytes; the buffer has %zu",
+                      static_cast<unsigned long long>(n),
+                      static_cast<unsigned long long>(8 + n), len);
+  sum_->header_bytes = n;
+  sum_->data_offset = 8 + n;
+  sum_->data_available = len - 8 - n;
+  c_.end = c_.begin + 8 + n;
+  c_.p = c_.begin + 8;
+
+  // Steps 4-5 in one pass: UTF-8 is validated inside strings; any other non-ASCII byte
+  // is a grammar error, which grammar_error() re-classifies as UTF-8 where it applies.
+  Status immediate = TBLOB_OK;
+  json::skip_ws(c_);
+  if (c_.p >= c_.end) {
+    c_.fail(Err::kGrammar, c_.p, "EOF while parsing the header");
+    return grammar_error();
+  }
+  if (*c_.p != '{') {
+    const uint8_t *at = c_.p;
+    if (!json::skip_value(c_, 0, limits_.max_json_depth)) return grammar_error();
+    return diag_.fail(TBLOB_E_SCHEMA, c_.offset(at), -1,
+                      "header at byte %llu is not a JSON object",
+                      static_cast<unsigned long long>(c_.offset(at)));
+  }
+  if (limits_.max_json_depth <= 1) {
+    c_.fail(Err::kDepth, c_.p, "nesting too deep");
+    return grammar_error();
+  }
+  ++c_.p;
+  json::skip_ws(c_);
+  bool seen_metadata = false;
+  bool ok = true;
+  if (c_.p < c_.end && *c_.p == '}') {
+    ++c_.p;
+  } else {
+    for (;;) {
+      if (c_.p >= c_.end || *c_.p != '"') {
+        ok = c_.fail(Err::kGrammar, c_.p, "expected key");
+        break;
+      }
+      const uint64_t key_offset = c_.offset(c_.p);
+      StringSlice k;
+      if (!json::scan_string(c_, &k)) {
+        ok = false;
+        break;
+      }
+      if ((immediate = limit_name(k)) != TBLOB_OK) return immediate;
+      if (!expect_colon()) {
+        ok = false;
+        break;
+      }
+      if (key_is(k, "__metadata__", 12)) {
+        if (seen_metadata)
+          return diag_.fail(TBLOB_E_METADATA, key_offset, -1,
+                            "duplicate __metadata__ at byte %llu",
+                            static_cast<unsigned long long>(key_offset));
+        seen_metadata = true;
+        if (!parse_metadata(&immediate)) {
+          if (immediate != TBLOB_OK) return immediate;
+          ok = false;
+          break;
+        }
+      } else if (!parse_tensor(k, key_offset, &immediate)) {
+        if (immediate != TBLOB_OK) return immediate;
+        ok = false;
+        break;
+      }
+      json::skip_ws(c_);
+      if (c_.p >= c_.end) {
+        ok = c_.fail(Err::kGrammar, c_.p, "EOF while parsing the header object");
+        break;
+      }
+      if (*c_.p == ',') {
+        ++c_.p;
+        json::skip_ws(c_);
+        continue;
+      }
+      if (*c_.p == '}') {
+        ++c_.p;
+        break;
+      }
+      ok = c_.fail(Err::kGrammar, c_.p, "expected ',' or '}'");
+      break;
+    }
+  }
+  if (ok) {
+    json::skip_ws(c_);
+    if (c_.p != c_.end) ok = c_.fail(Err::kGrammar, c_.p, "trailing characters after the header object");
+  }
+  if (!ok) return grammar_error();
+
+  if (deferred_.status != TBLOB_OK) {
+    const char *ell;
+    const int shown = clip_name(deferred_.name.len, &ell);
+    return diag_.fail(deferred_.status, deferred_.offset, static_cast<int64_t>(deferred_.tensor),
+                      "tensor \"%.*s%s\" (byte %llu): %s", shown, deferred_.name.ptr, ell,
+                      static_cast<unsigned long long>(deferred_.offset), deferred_.what);
+  }
+  return TBLOB_OK;
+}
+
+}  // namespace
+
+Status st_scan_header(const uint8_t *buf, size_t len, const Limits &limits, StSink *sink,
+                      StScanSummary *summary, const Diag &diag) {
+  *summary = StScanSummary{};
+  Scanner s(buf, len, limits, sink, summary, diag);
+  return s.run(len);
+}
+
+void st_parse_dims(const char *shape_json, size_t len, uint64_t *dims, uint32_t rank) {
+  const char *p = shape_json + 1;
+  const char *end = shape_json + len;
+  for (uint32_t i = 0; i < rank; ++i) {
+    while (p < end && (*p < '0' || *p > '9')) ++p;
+    uint64_t v = 0;
+    while (p < end && *p >= '0' && *p <= '9') v = v * 10 + static_cast<uint64_t>(*p++ - '0');
+    dims[i] = v;
+  }
+}
+
+Status st_entry_error(const Diag &diag, Status s, uint64_t index, const json::StringSlice &name,
+                      uint64_t key_offset, uint64_t begin, uint64_t end, uint64_t expected) {
+  const char *ell;
+  const int shown = clip_name(name.len, &ell);
+  const auto ull = [](uint64_t v) { return static_cast<unsigned long long>(v); };
+  switch (s) {
+    case TBLOB_E_OFFSETS:
+      return diag.fail(s, key_offset, static_cast<int64_t>(index),
+                       "tensor \"%.*s%s\" (byte %llu): data_offsets [%llu, %llu] do not start "
+                       "where the previous tensor ends (%llu)",
+                       shown, name.ptr, ell, ull(key_offset), ull(begin), ull(end), ull(expected));
+    case TBLOB_E_SHAPE_OVERFLOW:
+      return diag.fail(s, key_offset, static_cast<int64_t>(index),
+                       "tensor \"%.*s%s\" (byte %llu): element or bit count overflows 64 bits",
+                       shown, name.ptr, ell, ull(key_offset));
+    case TBLOB_E_MISALIGNED:
+      return diag.fail(s, key_offset, static_cast<int64_t>(index),
+                       "tensor \"%.*s%s\" (byte %llu): sub-byte dtype does not fill whole bytes",
+                       shown, name.ptr, ell, ull(key_offset));
+    case TBLOB_E_TENSOR_SIZE:
+      return diag.fail(s, key_offset, static_cast<int64_t>(index),
+                       "tensor \"%.*s%s\" (byte %llu): data_offsets [%llu, %llu] hold %llu bytes; "
+                       "dtype and shape need %llu",
+                       shown, name.ptr, ell, ull(key_offset), ull(begin), ull(end),
+                       ull(end - begin), ull(expected));
+    default:
+      return diag.fail(s, key_offset, static_cast<int64_t>(index), "tensor \"%.*s%s\" (byte %llu): %s",
+                       shown, name.ptr, ell, ull(key_offset), tblob_status_message(s));
+  }
+}
+
+}  // namespace tblob

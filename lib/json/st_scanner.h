@@ -1,0 +1,82 @@
+// The zero-allocation safetensors header scanner.
+//
+// Runs the reference implementation's steps 1-5 and the per-tensor part of step 6
+// (reference/safetensors.md 1.1) over a buffer, reporting entries to a sink. Errors keep
+// the reference's order: grammar, UTF-8, depth and __metadata__ errors stop the scan where
+// they occur; a tensor entry's schema errors (missing field, wrong type, unknown dtype,
+// non-integer shape) are reported only if the whole header is valid JSON (serde buffers
+// flattened entries before typing them); per-tensor size errors come after that.
+// The whole-table checks (tiling, duplicates) and the final length check belong to the
+// caller, which owns the memory they need (see range_check.h).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "core/limits.h"
+#include "core/status.h"
+#include "json/json_lex.h"
+
+namespace tblob {
+
+constexpr uint32_t kInlineRank = TBLOB_SCAN_INLINE_RANK;
+
+struct StTensorEntry {
+  uint64_t index;              // among tensors, header order
+  json::StringSlice name;
+  uint32_t dtype;
+  uint32_t rank;
+  const uint64_t *dims;        // rank values, or nullptr when rank > kInlineRank
+  const char *shape_json;      // the shape array's text, '[' .. ']'
+  size_t shape_json_len;
+  uint64_t begin, end;         // data_offsets
+  uint64_t elements;           // valid when entry_status == OK
+  uint64_t bytes;
+  Status entry_status;         // per-tensor step-6 result (OK, OFFSETS, SHAPE_OVERFLOW, ...)
+  uint64_t key_offset;         // byte offset of the key in the buffer
+};
+
+struct StMetaEntry {
+  uint64_t index;
+  json::StringSlice key;
+  json::StringSlice value;
+  uint64_t key_offset;
+};
+
+class StSink {
+ public:
+  // Return a status other than OK to stop the scan with it.
+  virtual Status on_tensor(const StTensorEntry &entry) = 0;
+  virtual Status on_metadata(const StMetaEntry &entry) = 0;
+
+ protected:
+  ~StSink() = default;
+};
+
+struct StScanSummary {
+  uint64_t header_bytes = 0;   // N
+  uint64_t data_offset = 0;    // 8 + N
+  uint64_t data_available = 0; // len - 8 - N
+  uint64_t max_end = 0;        // largest end offset
+  uint64_t tensor_count = 0;
+  uint64_t metadata_count = 0;
+  // First per-tensor size error in header order (OK if none); the caller decides when to
+  // report it (after tiling when it has the whole table).
+  Status first_entry_status = TBLOB_OK;
+  uint64_t first_entry_index = 0;
+  json::StringSlice first_entry_name;
+  uint64_t first_entry_key_offset = 0;
+  uint64_t first_entry_begin = 0, first_entry_end = 0, first_entry_bytes = 0;
+};
+
+// Steps 1-5 and per-entry step 6. On success every entry reached the sink.
+Status st_scan_header(const uint8_t *buf, size_t len, const Limits &limits, StSink *sink,
+                      StScanSummary *summary, const Diag &diag);
+
+// Parses a validated shape array's text into dims (capacity rank).
+void st_parse_dims(const char *shape_json, size_t len, uint64_t *dims, uint32_t rank);
+
+// Formats the diagnostic for a per-tensor status of `entry`.
+Status st_entry_error(const Diag &diag, Status s, uint64_t index, const json::StringSlice &name,
+                      uint64_t key_offset, uint64_t begin, uint64_t end, uint64_t expected);
+
+}  // namespace tblob

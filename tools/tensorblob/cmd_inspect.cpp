@@ -1,0 +1,176 @@
+// tensorblob inspect [--json] PATH...
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "commands.h"
+#include "json_writer.h"
+#include "tensorblob.h"
+
+namespace tbcli {
+
+namespace {
+
+// Base name of a file path (for the "file" field of sharded models).
+const char *base_name(const char *p, size_t n, size_t *len) {
+  size_t i = n;
+  while (i > 0 && p[i - 1] != '/') --i;
+  *len = n - i;
+  return p + i;
+}
+
+void json_error(JsonWriter &w, const char *path, const tblob_diag &d) {
+  w.raw("{");
+  w.key("path");
+  w.str(path);
+  w.raw(",\"ok\":false,\"error\":{");
+  w.key("status");
+  w.str(tblob_status_name(d.status));
+  w.raw(',');
+  w.key("message");
+  w.str(d.message[0] ? d.message : tblob_status_message(d.status));
+  w.raw(',');
+  w.key("offset");
+  if (d.offset == TBLOB_NO_OFFSET)
+    w.raw("null");
+  else
+    w.u64(d.offset);
+  w.raw("}}");
+}
+
+void json_model(JsonWriter &w, const char *path, const tblob_model *m) {
+  const bool sharded = tblob_file_count(m) > 1 ||
+                       tblob_model_format(m) == TBLOB_FORMAT_SAFETENSORS_SHARDED;
+  w.raw("{");
+  w.key("path");
+  w.str(path);
+  w.raw(",\"ok\":true,");
+  w.key("format");
+  w.str(tblob_format_name(tblob_model_format(m)));
+  w.raw(",\"tensors\":[");
+  const uint64_t n = tblob_tensor_count(m);
+  for (uint64_t i = 0; i < n; ++i) {
+    tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
+    if (tblob_tensor_at(m, i, &t, nullptr) != TBLOB_OK) continue;
+    if (i) w.raw(',');
+    w.raw('{');
+    w.key("name");
+    w.str(t.name, t.name_len);
+    w.raw(',');
+    w.key("dtype");
+    w.str(tblob_dtype_name(t.dtype));
+    w.raw(",\"shape\":[");
+    for (uint32_t k = 0; k < t.rank; ++k) {
+      if (k) w.raw(',');
+      w.u64(t.shape[k]);
+    }
+    w.raw("],");
+    w.key("offset");
+    w.u64(t.data_offset);
+    w.raw(',');
+    w.key("length");
+    w.u64(t.data_length);
+    if (sharded) {
+      const char *fp;
+      size_t fl;
+      if (tblob_file_path(m, t.file_index, &fp, &fl) == TBLOB_OK) {
+        size_t bl;
+        const char *b = base_name(fp, fl, &bl);
+        w.raw(',');
+        w.key("file");
+        w.str(b, bl);
+      }
+    }
+    w.raw('}');
+  }
+  w.raw("],\"metadata\":{");
+  const uint64_t nm = tblob_metadata_count(m);
+  for (uint64_t i = 0; i < nm; ++i) {
+    const char *k, *v;
+    size_t kl, vl;
+    if (tblob_metadata_at(m, i, &k, &kl, &v, &vl) != TBLOB_OK) continue;
+    if (i) w.raw(',');
+    w.str(k, kl);
+    w.raw(':');
+    w.str(v, vl);
+  }
+  w.raw("}}");
+}
+
+void text_model(const char *path, const tblob_model *m) {
+  const uint64_t n = tblob_tensor_count(m);
+  std::printf("%s: %s, %llu tensors, %u file%s\n", path, tblob_format_name(tblob_model_format(m)),
+              static_cast<unsigned long long>(n), tblob_file_count(m),
+              tblob_file_count(m) == 1 ? "" : "s");
+  const uint64_t nm = tblob_metadata_count(m);
+  for (uint64_t i = 0; i < nm; ++i) {
+    const char *k, *v;
+    size_t kl, vl;
+    if (tblob_metadata_at(m, i, &k, &kl, &v, &vl) == TBLOB_OK)
+      std::printf("  metadata %.*s = %.*s\n", static_cast<int>(kl), k, static_cast<int>(vl), v);
+  }
+  for (uint64_t i = 0; i < n; ++i) {
+    tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
+    if (tblob_tensor_at(m, i, &t, nullptr) != TBLOB_OK) continue;
+    std::string shape = "[";
+    for (uint32_t k = 0; k < t.rank; ++k) {
+      if (k) shape += ", ";
+      shape += std::to_string(t.shape[k]);
+    }
+    shape += "]";
+    std::printf("  %-40.*s %-8s %-20s offset %llu length %llu\n", static_cast<int>(t.name_len), t.name,
+                tblob_dtype_name(t.dtype), shape.c_str(), static_cast<unsigned long long>(t.data_offset),
+                static_cast<unsigned long long>(t.data_length));
+  }
+}
+
+}  // namespace
+
+int cmd_inspect(int argc, char **argv) {
+  bool json = false;
+  int first = 0;
+  for (; first < argc; ++first) {
+    if (std::strcmp(argv[first], "--json") == 0) {
+      json = true;
+    } else if (std::strcmp(argv[first], "--") == 0) {
+      ++first;
+      break;
+    } else if (argv[first][0] == '-' && argv[first][1] != '\0') {
+      std::fprintf(stderr, "tensorblob inspect: unknown option '%s'\n", argv[first]);
+      return kExitUsage;
+    } else {
+      break;
+    }
+  }
+  if (first >= argc) {
+    std::fprintf(stderr, "usage: tensorblob inspect [--json] PATH...\n");
+    return kExitUsage;
+  }
+  int rc = kExitOk;
+  JsonWriter w;
+  for (int i = first; i < argc; ++i) {
+    tblob_diag d = TBLOB_DIAG_INIT;
+    tblob_model *m = nullptr;
+    const tblob_status s = tblob_open_path(argv[i], nullptr, &m, &d);
+    if (s != TBLOB_OK) {
+      rc = kExitInvalid;
+      if (json) {
+        json_error(w, argv[i], d);
+        w.flush_line(stdout);
+      } else {
+        std::fprintf(stderr, "%s: %s: %s\n", argv[i], tblob_status_name(s), d.message);
+      }
+      continue;
+    }
+    if (json) {
+      json_model(w, argv[i], m);
+      w.flush_line(stdout);
+    } else {
+      text_model(argv[i], m);
+    }
+    tblob_close(m);
+  }
+  return rc;
+}
+
+}  // namespace tbcli
