@@ -98,11 +98,18 @@ enum {
   TBLOB_E_HASH_COLLISION = -60,     /* two names share a 64-bit hash; never guessed */
   TBLOB_E_DIGEST_MISMATCH = -61,    /* content hash differs from its address */
 
-  /* Reserved ranges for later parts (pinned when they land):
-   *   -70 .. -99   dequantization
-   *   -100 .. -139 Ollama stores, manifests, blobs
-   *   -140 .. -169 UQFF
-   *   -170 .. -199 SLM1 */
+  /* Dequantization (-70 .. -99) */
+  /* @@dequant-status */
+
+  /* Ollama stores, manifests, blobs (-100 .. -139) */
+  /* @@ollama-status */
+
+  /* UQFF (-140 .. -169) */
+  /* @@uqff-status */
+
+  /* SLM1 (-170 .. -199) */
+  /* @@slm1-status */
+
   TBLOB_STATUS_MIN_ = -200
 };
 
@@ -363,6 +370,26 @@ TBLOB_API tblob_status tblob_metadata_at(const tblob_model *model, uint64_t inde
 TBLOB_API tblob_status tblob_metadata_find(const tblob_model *model, const char *key,
                                            size_t key_len, const char **value,
                                            size_t *value_len) TBLOB_NOEXCEPT;
+
+/* ------------------------------------------------------------------------------------------
+ * Dequantization
+ * ---------------------------------------------------------------------------------------- */
+/* @@dequant-api */
+
+/* ------------------------------------------------------------------------------------------
+ * Ollama stores
+ * ---------------------------------------------------------------------------------------- */
+/* @@ollama-api */
+
+/* ------------------------------------------------------------------------------------------
+ * UQFF (mistral.rs)
+ * ---------------------------------------------------------------------------------------- */
+/* @@uqff-api */
+
+/* ------------------------------------------------------------------------------------------
+ * SLM1
+ * ---------------------------------------------------------------------------------------- */
+/* @@slm1-api */
 
 #ifdef __cplusplus
 } /* extern "C" */

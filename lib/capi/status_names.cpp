@@ -45,6 +45,10 @@ const StatusText kStatusText[] = {
     TBLOB_S(TBLOB_E_LIMIT_FILES, "more files than the configured limit"),
     TBLOB_S(TBLOB_E_HASH_COLLISION, "two names share a 64-bit hash"),
     TBLOB_S(TBLOB_E_DIGEST_MISMATCH, "content hash differs from its address"),
+    // @@dequant-status
+    // @@ollama-status
+    // @@uqff-status
+    // @@slm1-status
 };
 #undef TBLOB_S
 

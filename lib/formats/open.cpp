@@ -67,6 +67,7 @@ Status open_path(const char *path, const Limits &limits, tblob_model **out, cons
   tblob_model *m = model_new(limits.allocator);
   if (!m) return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
   Status s;
+  // @@detect-path (formats that recognise a path before the safetensors fallbacks)
   if (path_is_directory(path)) {
     const size_t n = std::strlen(path);
     char *index = static_cast<char *>(m->arena.alloc(n + sizeof(kShardIndexName) + 1));
@@ -87,6 +88,7 @@ Status open_path(const char *path, const Limits &limits, tblob_model **out, cons
     s = add_file(m, path, limits.mode, diag);  // reports the open error
     return finish(m, s == TBLOB_OK ? diag.fail_plain(TBLOB_E_IO) : s, out);
   }
+  // @@detect-content (formats recognised by their first bytes: magic numbers)
   if (st_looks_like_shard_index(head, static_cast<size_t>(got)))
     return finish(m, open_shard_index(m, path, limits, diag), out);
   // Anything else is read as safetensors, whose checks say precisely what is wrong.

@@ -9,5 +9,6 @@ constexpr int kExitInvalid = 1;
 constexpr int kExitUsage = 2;
 
 int cmd_inspect(int argc, char **argv);
+// @@cli-commands
 
 }  // namespace tbcli

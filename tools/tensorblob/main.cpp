@@ -13,6 +13,7 @@ void usage(FILE *f) {
                "\n"
                "commands:\n"
                "  inspect [--json] PATH...   format, tensors and metadata of each container\n"
+               // @@cli-usage
                "  version                    library version\n"
                "\n"
                "Formats are detected from content, never from file names.\n"
@@ -28,6 +29,7 @@ int main(int argc, char **argv) {
   }
   const char *cmd = argv[1];
   if (std::strcmp(cmd, "inspect") == 0) return tbcli::cmd_inspect(argc - 2, argv + 2);
+  // @@cli-dispatch
   if (std::strcmp(cmd, "version") == 0) {
     std::printf("tensorblob %s\n", tblob_version_string());
     return tbcli::kExitOk;
