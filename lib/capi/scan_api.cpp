@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <cstring>
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #include "core/checked.h"
 #include "core/limits.h"
+#include "core/name_index.h"
 #include "core/range_check.h"
 #include "json/st_scanner.h"
 
@@ -32,18 +36,25 @@ struct MetaRec {
   uint32_t order;
 };
 
-// FNV-1a over the decoded bytes: a sort key for finding equal names, always confirmed by
-// a full comparison.
+// XXH3 of the decoded name: equal names hash equally whatever their JSON spelling. Escaped
+// names are decoded in small stack chunks into a stack hash state: no allocation.
 uint64_t decoded_hash(const char *p, size_t n, bool escapes) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  if (!escapes) {
-    for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<uint8_t>(p[i])) * 0x100000001b3ull;
-    return h;
-  }
+  if (!escapes) return tblob::name_hash(p, n);
+  alignas(64) XXH3_state_t state;
+  XXH3_64bits_reset(&state);
   tblob::json::Decoder d(p, n);
+  uint8_t chunk[256];
+  size_t k = 0;
   uint8_t b;
-  while (d.next(&b)) h = (h ^ b) * 0x100000001b3ull;
-  return h;
+  while (d.next(&b)) {
+    chunk[k++] = b;
+    if (k == sizeof(chunk)) {
+      XXH3_64bits_update(&state, chunk, k);
+      k = 0;
+    }
+  }
+  XXH3_64bits_update(&state, chunk, k);
+  return XXH3_64bits_digest(&state);
 }
 
 bool decoded_equal(const char *a, size_t an, const char *b, size_t bn) {
@@ -57,22 +68,35 @@ bool decoded_equal(const char *a, size_t an, const char *b, size_t bn) {
   }
 }
 
-// Sorts recs by (hash, order) and returns the position of the later of the first equal
-// pair, or SIZE_MAX.
+// Slots for an open-addressing table over n records: a power of two >= 2n.
+uint64_t table_slots(uint64_t n) {
+  uint64_t cap = 16;
+  while (cap < n * 2 && cap < (uint64_t{1} << 62)) cap *= 2;
+  return cap;
+}
+
+// Finds the first (in header order) record whose decoded name equals an earlier one's, using
+// a table of 32-bit slots (position + 1) lent from the scratch. SIZE_MAX if none.
 template <class R>
-size_t find_duplicate(R *recs, size_t n) {
-  std::sort(recs, recs + n, [](const R &a, const R &b) {
-    return a.hash != b.hash ? a.hash < b.hash : a.order < b.order;
-  });
+size_t find_duplicate(const R *recs, size_t n, uint32_t *slots, size_t nslots) {
+  std::memset(slots, 0, nslots * sizeof(uint32_t));
+  const size_t mask = nslots - 1;
   size_t found = SIZE_MAX;
-  for (size_t i = 1; i < n; ++i) {
-    if (recs[i].hash != recs[i - 1].hash) continue;
-    // All earlier members of this hash run.
-    for (size_t j = i; j-- > 0 && recs[j].hash == recs[i].hash;) {
-      if (decoded_equal(recs[i].name, recs[i].name_len, recs[j].name, recs[j].name_len)) {
+  for (size_t i = 0; i < n; ++i) {
+    size_t s = static_cast<size_t>(recs[i].hash) & mask;
+    for (;;) {
+      const uint32_t at = slots[s];
+      if (at == 0) {
+        slots[s] = static_cast<uint32_t>(i + 1);
+        break;
+      }
+      const R &other = recs[at - 1];
+      if (other.hash == recs[i].hash &&
+          decoded_equal(recs[i].name, recs[i].name_len, other.name, other.name_len)) {
         if (found == SIZE_MAX || recs[i].order < recs[found].order) found = i;
         break;
       }
+      s = (s + 1) & mask;
     }
   }
   return found;
@@ -101,9 +125,11 @@ class EventSink final : public tblob::StSink {
     ++tn_;
     if (!cb_) return TBLOB_OK;
     tblob_scan_event ev;
-    std::memset(&ev, 0, sizeof(ev));
     ev.struct_size = sizeof(ev);
     ev.kind = TBLOB_SCAN_TENSOR;
+    ev.value = nullptr;
+    ev.value_len = 0;
+    ev.value_has_escapes = 0;
     ev.index = e.index;
     ev.name = e.name.ptr;
     ev.name_len = e.name.len;
@@ -131,9 +157,14 @@ class EventSink final : public tblob::StSink {
     ++mn_;
     if (!cb_) return TBLOB_OK;
     tblob_scan_event ev;
-    std::memset(&ev, 0, sizeof(ev));
     ev.struct_size = sizeof(ev);
     ev.kind = TBLOB_SCAN_METADATA;
+    ev.dtype = TBLOB_DTYPE_INVALID;
+    ev.rank = 0;
+    ev.shape = nullptr;
+    ev.shape_json = nullptr;
+    ev.shape_json_len = 0;
+    ev.data_begin = ev.data_end = 0;
     ev.index = e.index;
     ev.name = e.key.ptr;
     ev.name_len = e.key.len;
@@ -167,10 +198,14 @@ Status entry_error(const Diag &d, Status s, const TensorRec &r, uint64_t expecte
 extern "C" {
 
 TBLOB_API size_t tblob_st_scan_scratch_bytes(uint64_t tensor_count, uint64_t metadata_count) noexcept {
-  uint64_t a, b, total;
+  // Layout: tensor records, metadata records, then one slot table sized for the larger.
+  if (tensor_count > UINT32_MAX - 1 || metadata_count > UINT32_MAX - 1) return SIZE_MAX;
+  uint64_t a, b, c, total;
+  const uint64_t slots = table_slots(tensor_count > metadata_count ? tensor_count : metadata_count);
   if (!tblob::checked_mul(tensor_count, sizeof(TensorRec), &a) ||
       !tblob::checked_mul(metadata_count, sizeof(MetaRec), &b) ||
-      !tblob::checked_add(a, b, &total) || !tblob::checked_add(total, 16, &total) ||
+      !tblob::checked_mul(slots, sizeof(uint32_t), &c) || !tblob::checked_add(a, b, &total) ||
+      !tblob::checked_add(total, c, &total) || !tblob::checked_add(total, 16, &total) ||
       total > SIZE_MAX)
     return SIZE_MAX;
   return static_cast<size_t>(total);
@@ -250,7 +285,8 @@ TBLOB_API tblob_status tblob_st_scan(const uint8_t *buf, size_t len,
     tblob::StScanSummary sum2;
     s = tblob::st_scan_header(buf, len, limits, &msink, &sum2, d);
     if (s != TBLOB_OK) return s;
-    const size_t dup = find_duplicate(mrecs, mcap);
+    uint32_t *slots = reinterpret_cast<uint32_t *>(mrecs + mcap);
+    const size_t dup = find_duplicate(mrecs, mcap, slots, static_cast<size_t>(table_slots(mcap)));
     if (dup != SIZE_MAX) {
       const char *ell;
       const int shown = tblob::clip_name(mrecs[dup].name_len, &ell);
@@ -258,7 +294,9 @@ TBLOB_API tblob_status tblob_st_scan(const uint8_t *buf, size_t len,
                     shown, mrecs[dup].name, ell);
     }
   }
-  const size_t dup = find_duplicate(trecs, nt);
+  uint32_t *slots = reinterpret_cast<uint32_t *>(
+      reinterpret_cast<MetaRec *>(trecs + nt) + static_cast<size_t>(sum.metadata_count));
+  const size_t dup = find_duplicate(trecs, nt, slots, static_cast<size_t>(table_slots(nt)));
   if (dup != SIZE_MAX) {
     const char *ell;
     const int shown = tblob::clip_name(trecs[dup].name_len, &ell);

@@ -23,36 +23,49 @@ bool NameIndex::build(const Allocator *a, size_t n, NameFn get, const void *ctx)
   if (!slots_) return false;
   std::memset(slots_, 0, cap * sizeof(Slot));
   mask_ = cap - 1;
-  for (size_t i = 0; i < n; ++i) {
-    const char *p;
-    size_t len;
-    get(ctx, i, &p, &len);
-    const uint64_t h = name_hash(p, len);
-    size_t s = static_cast<size_t>(h) & mask_;
-    for (;;) {
-      Slot &slot = slots_[s];
-      if (slot.pos_plus_one == 0) {
-        slot.hash = h;
-        slot.pos_plus_one = i + 1;
-        break;
-      }
-      if (slot.hash == h) {
-        const char *q;
-        size_t qlen;
-        get(ctx, static_cast<size_t>(slot.pos_plus_one - 1), &q, &qlen);
-        if (qlen == len && std::memcmp(p, q, len) == 0) {
-          if (!dup_) {
-            dup_ = true;
-            dup_a_ = static_cast<size_t>(slot.pos_plus_one - 1);
-            dup_b_ = i;
-          }
-          break;
-        }
-      }
-      s = (s + 1) & mask_;
+  // Hash a batch and prefetch its slots before inserting, so the cache misses of a large
+  // table overlap instead of queueing one after another.
+  constexpr size_t kBatch = 16;
+  uint64_t hashes[kBatch];
+  for (size_t base = 0; base < n; base += kBatch) {
+    const size_t count = n - base < kBatch ? n - base : kBatch;
+    for (size_t j = 0; j < count; ++j) {
+      const char *p;
+      size_t len;
+      get(ctx, base + j, &p, &len);
+      hashes[j] = name_hash(p, len);
+      __builtin_prefetch(&slots_[static_cast<size_t>(hashes[j]) & mask_], 1);
     }
+    for (size_t j = 0; j < count; ++j) insert(base + j, hashes[j]);
   }
   return true;
+}
+
+void NameIndex::insert(size_t i, uint64_t h) {
+  size_t s = static_cast<size_t>(h) & mask_;
+  for (;;) {
+    Slot &slot = slots_[s];
+    if (slot.pos_plus_one == 0) {
+      slot.hash = h;
+      slot.pos_plus_one = i + 1;
+      return;
+    }
+    if (slot.hash == h) {
+      const char *p, *q;
+      size_t len, qlen;
+      get_(ctx_, i, &p, &len);
+      get_(ctx_, static_cast<size_t>(slot.pos_plus_one - 1), &q, &qlen);
+      if (qlen == len && std::memcmp(p, q, len) == 0) {
+        if (!dup_) {
+          dup_ = true;
+          dup_a_ = static_cast<size_t>(slot.pos_plus_one - 1);
+          dup_b_ = i;
+        }
+        return;
+      }
+    }
+    s = (s + 1) & mask_;
+  }
 }
 
 size_t NameIndex::find(const char *p, size_t n) const {

@@ -31,6 +31,7 @@ class NameIndex {
   void reset();
 
  private:
+  void insert(size_t i, uint64_t h);
   struct Slot {
     uint64_t hash;
     uint64_t pos_plus_one;  // 0 = empty

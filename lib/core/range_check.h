@@ -10,17 +10,24 @@
 
 namespace tblob {
 
-// Sorts items (fields begin, end, order, entry_status) by (begin, end, order), then walks
-// them: each must begin where the previous ended (TBLOB_E_OFFSETS), then its own
-// per-entry status applies. On failure *bad is the sorted position and *cursor the offset
-// it should have started at. On success *cursor is the covered length.
+// Orders items (fields begin, end, order, entry_status) by (begin, end, order). Writers lay
+// tensors out in order, so an already sorted table costs one pass.
 template <class T>
-Status check_tiling(T *items, size_t n, size_t *bad, uint64_t *cursor) {
-  std::sort(items, items + n, [](const T &a, const T &b) {
+void sort_ranges(T *items, size_t n) {
+  auto less = [](const T &a, const T &b) {
     if (a.begin != b.begin) return a.begin < b.begin;
     if (a.end != b.end) return a.end < b.end;
     return a.order < b.order;
-  });
+  };
+  if (!std::is_sorted(items, items + n, less)) std::sort(items, items + n, less);
+}
+
+// Walks sorted items the way the safetensors reference does: each must begin where the
+// previous ended (TBLOB_E_OFFSETS), then its own per-entry status applies. On failure *bad
+// is the position and *cursor the offset it should have started at; on success *cursor is
+// the covered length.
+template <class T>
+Status walk_tiling(const T *items, size_t n, size_t *bad, uint64_t *cursor) {
   uint64_t at = 0;
   for (size_t i = 0; i < n; ++i) {
     if (items[i].begin != at || items[i].end < items[i].begin) {
@@ -37,6 +44,12 @@ Status check_tiling(T *items, size_t n, size_t *bad, uint64_t *cursor) {
   }
   *cursor = at;
   return TBLOB_OK;
+}
+
+template <class T>
+Status check_tiling(T *items, size_t n, size_t *bad, uint64_t *cursor) {
+  sort_ranges(items, n);
+  return walk_tiling(items, n, bad, cursor);
 }
 
 // The covered length must equal the region's: TBLOB_E_TRAILING_BYTES or TBLOB_E_TRUNCATED.

@@ -33,6 +33,32 @@ struct DeferredError {
   }
 };
 
+// A plain JSON unsigned integer of at most 19 digits (so it cannot overflow); advances p.
+inline __attribute__((always_inline)) bool read_uint(const uint8_t *&p, const uint8_t *end, uint64_t *v) {
+  const uint8_t *s = p;
+  if (p >= end || *p < '0' || *p > '9') return false;
+  uint64_t x = 0;
+  while (p < end && *p >= '0' && *p <= '9') x = x * 10 + static_cast<uint64_t>(*p++ - '0');
+  const ptrdiff_t digits = p - s;
+  if (digits > 19 || (digits > 1 && *s == '0')) return false;
+  *v = x;
+  return true;
+}
+
+// Compares n (a compile-time constant at every call) bytes; inlined to a few word loads.
+inline __attribute__((always_inline)) bool same_bytes(const uint8_t *p, const char *lit, size_t n) {
+  uint64_t diff = 0;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t a, b;
+    std::memcpy(&a, p + i, 8);
+    std::memcpy(&b, lit + i, 8);
+    diff |= a ^ b;
+  }
+  for (; i < n; ++i) diff |= static_cast<uint64_t>(p[i] ^ static_cast<uint8_t>(lit[i]));
+  return diff == 0;
+}
+
 inline bool key_is(const StringSlice &k, const char *lit, size_t n) {
   return json::decoded_equals(k, lit, n);
 }
@@ -54,6 +80,8 @@ class Scanner {
   Status limit_name(const StringSlice &k);
   bool parse_metadata(Status *immediate);
   bool parse_tensor(const StringSlice &name, uint64_t key_offset, Status *immediate);
+  bool parse_entry(StTensorEntry *e, uint64_t tensor, const StringSlice &name, Status *immediate);
+  bool fast_entry(StTensorEntry *e);
   bool parse_u64_array(StTensorEntry *e, bool is_shape, uint64_t tensor,
                        const StringSlice &name, Status *immediate);
   bool expect_colon() {
@@ -237,33 +265,14 @@ bool Scanner::parse_u64_array(StTensorEntry *e, bool is_shape, uint64_t tensor,
   return true;
 }
 
-bool Scanner::parse_tensor(const StringSlice &name, uint64_t key_offset, Status *immediate) {
-  const uint64_t tensor = sum_->tensor_count;
-  if (tensor >= limits_.max_tensors) {
-    *immediate = diag_.fail(TBLOB_E_LIMIT_TENSORS, key_offset, static_cast<int64_t>(tensor),
-                            "more than %llu tensors (at byte %llu)",
-                            static_cast<unsigned long long>(limits_.max_tensors),
-                            static_cast<unsigned long long>(key_offset));
-    return false;
-  }
-  sum_->tensor_count = tensor + 1;
-  const Status before = deferred_.status;
-  if (c_.p >= c_.end) return c_.fail(Err::kGrammar, c_.p, "unexpected end of JSON");
-  if (*c_.p != '{') {
-    // Our policy: only the object form of an entry (the reference's serde also takes an
-    // array [dtype, shape, data_offsets]).
-    deferred_.set(TBLOB_E_SCHEMA, c_.offset(c_.p), tensor, name,
-                  "tensor entry is not an object with dtype, shape and data_offsets");
-    return json::skip_value(c_, 1, limits_.max_json_depth);
-  }
+// The generic (any spelling) parse of one tensor entry object; c_.p at '{'.
+bool Scanner::parse_entry(StTensorEntry *ep, uint64_t tensor, const StringSlice &name,
+                          Status *immediate) {
+  StTensorEntry &e = *ep;
   if (2 >= limits_.max_json_depth) return c_.fail(Err::kDepth, c_.p, "nesting too deep");
   const uint8_t *obj_at = c_.p;
   ++c_.p;
   json::skip_ws(c_);
-  StTensorEntry e{};
-  e.index = tensor;
-  e.name = name;
-  e.key_offset = key_offset;
   bool have_dtype = false, have_shape = false, have_offsets = false;
   if (c_.p < c_.end && *c_.p == '}') {
     ++c_.p;
@@ -329,7 +338,98 @@ bool Scanner::parse_tensor(const StringSlice &name, uint64_t key_offset, Status 
                   !have_dtype ? "missing field dtype"
                               : (!have_shape ? "missing field shape" : "missing field data_offsets"));
   }
-  if (deferred_.status != before || deferred_.status != TBLOB_OK) {
+  return true;
+}
+
+// The layout every known writer emits, {"dtype":"X","shape":[..],"data_offsets":[a,b]}
+// with no whitespace, read without the generic machinery. Any deviation returns false
+// having consumed nothing, and the generic parser takes over.
+bool Scanner::fast_entry(StTensorEntry *e) {
+  if (limits_.max_json_depth <= 3) return false;
+  const uint8_t *p = c_.p;
+  const uint8_t *end = c_.end;
+  static const char kDtype[] = "{\"dtype\":\"";
+  static const char kShape[] = "\",\"shape\":[";
+  static const char kOffsets[] = ",\"data_offsets\":[";
+  if (end - p < 10 || !same_bytes(p, kDtype, 10)) return false;
+  p += 10;
+  const uint8_t *q = p;
+  while (q < end && q - p <= 11 && *q != '"' && *q != '\\') ++q;
+  if (q >= end || *q != '"') return false;
+  const uint32_t dtype = dtype_from_name(reinterpret_cast<const char *>(p), static_cast<size_t>(q - p));
+  if (dtype == TBLOB_DTYPE_INVALID) return false;
+  p = q;
+  if (end - p < 11 || !same_bytes(p, kShape, 11)) return false;
+  p += 11;
+  const uint8_t *shape_open = p - 1;
+  uint32_t rank = 0;
+  if (p < end && *p == ']') {
+    ++p;
+  } else {
+    for (;;) {
+      uint64_t v;
+      if (rank >= kInlineRank || rank >= limits_.max_rank || !read_uint(p, end, &v)) return false;
+      dims_[rank++] = v;
+      if (p >= end) return false;
+      if (*p == ',') {
+        ++p;
+        continue;
+      }
+      if (*p != ']') return false;
+      ++p;
+      break;
+    }
+  }
+  const uint8_t *shape_close = p;
+  if (end - p < 17 || !same_bytes(p, kOffsets, 17)) return false;
+  p += 17;
+  uint64_t begin, stop;
+  if (!read_uint(p, end, &begin) || p >= end || *p != ',') return false;
+  ++p;
+  if (!read_uint(p, end, &stop) || end - p < 2 || p[0] != ']' || p[1] != '}') return false;
+  p += 2;
+  e->dtype = dtype;
+  e->rank = rank;
+  e->shape_json = reinterpret_cast<const char *>(shape_open);
+  e->shape_json_len = static_cast<size_t>(shape_close - shape_open);
+  e->begin = begin;
+  e->end = stop;
+  c_.p = p;
+  return true;
+}
+
+bool Scanner::parse_tensor(const StringSlice &name, uint64_t key_offset, Status *immediate) {
+  const uint64_t tensor = sum_->tensor_count;
+  if (tensor >= limits_.max_tensors) {
+    *immediate = diag_.fail(TBLOB_E_LIMIT_TENSORS, key_offset, static_cast<int64_t>(tensor),
+                            "more than %llu tensors (at byte %llu)",
+                            static_cast<unsigned long long>(limits_.max_tensors),
+                            static_cast<unsigned long long>(key_offset));
+    return false;
+  }
+  sum_->tensor_count = tensor + 1;
+  if (c_.p >= c_.end) return c_.fail(Err::kGrammar, c_.p, "unexpected end of JSON");
+  if (*c_.p != '{') {
+    // Our policy: only the object form of an entry (the reference's serde also takes an
+    // array [dtype, shape, data_offsets]).
+    deferred_.set(TBLOB_E_SCHEMA, c_.offset(c_.p), tensor, name,
+                  "tensor entry is not an object with dtype, shape and data_offsets");
+    return json::skip_value(c_, 1, limits_.max_json_depth);
+  }
+  // Field by field: zeroing the whole struct showed up as a fifth of the scan time.
+  StTensorEntry e;
+  e.index = tensor;
+  e.name = name;
+  e.dtype = TBLOB_DTYPE_INVALID;
+  e.rank = 0;
+  e.dims = nullptr;
+  e.shape_json = nullptr;
+  e.shape_json_len = 0;
+  e.begin = e.end = e.elements = e.bytes = 0;
+  e.entry_status = TBLOB_OK;
+  e.key_offset = key_offset;
+  if (!fast_entry(&e) && !parse_entry(&e, tensor, name, immediate)) return false;
+  if (deferred_.status != TBLOB_OK) {
     // This or an earlier entry has a schema error: the scan will fail; skip the sink.
     return true;
   }

@@ -13,8 +13,11 @@ namespace tblob {
 Status st_scan_into_model(tblob_model *m, uint32_t file_index, const Limits &limits,
                           const Diag &diag);
 
-// Whole-table checks of one scanned file: tiling in (begin, end) order, then the data
-// region's exact length. Sorts the file's rows by offset and sets file_offset.
+// Orders one scanned file's rows by (begin, end) and sets their file offsets.
+void st_sort_rows(tblob_model *m, uint32_t file_index);
+
+// Whole-table checks of one sorted file: tiling in (begin, end) order, then the data
+// region's exact length.
 Status st_check_ranges(tblob_model *m, uint32_t file_index, const Diag &diag);
 
 // A complete single-buffer open (the source of file 0 is set): scan, duplicate names,

@@ -112,13 +112,21 @@ Status st_scan_into_model(tblob_model *m, uint32_t file_index, const Limits &lim
   return TBLOB_OK;
 }
 
+void st_sort_rows(tblob_model *m, uint32_t file_index) {
+  const FileDesc &f = m->files[file_index];
+  TensorDesc *rows = m->tensors.data() + f.tensor_begin;
+  const size_t n = f.tensor_end - f.tensor_begin;
+  sort_ranges(rows, n);
+  for (size_t i = 0; i < n; ++i) rows[i].file_offset = f.data_offset + rows[i].begin;
+}
+
 Status st_check_ranges(tblob_model *m, uint32_t file_index, const Diag &diag) {
   FileDesc &f = m->files[file_index];
-  TensorDesc *rows = m->tensors.data() + f.tensor_begin;
+  const TensorDesc *rows = m->tensors.data() + f.tensor_begin;
   const size_t n = f.tensor_end - f.tensor_begin;
   size_t bad = 0;
   uint64_t cursor = 0;
-  Status s = check_tiling(rows, n, &bad, &cursor);
+  Status s = walk_tiling(rows, n, &bad, &cursor);
   if (s != TBLOB_OK) {
     const TensorDesc &t = rows[bad];
     json::StringSlice name;
@@ -141,16 +149,16 @@ Status st_check_ranges(tblob_model *m, uint32_t file_index, const Diag &diag) {
                                                                            : cursor - f.data_bytes),
                      static_cast<unsigned long long>(cursor));
   }
-  for (size_t i = 0; i < n; ++i) rows[i].file_offset = f.data_offset + rows[i].begin;
   return TBLOB_OK;
 }
 
 Status st_open_single(tblob_model *m, const Limits &limits, const Diag &diag) {
   m->format = TBLOB_FORMAT_SAFETENSORS;
   Status s = st_scan_into_model(m, 0, limits, diag);
-  if (s == TBLOB_OK) s = m->index_names(diag);
+  if (s != TBLOB_OK) return s;
+  st_sort_rows(m, 0);
+  s = m->index_names(diag);  // duplicate names are reported before ranges (our policy)
   if (s == TBLOB_OK) s = st_check_ranges(m, 0, diag);
-  if (s == TBLOB_OK) s = m->index_names(diag);  // rows moved when sorted
   if (s == TBLOB_OK) s = m->index_metadata_first_wins(diag);
   return s;
 }

@@ -166,10 +166,10 @@ Status st_open_sharded(tblob_model *m, const char *dir, const uint8_t *index_jso
     s = st_scan_into_model(m, i, limits, diag);
     if (s != TBLOB_OK) return s;
   }
+  for (uint32_t i = 0; i < m->files.size(); ++i) st_sort_rows(m, i);
   if ((s = m->index_names(diag)) != TBLOB_OK) return s;
   for (uint32_t i = 0; i < m->files.size(); ++i)
     if ((s = st_check_ranges(m, i, diag)) != TBLOB_OK) return s;
-  if ((s = m->index_names(diag)) != TBLOB_OK) return s;
   if ((s = m->index_metadata_first_wins(diag)) != TBLOB_OK) return s;
 
   // Pass 2: every weight_map entry names a tensor in the shard it says; every tensor is
