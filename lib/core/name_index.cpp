@@ -11,6 +11,7 @@ uint64_t name_hash(const char *p, size_t n) { return XXH3_64bits(p, n); }
 
 bool NameIndex::build(const Allocator *a, size_t n, NameFn get, const void *ctx) {
   reset();
+  if (n >= UINT32_MAX) return false;  // positions are 32-bit
   a_ = a;
   get_ = get;
   ctx_ = ctx;
@@ -46,11 +47,11 @@ void NameIndex::insert(size_t i, uint64_t h) {
   for (;;) {
     Slot &slot = slots_[s];
     if (slot.pos_plus_one == 0) {
-      slot.hash = h;
-      slot.pos_plus_one = i + 1;
+      slot.tag = tag_of(h);
+      slot.pos_plus_one = static_cast<uint32_t>(i + 1);
       return;
     }
-    if (slot.hash == h) {
+    if (slot.tag == tag_of(h)) {
       const char *p, *q;
       size_t len, qlen;
       get_(ctx_, i, &p, &len);
@@ -75,7 +76,7 @@ size_t NameIndex::find(const char *p, size_t n) const {
   for (;;) {
     const Slot &slot = slots_[s];
     if (slot.pos_plus_one == 0) return SIZE_MAX;
-    if (slot.hash == h) {
+    if (slot.tag == tag_of(h)) {
       const char *q;
       size_t qlen;
       get_(ctx_, static_cast<size_t>(slot.pos_plus_one - 1), &q, &qlen);

@@ -53,22 +53,18 @@ void json_model(JsonWriter &w, const char *path, const tblob_model *m) {
     tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
     if (tblob_tensor_at(m, i, &t, nullptr) != TBLOB_OK) continue;
     if (i) w.raw(',');
-    w.raw('{');
-    w.key("name");
+    w.lit("{\"name\":");
     w.str(t.name, t.name_len);
-    w.raw(',');
-    w.key("dtype");
-    w.str(tblob_dtype_name(t.dtype));
-    w.raw(",\"shape\":[");
+    w.lit(",\"dtype\":\"");
+    w.raw(tblob_dtype_name(t.dtype));
+    w.lit("\",\"shape\":[");
     for (uint32_t k = 0; k < t.rank; ++k) {
       if (k) w.raw(',');
       w.u64(t.shape[k]);
     }
-    w.raw("],");
-    w.key("offset");
+    w.lit("],\"offset\":");
     w.u64(t.data_offset);
-    w.raw(',');
-    w.key("length");
+    w.lit(",\"length\":");
     w.u64(t.data_length);
     if (sharded) {
       const char *fp;
@@ -82,6 +78,7 @@ void json_model(JsonWriter &w, const char *path, const tblob_model *m) {
       }
     }
     w.raw('}');
+    w.maybe_flush();
   }
   w.raw("],\"metadata\":{");
   const uint64_t nm = tblob_metadata_count(m);
@@ -147,7 +144,7 @@ int cmd_inspect(int argc, char **argv) {
     return kExitUsage;
   }
   int rc = kExitOk;
-  JsonWriter w;
+  JsonWriter w(stdout);
   for (int i = first; i < argc; ++i) {
     tblob_diag d = TBLOB_DIAG_INIT;
     tblob_model *m = nullptr;

@@ -86,6 +86,29 @@ Status st_scan_into_model(tblob_model *m, uint32_t file_index, const Limits &lim
   f.metadata_begin = m->metadata.size();
   Limits lim = limits;
   lim.max_tensors = limits.max_tensors - (limits.max_tensors < f.tensor_begin ? limits.max_tensors : f.tensor_begin);
+  // Size the table once from a count of "data_offsets" keys (a hint: escaped spellings or
+  // names containing the word only make it grow or over-reserve by a few entries), so a
+  // large header is not copied through repeated growth.
+  if (f.source.len > 8) {
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; --i) n = (n << 8) | f.source.data[i];
+    if (n <= f.source.len - 8) {
+      static const char kKey[] = "\"data_offsets\"";
+      size_t hint = 0;
+      const void *p = f.source.data + 8;
+      size_t left = static_cast<size_t>(n);
+      while (const void *hit = ::memmem(p, left, kKey, sizeof(kKey) - 1)) {
+        ++hint;
+        const size_t adv = static_cast<size_t>(static_cast<const uint8_t *>(hit) -
+                                               static_cast<const uint8_t *>(p)) + sizeof(kKey) - 1;
+        p = static_cast<const uint8_t *>(p) + adv;
+        left -= adv;
+      }
+      if (hint > lim.max_tensors) hint = static_cast<size_t>(lim.max_tensors);
+      if (!m->tensors.reserve(m->tensors.size() + hint))
+        return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "out of memory sizing the tensor table");
+    }
+  }
   TableSink sink(m, file_index, diag);
   StScanSummary sum;
   Status s = st_scan_header(f.source.data, f.source.len, lim, &sink, &sum, diag);
