@@ -92,6 +92,12 @@ bool path_is_regular_file(const char *path) {
   return ::stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+uint64_t path_file_size(const char *path) {
+  struct stat st;
+  if (::stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+  return static_cast<uint64_t>(st.st_size);
+}
+
 long long read_file_prefix(const char *path, uint8_t *dst, size_t cap) {
   int fd = ::open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;

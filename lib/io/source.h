@@ -24,6 +24,8 @@ void source_close(Source *s, const Allocator &a);
 // File system helpers (POSIX now; one place to port).
 bool path_is_directory(const char *path);
 bool path_is_regular_file(const char *path);
+// Size of a regular file, 0 when it cannot be read.
+uint64_t path_file_size(const char *path);
 // Reads at most cap bytes from the start of a file. -1 on error.
 long long read_file_prefix(const char *path, uint8_t *dst, size_t cap);
 

@@ -84,6 +84,12 @@ class Scanner {
   bool fast_entry(StTensorEntry *e);
   bool parse_u64_array(StTensorEntry *e, bool is_shape, uint64_t tensor,
                        const StringSlice &name, Status *immediate);
+  // A sink that stops the scan may have described why already; if not, say where.
+  Status stopped_by_sink(Status s, uint64_t offset, int64_t tensor) {
+    return diag_.fail(s, offset, tensor, "scan stopped at byte %llu: %s",
+                      static_cast<unsigned long long>(offset), tblob_status_message(s));
+  }
+  Status json_stage();
   bool expect_colon() {
     json::skip_ws(c_);
     if (c_.p >= c_.end || *c_.p != ':') return c_.fail(Err::kGrammar, c_.p, "expected ':'");
@@ -175,7 +181,7 @@ bool Scanner::parse_metadata(Status *immediate) {
     if (sink_) {
       Status s = sink_->on_metadata(m);
       if (s != TBLOB_OK) {
-        *immediate = s;
+        *immediate = stopped_by_sink(s, m.key_offset, -1);
         return false;
       }
     }
@@ -482,7 +488,7 @@ bool Scanner::parse_tensor(const StringSlice &name, uint64_t key_offset, Status 
   if (sink_) {
     Status s = sink_->on_tensor(e);
     if (s != TBLOB_OK) {
-      *immediate = s;
+      *immediate = stopped_by_sink(s, key_offset, static_cast<int64_t>(tensor));
       return false;
     }
   }
@@ -518,6 +524,21 @@ Status Scanner::run(size_t len) {
   c_.end = c_.begin + 8 + n;
   c_.p = c_.begin + 8;
 
+  const Status s = json_stage();
+  if (s == TBLOB_OK || s == TBLOB_E_UTF8 || s == TBLOB_E_CANCELLED || s == TBLOB_E_OUT_OF_MEMORY)
+    return s;
+  // Step 4 of the reference checks the whole header as UTF-8 before any JSON is read, so an
+  // invalid byte anywhere beats every JSON-stage error found earlier in the header.
+  const int64_t bad = json::first_invalid_utf8(c_.begin + 8, static_cast<size_t>(n));
+  if (bad < 0) return s;
+  diag_.reset();
+  return diag_.fail(TBLOB_E_UTF8, 8 + static_cast<uint64_t>(bad), -1,
+                    "header is not valid UTF-8 at byte %llu",
+                    static_cast<unsigned long long>(8 + bad));
+}
+
+// Steps 4-5: everything after the header length checks.
+Status Scanner::json_stage() {
   // Steps 4-5 in one pass: UTF-8 is validated inside strings; any other non-ASCII byte
   // is a grammar error, which grammar_error() re-classifies as UTF-8 where it applies.
   Status immediate = TBLOB_OK;
@@ -555,12 +576,14 @@ Status Scanner::run(size_t len) {
         ok = false;
         break;
       }
-      if ((immediate = limit_name(k)) != TBLOB_OK) return immediate;
       if (!expect_colon()) {
         ok = false;
         break;
       }
-      if (key_is(k, "__metadata__", 12)) {
+      const bool is_metadata = key_is(k, "__metadata__", 12);
+      // The reserved key is neither a tensor name nor a metadata key: no name limit.
+      if (!is_metadata && (immediate = limit_name(k)) != TBLOB_OK) return immediate;
+      if (is_metadata) {
         if (seen_metadata)
           return diag_.fail(TBLOB_E_METADATA, key_offset, -1,
                             "duplicate __metadata__ at byte %llu",
