@@ -1,0 +1,625 @@
+// The extern "C" dequantization API: descriptors in and out, argument checks, diagnostics
+// that name the tensor, the companion and the field. Decoding itself is lib/dequant/.
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+
+#include "core/checked.h"
+#include "core/model.h"
+#include "dequant/dequant.h"
+#include "dequant/quant_desc.h"
+#include "dequant/scalar/block_fp8.h"
+
+#if defined(__has_include)
+#if __has_include("dequant/dispatch.h")
+#include "dequant/dispatch.h"
+#define TBLOB_HAVE_DISPATCH 1
+#endif
+#endif
+
+using tblob::Diag;
+using tblob::GlobalScaleMode;
+using tblob::kNoTensor;
+using tblob::QuantDesc;
+using tblob::QuantRecord;
+using tblob::QuantScheme;
+using tblob::Status;
+
+// The public enums are the internal ones, number for number.
+static_assert(TBLOB_QUANT_MLX_AFFINE == static_cast<int>(QuantScheme::kMlxAffine), "scheme");
+static_assert(TBLOB_QUANT_MXFP4 == static_cast<int>(QuantScheme::kMxfp4), "scheme");
+static_assert(TBLOB_QUANT_MXFP8 == static_cast<int>(QuantScheme::kMxfp8), "scheme");
+static_assert(TBLOB_QUANT_NVFP4 == static_cast<int>(QuantScheme::kNvfp4), "scheme");
+static_assert(TBLOB_QUANT_F8_E4M3 == static_cast<int>(QuantScheme::kF8E4M3), "scheme");
+static_assert(TBLOB_QUANT_F8_E5M2 == static_cast<int>(QuantScheme::kF8E5M2), "scheme");
+static_assert(TBLOB_QUANT_F8_E8M0 == static_cast<int>(QuantScheme::kF8E8M0), "scheme");
+static_assert(TBLOB_QUANT_F8_E4M3FNUZ == static_cast<int>(QuantScheme::kF8E4M3Fnuz), "scheme");
+static_assert(TBLOB_QUANT_F8_E5M2FNUZ == static_cast<int>(QuantScheme::kF8E5M2Fnuz), "scheme");
+static_assert(TBLOB_QUANT_F4 == static_cast<int>(QuantScheme::kF4E2M1), "scheme");
+static_assert(TBLOB_QUANT_F16 == static_cast<int>(QuantScheme::kF16), "scheme");
+static_assert(TBLOB_QUANT_BF16 == static_cast<int>(QuantScheme::kBF16), "scheme");
+static_assert(TBLOB_QUANT_F32 == static_cast<int>(QuantScheme::kF32), "scheme");
+static_assert(TBLOB_QUANT_BLOCK_FP8 == static_cast<int>(QuantScheme::kBlockFp8), "scheme");
+static_assert(TBLOB_QUANT_BLOCK_FP8 + 1 == tblob::kQuantSchemeCount, "public enum is complete");
+static_assert(TBLOB_SPECIAL_E4M3_MAX_FINITE == tblob::kSpecE4M3MaxFinite, "special");
+static_assert(TBLOB_SPECIAL_E8M0_MAX_INF == tblob::kSpecE8M0MaxInf, "special");
+static_assert(TBLOB_SPECIAL_E8M0_ZERO_IS_ZERO == tblob::kSpecE8M0ZeroIsZero, "special");
+static_assert(TBLOB_SPECIAL_MLX == tblob::kSpecialMlx, "special");
+static_assert(TBLOB_SPECIAL_MISTRALRS == tblob::kSpecialMistralRs, "special");
+static_assert(TBLOB_GLOBAL_SCALE_MULTIPLIER == static_cast<int>(GlobalScaleMode::kMultiplier), "gs");
+static_assert(TBLOB_GLOBAL_SCALE_MLX_AMAX == static_cast<int>(GlobalScaleMode::kMlxAmax), "gs");
+
+namespace {
+
+// First versions of the structs: every field up to here is required.
+constexpr size_t kQuantDescV1 = offsetof(tblob_quant_desc, global_scale_bytes) + sizeof(uint64_t);
+constexpr size_t kQuantInfoV1 = offsetof(tblob_quant_info, global_scale_index) + sizeof(int64_t);
+
+Diag begin(tblob_diag *out) {
+  Diag d;
+  d.out = (!out || out->struct_size >= sizeof(tblob_diag)) ? out : nullptr;
+  d.reset();
+  return d;
+}
+
+Status bad_arg(const Diag &d, const char *what) {
+  return d.fail(TBLOB_E_INVALID_ARGUMENT, TBLOB_NO_OFFSET, -1, "invalid argument: %s", what);
+}
+
+const char *scheme_name(uint32_t s) {
+  switch (s) {
+    case 0: return "none";
+    case TBLOB_QUANT_MLX_AFFINE: return "mlx-affine";
+    case TBLOB_QUANT_MXFP4: return "mxfp4";
+    case TBLOB_QUANT_MXFP8: return "mxfp8";
+    case TBLOB_QUANT_NVFP4: return "nvfp4";
+    case TBLOB_QUANT_F8_E4M3: return "F8_E4M3";
+    case TBLOB_QUANT_F8_E5M2: return "F8_E5M2";
+    case TBLOB_QUANT_F8_E8M0: return "F8_E8M0";
+    case TBLOB_QUANT_F8_E4M3FNUZ: return "F8_E4M3FNUZ";
+    case TBLOB_QUANT_F8_E5M2FNUZ: return "F8_E5M2FNUZ";
+    case TBLOB_QUANT_F4: return "F4";
+    case TBLOB_QUANT_F16: return "F16";
+    case TBLOB_QUANT_BF16: return "BF16";
+    case TBLOB_QUANT_F32: return "F32";
+    case TBLOB_QUANT_BLOCK_FP8: return "block-fp8";
+    default: return nullptr;
+  }
+}
+
+const char *sname(uint32_t s) {
+  const char *n = scheme_name(s);
+  return n ? n : "unknown";
+}
+
+const char *dtname(uint32_t dt) {
+  if (dt == 0) return "none";
+  const char *n = tblob_dtype_name(dt);
+  return n ? n : "invalid";
+}
+
+bool is_block(const QuantDesc &q) { return q.scheme == QuantScheme::kBlockFp8; }
+
+Status validate(const QuantDesc &q) {
+  return is_block(q) ? tblob::validate_block_fp8(q) : tblob::validate_desc(q);
+}
+
+uint32_t element_bits(const QuantDesc &q) {
+  return is_block(q) ? 8u : tblob::quant_element_bits(q);
+}
+
+uint32_t scale_bytes_of(uint32_t dt) {
+  switch (dt) {
+    case TBLOB_DTYPE_F32: return 4;
+    case TBLOB_DTYPE_F16:
+    case TBLOB_DTYPE_BF16: return 2;
+    case TBLOB_DTYPE_F8_E8M0:
+    case TBLOB_DTYPE_F8_E4M3: return 1;
+    default: return 0;
+  }
+}
+
+// Number of scales the descriptor needs (0 when it cannot say).
+uint64_t scale_count(const QuantDesc &q) {
+  if (is_block(q)) return tblob::block_fp8_scale_count(q);
+  if (q.group_size == 0) return 0;
+  uint64_t n;
+  return tblob::checked_mul(q.rows, q.cols / q.group_size, &n) ? n : 0;
+}
+
+// Which input a status is about (for the model API's offsets and names).
+enum Field { kFieldNone, kFieldData, kFieldScale, kFieldBias, kFieldGlobal };
+
+// Explains a descriptor status in one sentence (no tensor name). Returns the field.
+Field explain(Status s, const QuantDesc &q, uint32_t out_dtype, uint64_t rb, uint64_t re,
+              size_t dst_bytes, char *buf, size_t cap) {
+  const uint32_t sv = static_cast<uint32_t>(q.scheme);
+  const unsigned long long rows = q.rows, cols = q.cols;
+  const uint32_t bits = element_bits(q);
+  switch (s) {
+    case TBLOB_E_QUANT_SCHEME:
+      std::snprintf(buf, cap,
+                    "scheme %s (%u) with bits %u, special 0x%x, global-scale mode %u is not a valid "
+                    "combination",
+                    sname(sv), sv, q.bits, q.special, static_cast<unsigned>(q.global_scale_mode));
+      return kFieldNone;
+    case TBLOB_E_QUANT_GROUP_SIZE: {
+      const uint32_t fixed = q.scheme == QuantScheme::kNvfp4 ? 16u
+                             : (q.scheme == QuantScheme::kMxfp4 || q.scheme == QuantScheme::kMxfp8) ? 32u
+                                                                                                   : 0u;
+      const bool grouped = q.scheme == QuantScheme::kMlxAffine || fixed || is_block(q);
+      if (!grouped)
+        std::snprintf(buf, cap, "group size %u given for %s, which has no groups (use 0)",
+                      q.group_size, sname(sv));
+      else if (q.group_size == 0)
+        std::snprintf(buf, cap, "group size is 0");
+      else if (fixed && q.group_size != fixed)
+        std::snprintf(buf, cap, "group size %u, but %s groups are %u elements", q.group_size,
+                      sname(sv), fixed);
+      else
+        std::snprintf(buf, cap, "group size %u does not divide the row length %llu", q.group_size, cols);
+      return kFieldScale;
+    }
+    case TBLOB_E_QUANT_PACKING:
+      if (q.group_size)
+        std::snprintf(buf, cap, "a row of %llu %u-bit codes is %llu bits, not whole 32-bit words",
+                      cols, bits, cols * bits);
+      else
+        std::snprintf(buf, cap, "%llu x %llu %u-bit elements do not fill whole bytes", rows, cols, bits);
+      return kFieldData;
+    case TBLOB_E_QUANT_DATA_SIZE: {
+      uint64_t e = 0, b = 0;
+      const bool ok = tblob::checked_mul(q.rows, q.cols, &e) && tblob::checked_mul(e, bits, &b);
+      std::snprintf(buf, cap, "packed data is %llu bytes, but %llu x %llu %u-bit codes need %llu",
+                    static_cast<unsigned long long>(q.data_bytes), rows, cols, bits,
+                    static_cast<unsigned long long>(ok ? b / 8 : 0));
+      return kFieldData;
+    }
+    case TBLOB_E_QUANT_SCALE_DTYPE: {
+      const char *allowed = "none (plain types have no scales)";
+      if (q.scheme == QuantScheme::kMlxAffine || is_block(q)) allowed = "F32, F16 or BF16";
+      if (q.scheme == QuantScheme::kMxfp4 || q.scheme == QuantScheme::kMxfp8) allowed = "F8_E8M0";
+      if (q.scheme == QuantScheme::kNvfp4) allowed = "F8_E4M3";
+      std::snprintf(buf, cap, "scale dtype %s is not allowed for %s (allowed: %s)",
+                    dtname(q.scale_dtype), sname(sv), allowed);
+      return kFieldScale;
+    }
+    case TBLOB_E_QUANT_SCALE_SIZE: {
+      const uint64_t n = scale_count(q);
+      const uint32_t sb = scale_bytes_of(q.scale_dtype);
+      std::snprintf(buf, cap, "scales are %llu bytes, but %llu scales of %u bytes need %llu",
+                    static_cast<unsigned long long>(q.scales_bytes),
+                    static_cast<unsigned long long>(n), sb,
+                    static_cast<unsigned long long>(n * sb));
+      return kFieldScale;
+    }
+    case TBLOB_E_QUANT_BIAS_DTYPE:
+      if (q.scheme == QuantScheme::kMlxAffine)
+        std::snprintf(buf, cap, "bias dtype %s differs from the scale dtype %s (affine needs both)",
+                      dtname(q.bias_dtype), dtname(q.scale_dtype));
+      else
+        std::snprintf(buf, cap, "%s has no bias, but one is given (dtype %s, %llu bytes)", sname(sv),
+                      dtname(q.bias_dtype), static_cast<unsigned long long>(q.biases_bytes));
+      return kFieldBias;
+    case TBLOB_E_QUANT_BIAS_SIZE: {
+      const uint64_t n = scale_count(q);
+      const uint32_t bb = scale_bytes_of(q.bias_dtype);
+      std::snprintf(buf, cap, "biases are %llu bytes, but %llu biases of %u bytes need %llu",
+                    static_cast<unsigned long long>(q.biases_bytes),
+                    static_cast<unsigned long long>(n), bb,
+                    static_cast<unsigned long long>(n * bb));
+      return kFieldBias;
+    }
+    case TBLOB_E_QUANT_GLOBAL_SCALE:
+      std::snprintf(buf, cap,
+                    "global scale (mode %u, %llu bytes) needs the nvfp4 scheme, a mode, and exactly one F32",
+                    static_cast<unsigned>(q.global_scale_mode),
+                    static_cast<unsigned long long>(q.global_scale_bytes));
+      return kFieldGlobal;
+    case TBLOB_E_DEQUANT_OUT_DTYPE:
+      std::snprintf(buf, cap, "output dtype %s (%u) is not F32, F16 or BF16", dtname(out_dtype), out_dtype);
+      return kFieldNone;
+    case TBLOB_E_RANGE:
+      std::snprintf(buf, cap, "rows [%llu, %llu) are not a range inside the %llu rows",
+                    static_cast<unsigned long long>(rb), static_cast<unsigned long long>(re), rows);
+      return kFieldNone;
+    case TBLOB_E_BUFFER_TOO_SMALL: {
+      uint64_t need = 0;
+      tblob::dequant_output_bytes(q, out_dtype, rb, re, &need);
+      if (is_block(q)) need = (re - rb) * q.cols * tblob::dequant_out_size(out_dtype);
+      std::snprintf(buf, cap, "rows [%llu, %llu) as %s need %llu bytes; the buffer holds %llu",
+                    static_cast<unsigned long long>(rb), static_cast<unsigned long long>(re),
+                    dtname(out_dtype), static_cast<unsigned long long>(need),
+                    static_cast<unsigned long long>(dst_bytes));
+      return kFieldNone;
+    }
+    case TBLOB_E_SHAPE_OVERFLOW:
+      std::snprintf(buf, cap, "%llu x %llu elements overflow 64-bit sizes", rows, cols);
+      return kFieldNone;
+    case TBLOB_E_INVALID_ARGUMENT:
+      std::snprintf(buf, cap, "a data/scale/bias/global-scale or output pointer is NULL with a non-zero length");
+      return kFieldNone;
+    default:
+      std::snprintf(buf, cap, "%s", tblob_status_message(s));
+      return kFieldNone;
+  }
+}
+
+// Runs a validated-or-not descriptor: the one place decoding is entered.
+Status run(const QuantDesc &q, uint32_t out_dtype, uint64_t rb, uint64_t re, void *dst,
+           size_t dst_bytes) {
+  if (is_block(q)) return tblob::dequantize_block_fp8(q, out_dtype, rb, re, dst, dst_bytes);
+  return tblob::dequantize_rows(q, out_dtype, rb, re, dst, dst_bytes);
+}
+
+// ---- model tensors -----------------------------------------------------------------------
+
+const QuantRecord *record_of(const tblob_model *m, size_t i) {
+  if (!m->quant_of || i >= m->tensors.size()) return nullptr;
+  const uint32_t id = m->quant_of[i];
+  return id && id <= m->quant.size() ? &m->quant[id - 1] : nullptr;
+}
+
+// Bytes of tensor i, range-checked against its file.
+bool tensor_bytes(const tblob_model *m, uint64_t i, const uint8_t **p, uint64_t *n) {
+  const tblob::TensorDesc &t = m->tensors[static_cast<size_t>(i)];
+  const tblob::Source &src = m->files[t.file_index].source;
+  if (!tblob::range_inside(t.file_offset, t.end - t.begin, src.len)) return false;
+  *p = src.data ? src.data + t.file_offset : nullptr;
+  *n = t.end - t.begin;
+  return true;
+}
+
+// Plain view of a stored dtype (no companions).
+QuantScheme plain_scheme(uint32_t dtype) {
+  switch (dtype) {
+    case TBLOB_DTYPE_F8_E4M3: return QuantScheme::kF8E4M3;
+    case TBLOB_DTYPE_F8_E5M2: return QuantScheme::kF8E5M2;
+    case TBLOB_DTYPE_F8_E8M0: return QuantScheme::kF8E8M0;
+    case TBLOB_DTYPE_F8_E4M3FNUZ: return QuantScheme::kF8E4M3Fnuz;
+    case TBLOB_DTYPE_F8_E5M2FNUZ: return QuantScheme::kF8E5M2Fnuz;
+    case TBLOB_DTYPE_F4: return QuantScheme::kF4E2M1;
+    case TBLOB_DTYPE_F16: return QuantScheme::kF16;
+    case TBLOB_DTYPE_BF16: return QuantScheme::kBF16;
+    case TBLOB_DTYPE_F32: return QuantScheme::kF32;
+    default: return QuantScheme::kInvalid;
+  }
+}
+
+// What a model tensor decodes as.
+struct TensorView {
+  QuantDesc q;
+  const QuantRecord *rec = nullptr;  // the record it belongs to (weight or companion)
+  bool logical = false;              // it is the record's packed weight
+  Status status = TBLOB_OK;          // resolution / dtype status before validation
+  const char *note = nullptr;
+  const uint64_t *shape = nullptr;   // logical shape
+  uint32_t rank = 0;
+};
+
+void rows_cols(const uint64_t *shape, uint32_t rank, uint64_t *rows, uint64_t *cols, Status *st) {
+  if (rank == 0) {
+    *rows = *cols = 1;
+    return;
+  }
+  uint64_t r = 1;
+  for (uint32_t k = 0; k + 1 < rank; ++k)
+    if (!tblob::checked_mul(r, shape[k], &r)) {
+      *st = TBLOB_E_SHAPE_OVERFLOW;
+      r = 0;
+      break;
+    }
+  *rows = r;
+  *cols = shape[rank - 1];
+}
+
+Status view_of(const tblob_model *m, uint64_t index, TensorView *v) {
+  const size_t i = static_cast<size_t>(index);
+  const tblob::TensorDesc &t = m->tensors[i];
+  v->rec = record_of(m, i);
+  v->logical = v->rec && v->rec->tensor == index;
+  QuantDesc &q = v->q;
+  if (v->logical) {
+    const QuantRecord &r = *v->rec;
+    q.scheme = static_cast<QuantScheme>(r.scheme);
+    q.bits = r.bits;
+    q.group_size = r.group_size;
+    q.scale_dtype = r.scale_dtype;
+    q.bias_dtype = r.bias_dtype;
+    q.special = r.special;
+    q.global_scale_mode = static_cast<GlobalScaleMode>(r.global_scale_mode);
+    q.rows = r.rows;
+    q.cols = r.cols;
+    v->shape = r.shape;
+    v->rank = r.rank;
+    bool ok = tensor_bytes(m, index, &q.data, &q.data_bytes);
+    if (r.scale != kNoTensor) ok = ok && tensor_bytes(m, r.scale, &q.scales, &q.scales_bytes);
+    if (r.bias != kNoTensor) ok = ok && tensor_bytes(m, r.bias, &q.biases, &q.biases_bytes);
+    if (r.global_scale != kNoTensor)
+      ok = ok && tensor_bytes(m, r.global_scale, &q.global_scale, &q.global_scale_bytes);
+    if (!ok) {
+      v->status = TBLOB_E_RANGE;
+      v->note = "tensor data outside its file";
+    } else if (r.status != TBLOB_OK) {
+      v->status = r.status;
+      v->note = r.note;
+    }
+    return v->status;
+  }
+  v->shape = t.shape;
+  v->rank = t.rank;
+  QuantScheme s = plain_scheme(t.dtype);
+  q.special = tblob::kSpecialOcp;
+  if (v->rec) {
+    // A companion: U8 scales hold the encoding its owner's scheme names.
+    if (t.dtype == TBLOB_DTYPE_U8 && v->rec->scale == index) {
+      if (v->rec->scale_dtype == TBLOB_DTYPE_F8_E8M0) s = QuantScheme::kF8E8M0;
+      if (v->rec->scale_dtype == TBLOB_DTYPE_F8_E4M3) s = QuantScheme::kF8E4M3;
+    }
+    q.special = v->rec->special;
+  }
+  q.scheme = s;
+  rows_cols(t.shape, t.rank, &q.rows, &q.cols, &v->status);
+  if (!tensor_bytes(m, index, &q.data, &q.data_bytes)) {
+    v->status = TBLOB_E_RANGE;
+    v->note = "tensor data outside its file";
+  }
+  if (s == QuantScheme::kInvalid && v->status == TBLOB_OK) {
+    if (t.dtype == TBLOB_DTYPE_F6_E2M3 || t.dtype == TBLOB_DTYPE_F6_E3M2) {
+      v->status = TBLOB_E_UNSUPPORTED;
+      v->note = "F6 tensors: how four codes share three bytes is not pinned by any source";
+    } else {
+      v->status = TBLOB_E_NOT_DEQUANTIZABLE;
+      v->note = "its dtype is not quantized and not a floating-point type";
+    }
+  }
+  return v->status;
+}
+
+const char *name_of(const tblob_model *m, uint64_t i, int *shown, const char **ell) {
+  const tblob::TensorDesc &t = m->tensors[static_cast<size_t>(i)];
+  *shown = tblob::clip_name(t.name_len, ell);
+  if (*shown > 120) *shown = 120;
+  return t.name;
+}
+
+// Reports a status for model tensor `index` with names and offsets.
+Status fail_tensor(const Diag &d, const tblob_model *m, uint64_t index, const TensorView &v,
+                   Status s, uint32_t out_dtype, uint64_t rb, uint64_t re, size_t dst_bytes) {
+  int shown;
+  const char *ell;
+  const char *name = name_of(m, index, &shown, &ell);
+  char detail[200];
+  Field f = kFieldNone;
+  if (v.note && s == v.status)
+    std::snprintf(detail, sizeof(detail), "%s", v.note);
+  else
+    f = explain(s, v.q, out_dtype, rb, re, dst_bytes, detail, sizeof(detail));
+  uint64_t comp = kNoTensor;
+  const char *what = "";
+  if (v.logical) {
+    if (f == kFieldScale) comp = v.rec->scale, what = "scale";
+    if (f == kFieldBias) comp = v.rec->bias, what = "bias";
+    if (f == kFieldGlobal) comp = v.rec->global_scale, what = "global scale";
+    if (f == kFieldNone && v.note && s == v.status) {  // a resolution-time status
+      if (s == TBLOB_E_QUANT_BIAS_SIZE || s == TBLOB_E_QUANT_BIAS_DTYPE)
+        comp = v.rec->bias, what = "bias";
+      else if (s == TBLOB_E_QUANT_GLOBAL_SCALE)
+        comp = v.rec->global_scale, what = "global scale";
+      else if (s != TBLOB_E_QUANT_PACKING && s != TBLOB_E_SHAPE_OVERFLOW && s != TBLOB_E_RANGE)
+        comp = v.rec->scale, what = "scale";
+    }
+  }
+  const tblob::TensorDesc &t = m->tensors[static_cast<size_t>(index)];
+  if (comp != kNoTensor) {
+    int cs;
+    const char *cell;
+    const char *cname = name_of(m, comp, &cs, &cell);
+    const tblob::TensorDesc &c = m->tensors[static_cast<size_t>(comp)];
+    return d.fail(s, c.file_offset, static_cast<int64_t>(index),
+                  "tensor \"%.*s%s\" (%s): %s tensor \"%.*s%s\" (file byte %llu): %s", shown, name,
+                  ell, sname(static_cast<uint32_t>(v.q.scheme)), what, cs, cname, cell,
+                  static_cast<unsigned long long>(c.file_offset), detail);
+  }
+  if (!v.logical)  // a plain tensor: its dtype says it all
+    return d.fail(s, t.file_offset, static_cast<int64_t>(index), "tensor \"%.*s%s\" (%s, file byte %llu): %s",
+                  shown, name, ell, dtname(t.dtype), static_cast<unsigned long long>(t.file_offset), detail);
+  return d.fail(s, t.file_offset, static_cast<int64_t>(index),
+                "tensor \"%.*s%s\" (%s, stored %s, file byte %llu): %s", shown, name, ell,
+                sname(static_cast<uint32_t>(v.q.scheme)), dtname(t.dtype),
+                static_cast<unsigned long long>(t.file_offset), detail);
+}
+
+bool desc_from_public(const tblob_quant_desc *p, QuantDesc *q) {
+  if (!p || p->struct_size < kQuantDescV1) return false;
+  q->scheme = static_cast<QuantScheme>(p->scheme);
+  q->bits = p->bits;
+  q->group_size = p->group_size;
+  q->scale_dtype = p->scale_dtype;
+  q->bias_dtype = p->bias_dtype;
+  q->special = p->special;
+  q->global_scale_mode = static_cast<GlobalScaleMode>(p->global_scale_mode);
+  q->rows = p->rows;
+  q->cols = p->cols;
+  q->data = static_cast<const uint8_t *>(p->data);
+  q->data_bytes = p->data_bytes;
+  q->scales = static_cast<const uint8_t *>(p->scales);
+  q->scales_bytes = p->scales_bytes;
+  q->biases = static_cast<const uint8_t *>(p->biases);
+  q->biases_bytes = p->biases_bytes;
+  q->global_scale = static_cast<const uint8_t *>(p->global_scale);
+  q->global_scale_bytes = p->global_scale_bytes;
+  return true;
+}
+
+void desc_to_public(const QuantDesc &q, tblob_quant_desc *p) {
+  p->scheme = static_cast<uint32_t>(q.scheme);
+  p->bits = q.bits;
+  p->group_size = q.group_size;
+  p->scale_dtype = q.scale_dtype;
+  p->bias_dtype = q.bias_dtype;
+  p->special = q.special;
+  p->global_scale_mode = static_cast<uint32_t>(q.global_scale_mode);
+  p->rows = q.rows;
+  p->cols = q.cols;
+  p->data = q.data;
+  p->data_bytes = q.data_bytes;
+  p->scales = q.scales;
+  p->scales_bytes = q.scales_bytes;
+  p->biases = q.biases;
+  p->biases_bytes = q.biases_bytes;
+  p->global_scale = q.global_scale;
+  p->global_scale_bytes = q.global_scale_bytes;
+}
+
+// ---- kernel choice (until lib/dequant/dispatch.h exists: the scalar set only) --------------
+#ifndef TBLOB_HAVE_DISPATCH
+bool known_isa(const char *n) {
+  return std::strcmp(n, "avx2") == 0 || std::strcmp(n, "avx512") == 0 || std::strcmp(n, "neon") == 0;
+}
+#endif
+
+}  // namespace
+
+namespace tblob {
+
+void tensor_info_quant_fields(const tblob_model *m, size_t index, tblob_tensor_info *info) {
+  if (!m || !info || index >= m->tensors.size()) return;
+  const TensorDesc &t = m->tensors[index];
+  const QuantRecord *r = record_of(m, index);
+  const bool logical = r && r->tensor == index;
+  const uint64_t *shape = logical ? r->shape : t.shape;
+  const uint32_t rank = logical ? r->rank : t.rank;
+  uint64_t elems = t.elements;
+  if (logical) {
+    elems = 1;
+    for (uint32_t k = 0; k < rank; ++k)
+      if (!checked_mul(elems, shape[k], &elems)) elems = UINT64_MAX;
+  }
+#define TBLOB_FITS(field) (info->struct_size >= offsetof(tblob_tensor_info, field) + sizeof(info->field))
+  if (TBLOB_FITS(logical_shape)) info->logical_shape = shape;
+  if (TBLOB_FITS(logical_elements)) info->logical_elements = elems;
+  if (TBLOB_FITS(logical_rank)) info->logical_rank = rank;
+  if (TBLOB_FITS(quant_scheme)) info->quant_scheme = logical ? r->scheme : 0u;
+  if (TBLOB_FITS(quant_flags))
+    info->quant_flags = logical ? TBLOB_TENSOR_QUANTIZED : r ? TBLOB_TENSOR_COMPANION : 0u;
+#undef TBLOB_FITS
+}
+
+}  // namespace tblob
+
+extern "C" {
+
+TBLOB_API const char *tblob_quant_scheme_name(uint32_t scheme) noexcept { return scheme_name(scheme); }
+
+TBLOB_API tblob_status tblob_dequant_raw(const tblob_quant_desc *desc, uint32_t out_dtype,
+                                         uint64_t row_begin, uint64_t row_end, void *dst,
+                                         size_t dst_bytes, tblob_diag *diag) noexcept {
+  Diag d = begin(diag);
+  QuantDesc q;
+  if (!desc_from_public(desc, &q))
+    return bad_arg(d, "desc is NULL or its struct_size is too small (use TBLOB_QUANT_DESC_INIT)");
+  if (row_end == TBLOB_ROWS_END) row_end = q.rows;
+  const Status s = run(q, out_dtype, row_begin, row_end, dst, dst_bytes);
+  if (s == TBLOB_OK) return TBLOB_OK;
+  char detail[200];
+  const Field f = explain(s, q, out_dtype, row_begin, row_end, dst_bytes, detail, sizeof(detail));
+  static const char *const kField[] = {"", "data: ", "scales: ", "biases: ", "global_scale: "};
+  return d.fail(s, TBLOB_NO_OFFSET, -1, "quant descriptor (%s): %s%s",
+                sname(static_cast<uint32_t>(q.scheme)), kField[f], detail);
+}
+
+TBLOB_API tblob_status tblob_dequantize(const tblob_model *model, uint64_t index,
+                                        uint32_t out_dtype, uint64_t row_begin,
+                                        uint64_t row_end, void *dst, size_t dst_bytes,
+                                        tblob_diag *diag) noexcept {
+  Diag d = begin(diag);
+  if (!model) return bad_arg(d, "model is required");
+  if (index >= model->tensors.size())
+    return d.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "tensor index %llu out of range (%zu tensors)",
+                  static_cast<unsigned long long>(index), model->tensors.size());
+  TensorView v;
+  Status s = view_of(model, index, &v);
+  if (row_end == TBLOB_ROWS_END) row_end = v.q.rows;
+  if (s == TBLOB_OK) s = run(v.q, out_dtype, row_begin, row_end, dst, dst_bytes);
+  if (s == TBLOB_OK) return TBLOB_OK;
+  return fail_tensor(d, model, index, v, s, out_dtype, row_begin, row_end, dst_bytes);
+}
+
+TBLOB_API tblob_status tblob_tensor_quant(const tblob_model *model, uint64_t index,
+                                          tblob_quant_info *info, tblob_diag *diag) noexcept {
+  Diag d = begin(diag);
+  if (!model || !info) return bad_arg(d, "model and info are required");
+  if (info->struct_size < kQuantInfoV1)
+    return bad_arg(d, "info->struct_size too small (use TBLOB_QUANT_INFO_INIT)");
+  if (index >= model->tensors.size())
+    return d.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "tensor index %llu out of range (%zu tensors)",
+                  static_cast<unsigned long long>(index), model->tensors.size());
+  TensorView v;
+  Status s = view_of(model, index, &v);
+  if (s == TBLOB_OK) s = validate(v.q);
+  const QuantDesc &q = v.q;
+  info->scheme = static_cast<uint32_t>(q.scheme);
+  info->flags = v.logical ? TBLOB_TENSOR_QUANTIZED : v.rec ? TBLOB_TENSOR_COMPANION : 0u;
+  info->source = v.logical ? v.rec->source : static_cast<uint32_t>(TBLOB_QUANT_SOURCE_PLAIN);
+  info->bits = element_bits(q);
+  info->group_size = q.group_size;
+  info->scale_dtype = q.scale_dtype;
+  info->bias_dtype = q.bias_dtype;
+  info->special = q.special;
+  info->global_scale_mode = static_cast<uint32_t>(q.global_scale_mode);
+  info->shape = v.shape;
+  info->rank = v.rank;
+  info->status = s;
+  info->rows = q.rows;
+  info->cols = q.cols;
+  auto idx = [](uint64_t t) { return t == kNoTensor ? int64_t{-1} : static_cast<int64_t>(t); };
+  info->weight_index = v.rec ? idx(v.rec->tensor) : -1;
+  info->scale_index = v.rec ? idx(v.rec->scale) : -1;
+  info->bias_index = v.rec ? idx(v.rec->bias) : -1;
+  info->global_scale_index = v.rec ? idx(v.rec->global_scale) : -1;
+  return TBLOB_OK;
+}
+
+TBLOB_API tblob_status tblob_tensor_quant_desc(const tblob_model *model, uint64_t index,
+                                               tblob_quant_desc *desc, tblob_diag *diag) noexcept {
+  Diag d = begin(diag);
+  if (!model || !desc) return bad_arg(d, "model and desc are required");
+  if (desc->struct_size < kQuantDescV1)
+    return bad_arg(d, "desc->struct_size too small (use TBLOB_QUANT_DESC_INIT)");
+  if (index >= model->tensors.size())
+    return d.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "tensor index %llu out of range (%zu tensors)",
+                  static_cast<unsigned long long>(index), model->tensors.size());
+  TensorView v;
+  Status s = view_of(model, index, &v);
+  desc_to_public(v.q, desc);
+  if (s == TBLOB_OK) s = validate(v.q);
+  if (s == TBLOB_OK) return TBLOB_OK;
+  return fail_tensor(d, model, index, v, s, TBLOB_DTYPE_F32, 0, v.q.rows, 0);
+}
+
+TBLOB_API tblob_status tblob_set_kernel(const char *name, tblob_diag *diag) noexcept {
+  Diag d = begin(diag);
+#ifdef TBLOB_HAVE_DISPATCH
+  const Status s = tblob::set_kernel(name ? name : "auto");
+  if (s == TBLOB_OK) return TBLOB_OK;
+  return d.fail(s, TBLOB_NO_OFFSET, -1, "kernel set \"%.40s\" is unknown, compiled out or not runnable on this host",
+                name ? name : "auto");
+#else
+  if (!name || std::strcmp(name, "auto") == 0 || std::strcmp(name, "scalar") == 0) return TBLOB_OK;
+  return d.fail(TBLOB_E_KERNEL_UNAVAILABLE, TBLOB_NO_OFFSET, -1,
+                known_isa(name) ? "kernel set \"%.40s\" is not built into this library (only \"scalar\")"
+                                : "unknown kernel set \"%.40s\" (scalar, avx2, avx512, neon)",
+                name);
+#endif
+}
+
+TBLOB_API const char *tblob_active_kernel(void) noexcept {
+#ifdef TBLOB_HAVE_DISPATCH
+  return tblob::active_kernel_name();
+#else
+  return "scalar";
+#endif
+}
+
+}  // extern "C"
