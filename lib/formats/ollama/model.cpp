@@ -1,0 +1,269 @@
+// A store model as one tblob_model: every tensor of every tensor blob, each blob a file.
+// Also the tblob_open_path hooks: a store root, "<root>/<name>", a manifest file.
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <sys/stat.h>
+
+#include "core/name_index.h"
+#include "formats/ollama/ollama.h"
+
+namespace tblob {
+namespace ollama {
+
+namespace {
+
+void digest_of(const void *ctx, size_t i, const char **p, size_t *n) {
+  const LayerRec &r = static_cast<const LayerRec *>(ctx)[i];
+  *p = r.digest;
+  *n = kDigestChars;
+}
+
+void meta_name(const void *ctx, size_t i, const char **p, size_t *n) {
+  const MetaDesc &d = static_cast<const MetaDesc *>(ctx)[i];
+  *p = d.name;
+  *n = d.name_len;
+}
+
+bool push_meta(tblob_model *m, const char *k, const char *v, size_t vn) {
+  MetaDesc d;
+  d.name = k;
+  d.name_len = std::strlen(k);
+  d.value = m->arena.copy(v, vn);
+  d.value_len = vn;
+  return d.value && m->metadata.push(d);
+}
+
+Status fill_model(tblob_model *m, const tblob_store &s, const tblob_manifest &man, const char *full_name,
+                  const Limits &limits, const char *component, size_t component_len, const Diag &diag) {
+  m->format = TBLOB_FORMAT_OLLAMA;
+  if (!push_meta(m, "ollama.name", full_name, std::strlen(full_name)) ||
+      !push_meta(m, "ollama.manifest_id", man.id, 64))
+    return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  const size_t n = man.layers.size();
+  size_t tensor_layers = 0;
+  for (size_t i = 0; i < n; ++i) tensor_layers += man.layers[i].kind == TBLOB_LAYER_TENSOR;
+  if (tensor_layers == 0)
+    return diag.fail(TBLOB_E_OLLAMA_NO_TENSORS, TBLOB_NO_OFFSET, -1,
+                     "model %s has no %s layers (%zu layers in all; a GGUF model?)", full_name,
+                     "application/vnd.ollama.image.tensor", n);
+  // First layer of each digest; state per first layer: 0 not opened, 1 opened, 2 opened
+  // as a renamed "data" blob (each further layer of that digest needs its own row).
+  NameIndex by_digest;
+  if (!by_digest.build(&m->alloc, n, digest_of, man.layers.data())) return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  PodVec<uint8_t> state(&m->alloc);
+  if (!state.reserve(n)) return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  for (size_t i = 0; i < n; ++i) state.push(0);
+  size_t opened = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const LayerRec &layer = man.layers[i];
+    if (layer.kind != TBLOB_LAYER_TENSOR) continue;
+    if (component) {
+      const char *slash = layer.name_len ? static_cast<const char *>(std::memchr(layer.name, '/', layer.name_len)) : nullptr;
+      if (!slash || static_cast<size_t>(slash - layer.name) != component_len ||
+          std::memcmp(layer.name, component, component_len) != 0)
+        continue;
+    }
+    const size_t first = by_digest.find(layer.digest, kDigestChars);
+    if (first < n && state[first] == 1) continue;  // the same blob, already listed
+    LayerRec copy = layer;
+    if (layer.name_len) {
+      copy.name = m->arena.copy(layer.name, layer.name_len);
+      if (!copy.name) return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+    }
+    bool is_data = false;
+    const Status st = add_blob(m, s, copy, i, limits, &is_data, diag);
+    if (st != TBLOB_OK) return st;
+    if (first < n) state[first] = is_data ? 2 : 1;
+    ++opened;
+  }
+  if (opened == 0)
+    return diag.fail(TBLOB_E_OLLAMA_COMPONENT, TBLOB_NO_OFFSET, -1,
+                     "model %s has no tensor layer named \"%.*s/...\"", full_name,
+                     static_cast<int>(component_len > 64 ? 64 : component_len), component);
+  Status st = m->index_names(diag);
+  if (st != TBLOB_OK) return st;
+  if (!m->metadata_index.build(&m->alloc, m->metadata.size(), meta_name, m->metadata.data()))
+    return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  return TBLOB_OK;
+}
+
+}  // namespace
+
+Status open_model(const tblob_store &s, const ModelName &name, const Limits &limits,
+                  const char *component, size_t component_len, tblob_model **out,
+                  const Diag &diag) {
+  *out = nullptr;
+  tblob_manifest *man = nullptr;
+  Status st = load_manifest(s, name, &man, nullptr, diag);
+  if (st != TBLOB_OK) return st;
+  tblob_model *m = model_new(limits.allocator);
+  if (!m) {
+    manifest_free(man);
+    return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  }
+  char full[kFullNameBuf];
+  format_full_name(name, full);
+  st = fill_model(m, s, *man, full, limits, component, component_len, diag);
+  manifest_free(man);
+  if (st != TBLOB_OK) {
+    model_free(m);
+    return st;
+  }
+  *out = m;
+  return TBLOB_OK;
+}
+
+namespace {
+
+Status open_in_store(const char *root, const char *name, size_t name_len, const Limits &limits,
+                     tblob_model **out, const Diag &diag) {
+  ModelName mn;
+  Status st = parse_name(name, name_len, &mn, diag);
+  if (st != TBLOB_OK) return st;
+  tblob_store *s = nullptr;
+  tblob_store_options o = TBLOB_STORE_OPTIONS_INIT;
+  o.allocator = limits.allocator;
+  if ((st = store_open(root, &o, &s, diag)) != TBLOB_OK) return st;
+  st = open_model(*s, mn, limits, nullptr, 0, out, diag);
+  store_close(s);
+  return st;
+}
+
+// A store root given to tblob_open_path: its only model.
+Status open_store_root(const char *root, const Limits &limits, tblob_model **out, const Diag &diag) {
+  tblob_store *s = nullptr;
+  tblob_store_options o = TBLOB_STORE_OPTIONS_INIT;
+  o.allocator = limits.allocator;
+  Status st = store_open(root, &o, &s, diag);
+  if (st != TBLOB_OK) return st;
+  PodVec<ListedName> names(&s->alloc);
+  st = list_manifest_names(*s, &names, diag);
+  size_t valid = 0, pick = 0;
+  for (size_t i = 0; st == TBLOB_OK && i < names.size(); ++i)
+    if (names[i].status == TBLOB_OK) {
+      if (valid == 0) pick = i;
+      ++valid;
+    }
+  if (st == TBLOB_OK) {
+    if (valid == 1) {
+      st = open_model(*s, names[pick].name, limits, nullptr, 0, out, diag);
+    } else if (valid == 0) {
+      st = diag.fail(TBLOB_E_OLLAMA_MODEL_NOT_FOUND, TBLOB_NO_OFFSET, -1, "store %s holds no models", root);
+    } else {
+      st = diag.fail(TBLOB_E_OLLAMA_MODEL_REQUIRED, TBLOB_NO_OFFSET, -1,
+                     "store %s holds %zu models; open \"%s/<name>\", e.g. %s/%s", root, valid, root, root,
+                     names[pick].raw);
+    }
+  }
+  names.reset();
+  store_close(s);
+  return st;
+}
+
+// realpath(path) = <root>/manifests/<h>/<n>/<m>/<t>: the store root and the name.
+bool split_manifest_path(const char *path, char *root, size_t root_cap, char *name, size_t name_cap) {
+  char real[PATH_MAX];
+  if (!::realpath(path, real)) return false;
+  size_t n = std::strlen(real);
+  size_t cut[5];
+  for (int k = 0; k < 5; ++k) {
+    while (n > 0 && real[n - 1] != '/') --n;
+    if (n == 0) return false;
+    cut[k] = n;  // start of component k from the end
+    --n;         // the '/'
+  }
+  // cut[4] starts "manifests"
+  if (std::strncmp(real + cut[4], "manifests/", 10) != 0) return false;
+  const size_t root_len = cut[4] - 1;
+  if (root_len + 1 > root_cap) return false;
+  std::memcpy(root, real, root_len);
+  root[root_len] = '\0';
+  if (root_len == 0) {
+    root[0] = '/';
+    root[1] = '\0';
+  }
+  // h/n/m/t -> "h/n/m:t"
+  const size_t tail = std::strlen(real + cut[3]);
+  if (tail + 1 > name_cap) return false;
+  std::memcpy(name, real + cut[3], tail + 1);
+  char *last = std::strrchr(name, '/');
+  if (!last) return false;
+  *last = ':';
+  return true;
+}
+
+}  // namespace
+
+bool looks_like_manifest(const uint8_t *p, size_t n) {
+  size_t i = 0;
+  while (i < n && (p[i] == ' ' || p[i] == '\n' || p[i] == '\r' || p[i] == '\t')) ++i;
+  if (i >= n || p[i] != '{') return false;
+  static const char kKey[] = "\"schemaVersion\"";
+  const size_t k = sizeof(kKey) - 1;
+  for (; i + k <= n; ++i)
+    if (std::memcmp(p + i, kKey, k) == 0) return true;
+  return false;
+}
+
+Status open_manifest_path(const char *path, const Limits &limits, tblob_model **out, const Diag &diag) {
+  char root[PATH_MAX], name[PATH_MAX];
+  if (!split_manifest_path(path, root, sizeof(root), name, sizeof(name)) || !looks_like_store(root))
+    return diag.fail(TBLOB_E_OLLAMA_NOT_A_STORE, TBLOB_NO_OFFSET, -1,
+                     "%s looks like an Ollama manifest but is not at <store>/manifests/<host>/<namespace>/<model>/<tag>, "
+                     "so its blobs cannot be found", path);
+  return open_in_store(root, name, std::strlen(name), limits, out, diag);
+}
+
+Status try_open_path(const char *path, const Limits &limits, tblob_model **out, bool *handled,
+                     const Diag &diag) {
+  *handled = false;
+  struct stat st;
+  if (::stat(path, &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      if (!looks_like_store(path)) return TBLOB_OK;
+      *handled = true;
+      return open_store_root(path, limits, out, diag);
+    }
+    if (S_ISREG(st.st_mode)) {
+      char root[PATH_MAX], name[PATH_MAX];
+      if (split_manifest_path(path, root, sizeof(root), name, sizeof(name)) && looks_like_store(root)) {
+        *handled = true;
+        return open_in_store(root, name, std::strlen(name), limits, out, diag);
+      }
+    }
+    return TBLOB_OK;
+  }
+  if (errno != ENOENT) return TBLOB_OK;
+  // "<root>/<name>": the nearest ancestor that is a store; the rest is the model name.
+  const size_t n = std::strlen(path);
+  if (n >= PATH_MAX) return TBLOB_OK;
+  char prefix[PATH_MAX];
+  for (size_t i = n; i > 0; --i) {
+    if (path[i - 1] != '/') continue;
+    const size_t plen = i - 1;
+    if (plen == 0) break;
+    std::memcpy(prefix, path, plen);
+    prefix[plen] = '\0';
+    if (!looks_like_store(prefix)) continue;
+    *handled = true;
+    return open_in_store(prefix, path + i, n - i, limits, out, diag);
+  }
+  return TBLOB_OK;
+}
+
+}  // namespace ollama
+}  // namespace tblob
+
+// Entry points for formats/open.cpp (declared there at block scope).
+namespace tblob {
+Status ollama_try_open_path(const char *path, const Limits &limits, tblob_model **out, bool *handled,
+                            const Diag &diag) {
+  return ollama::try_open_path(path, limits, out, handled, diag);
+}
+bool ollama_looks_like_manifest(const uint8_t *p, size_t n) { return ollama::looks_like_manifest(p, n); }
+Status ollama_open_manifest_path(const char *path, const Limits &limits, tblob_model **out, const Diag &diag) {
+  return ollama::open_manifest_path(path, limits, out, diag);
+}
+}  // namespace tblob

@@ -1,0 +1,130 @@
+// SHA-256 verification: whole store, one model, threads, progress and cancellation, the
+// per-blob results, and the incremental verifier's agreement with it.
+#include "test_util.h"
+
+namespace {
+
+using tw::T;
+
+struct Verify : tt::Fixture {
+  std::vector<tw::Layer> layers;
+  void build(int n, size_t bytes) {
+    tw::Store st(root);
+    for (int i = 0; i < n; ++i) {
+      const std::string name = "t" + std::to_string(i);
+      layers.push_back(st.blob(tw::go_blob({T{name, "U8", {bytes}, tw::pattern(bytes, i + 1)}}), name));
+    }
+    st.manifest("a", layers);
+    st.manifest("b", {layers[0]});  // shares a blob
+  }
+};
+
+TEST_F(Verify, WholeStoreOneAndTwoThreadsAgree) {
+  build(24, 100000);
+  for (uint32_t threads : {1u, 2u, 0u}) {
+    tblob_diag d = TBLOB_DIAG_INIT;
+    tblob_verify_summary sum = TBLOB_VERIFY_SUMMARY_INIT;
+    ASSERT_EQ(verify(nullptr, &d, &sum, threads), TBLOB_OK) << d.message;
+    EXPECT_EQ(sum.manifests, 2u);
+    EXPECT_EQ(sum.blobs, 25u);  // 24 layers + the shared config blob, each once
+    EXPECT_EQ(sum.blobs_bad, 0u);
+    if (threads) {
+      EXPECT_EQ(sum.threads_used, threads);
+    }
+  }
+}
+
+TEST_F(Verify, ProgressResultsAndCancel) {
+  build(16, 300000);
+  // Corrupt two blobs.
+  for (int i : {3, 9}) {
+    const std::string p = root + "/blobs/sha256-" + layers[i].digest.substr(7);
+    std::string b = tw::read_file(p);
+    b[100] ^= 0x40;
+    tw::write_file(p, b);
+  }
+  struct Seen {
+    int progress_calls = 0;
+    uint64_t last_done = 0;
+    bool monotonic = true;
+    pthread_t caller;
+    bool same_thread = true;
+    std::vector<std::string> bad;
+    int results = 0;
+  } seen;
+  seen.caller = pthread_self();
+  tblob_store *s = open_store();
+  tblob_verify_options o = TBLOB_VERIFY_OPTIONS_INIT;
+  o.threads = 2;
+  o.progress = [](void *u, const tblob_verify_progress *p) {
+    Seen *x = static_cast<Seen *>(u);
+    ++x->progress_calls;
+    x->monotonic = x->monotonic && p->bytes_done >= x->last_done && p->bytes_done <= p->bytes_total;
+    x->last_done = p->bytes_done;
+    x->same_thread = x->same_thread && pthread_equal(pthread_self(), x->caller);
+    return 0;
+  };
+  o.progress_user = &seen;
+  o.on_blob = [](void *u, const tblob_blob_result *r) {
+    Seen *x = static_cast<Seen *>(u);
+    ++x->results;
+    x->same_thread = x->same_thread && pthread_equal(pthread_self(), x->caller);
+    if (r->status != TBLOB_OK) x->bad.emplace_back(std::string(r->path, r->path_len) + " " + tblob_status_name(r->status));
+    return 0;
+  };
+  o.on_blob_user = &seen;
+  tblob_verify_summary sum = TBLOB_VERIFY_SUMMARY_INIT;
+  tblob_diag d = TBLOB_DIAG_INIT;
+  EXPECT_EQ(tblob_store_verify(s, "a", 1, &o, &sum, &d), TBLOB_E_DIGEST_MISMATCH);
+  EXPECT_EQ(sum.blobs_bad, 2u);
+  EXPECT_EQ(seen.results, 17);
+  ASSERT_EQ(seen.bad.size(), 2u);
+  EXPECT_EQ(seen.bad[0], root + "/blobs/sha256-" + layers[3].digest.substr(7) + " TBLOB_E_DIGEST_MISMATCH");
+  EXPECT_GT(seen.progress_calls, 0);
+  EXPECT_TRUE(seen.monotonic);
+  EXPECT_TRUE(seen.same_thread);
+  EXPECT_EQ(seen.last_done, sum.bytes_hashed + 2 * layers[3].size);
+  // Cancel from the progress callback.
+  o.on_blob = nullptr;
+  o.progress = [](void *, const tblob_verify_progress *p) { return p->blobs_done >= 2 ? 1 : 0; };
+  EXPECT_EQ(tblob_store_verify(s, nullptr, 0, &o, &sum, &d), TBLOB_E_CANCELLED);
+  tblob_store_close(s);
+}
+
+TEST_F(Verify, IncrementalVerifierMatchesStoreVerify) {
+  const std::string bytes = tw::pattern(1 << 20, 7);
+  const std::string digest = "sha256:" + tw::sha256_hex(bytes);
+  tblob_verifier *v = nullptr;
+  tblob_diag d = TBLOB_DIAG_INIT;
+  ASSERT_EQ(tblob_verifier_open(digest.data(), digest.size(), bytes.size(), &v, &d), TBLOB_OK);
+  for (size_t at = 0; at < bytes.size(); at += 65537)
+    ASSERT_EQ(tblob_verifier_update(v, bytes.data() + at, std::min<size_t>(65537, bytes.size() - at), &d), TBLOB_OK);
+  char actual[72];
+  EXPECT_EQ(tblob_verifier_final(v, actual, sizeof(actual), &d), TBLOB_OK) << d.message;
+  EXPECT_EQ(std::string(actual), digest);
+  tblob_verifier_close(v);
+  // Too many bytes: fails as soon as they arrive.
+  ASSERT_EQ(tblob_verifier_open(digest.data(), digest.size(), 10, &v, &d), TBLOB_OK);
+  EXPECT_EQ(tblob_verifier_update(v, bytes.data(), 8, &d), TBLOB_OK);
+  EXPECT_EQ(tblob_verifier_update(v, bytes.data(), 8, &d), TBLOB_E_OLLAMA_BLOB_SIZE);
+  EXPECT_EQ(tblob_verifier_final(v, nullptr, 0, &d), TBLOB_E_OLLAMA_BLOB_SIZE);
+  tblob_verifier_close(v);
+  // Too few bytes, no bytes, wrong bytes, unknown size.
+  ASSERT_EQ(tblob_verifier_open(digest.data(), digest.size(), bytes.size(), &v, &d), TBLOB_OK);
+  EXPECT_EQ(tblob_verifier_update(v, bytes.data(), 100, &d), TBLOB_OK);
+  EXPECT_EQ(tblob_verifier_final(v, nullptr, 0, &d), TBLOB_E_OLLAMA_BLOB_SIZE);
+  tblob_verifier_close(v);
+  ASSERT_EQ(tblob_verifier_open(digest.data(), digest.size(), bytes.size(), &v, &d), TBLOB_OK);
+  EXPECT_EQ(tblob_verifier_final(v, actual, sizeof(actual), &d), TBLOB_E_OLLAMA_BLOB_EMPTY);
+  EXPECT_EQ(std::string(actual), "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  tblob_verifier_close(v);
+  ASSERT_EQ(tblob_verifier_open(digest.data(), digest.size(), UINT64_MAX, &v, &d), TBLOB_OK);
+  EXPECT_EQ(tblob_verifier_update(v, "x", 1, &d), TBLOB_OK);
+  EXPECT_EQ(tblob_verifier_final(v, nullptr, 0, &d), TBLOB_E_DIGEST_MISMATCH);
+  tblob_verifier_close(v);
+  EXPECT_EQ(tblob_verifier_open("sha256:AB", 9, 1, &v, &d), TBLOB_E_OLLAMA_DIGEST);
+  EXPECT_EQ(v, nullptr);
+  tblob_verifier_close(nullptr);
+}
+
+}  // namespace

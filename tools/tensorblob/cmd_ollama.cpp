@@ -1,0 +1,693 @@
+// Ollama store commands: ls, inspect --store, verify, import, gc (public C API only).
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "commands.h"
+#include "json_writer.h"
+#include "tensorblob.h"
+
+namespace tbcli {
+
+namespace {
+
+std::string human_bytes(uint64_t b) {
+  const char *units[] = {"B", "KB", "MB", "GB", "TB"};
+  double v = static_cast<double>(b);
+  int u = 0;
+  while (v >= 1000.0 && u < 4) {
+    v /= 1000.0;
+    ++u;
+  }
+  char buf[32];
+  if (u == 0)
+    std::snprintf(buf, sizeof(buf), "%llu B", static_cast<unsigned long long>(b));
+  else
+    std::snprintf(buf, sizeof(buf), "%.1f %s", v, units[u]);
+  return buf;
+}
+
+struct Args {
+  const char *store = nullptr;
+  const char *name = nullptr;
+  bool json = false;
+  bool remove = false;
+  unsigned threads = 0;
+  std::vector<const char *> rest;
+};
+
+// Parses --store DIR, --json, --name N, --remove, --threads N; the rest are positional.
+bool parse(const char *cmd, int argc, char **argv, Args *a, bool allow_name, bool allow_remove) {
+  for (int i = 0; i < argc; ++i) {
+    const char *s = argv[i];
+    if (std::strcmp(s, "--store") == 0 && i + 1 < argc) {
+      a->store = argv[++i];
+    } else if (std::strncmp(s, "--store=", 8) == 0) {
+      a->store = s + 8;
+    } else if (std::strcmp(s, "--json") == 0) {
+      a->json = true;
+    } else if (allow_name && std::strcmp(s, "--name") == 0 && i + 1 < argc) {
+      a->name = argv[++i];
+    } else if (allow_remove && std::strcmp(s, "--remove") == 0) {
+      a->remove = true;
+    } else if (std::strcmp(s, "--threads") == 0 && i + 1 < argc) {
+      a->threads = static_cast<unsigned>(std::strtoul(argv[++i], nullptr, 10));
+    } else if (std::strcmp(s, "--") == 0) {
+      for (++i; i < argc; ++i) a->rest.push_back(argv[i]);
+    } else if (s[0] == '-' && s[1] != '\0') {
+      std::fprintf(stderr, "tensorblob %s: unknown option '%s'\n", cmd, s);
+      return false;
+    } else {
+      a->rest.push_back(s);
+    }
+  }
+  return true;
+}
+
+tblob_store *open_store(const char *cmd, const char *dir, bool create, bool json, int *rc) {
+  tblob_store_options o = TBLOB_STORE_OPTIONS_INIT;
+  if (create) o.flags |= TBLOB_STORE_CREATE;
+  tblob_store *s = nullptr;
+  tblob_diag d = TBLOB_DIAG_INIT;
+  const tblob_status st = tblob_store_open(dir, &o, &s, &d);
+  if (st != TBLOB_OK) {
+    if (json) {
+      JsonWriter w;
+      w.raw('{');
+      w.key("store");
+      w.str(dir ? dir : "");
+      w.raw(",\"ok\":false,\"error\":{");
+      w.key("status");
+      w.str(tblob_status_name(st));
+      w.raw(',');
+      w.key("message");
+      w.str(d.message);
+      w.raw("}}");
+      w.flush_line(stdout);
+    } else {
+      std::fprintf(stderr, "tensorblob %s: %s: %s\n", cmd, tblob_status_name(st), d.message);
+    }
+    *rc = kExitInvalid;
+  }
+  return s;
+}
+
+void json_error_obj(JsonWriter &w, tblob_status st, const char *msg) {
+  w.raw("\"error\":{");
+  w.key("status");
+  w.str(tblob_status_name(st));
+  w.raw(',');
+  w.key("message");
+  w.str(msg && msg[0] ? msg : tblob_status_message(st));
+  w.raw('}');
+}
+
+// ---- ls -----------------------------------------------------------------------------------
+
+struct LsState {
+  JsonWriter *w;
+  bool json;
+  int count = 0;
+  int bad = 0;
+};
+
+int ls_entry(void *user, const tblob_store_entry *e) {
+  LsState *st = static_cast<LsState *>(user);
+  if (e->status != TBLOB_OK) ++st->bad;
+  if (st->json) {
+    JsonWriter &w = *st->w;
+    if (st->count) w.raw(',');
+    w.raw('{');
+    w.key("name");
+    w.str(e->name, e->name_len);
+    w.raw(',');
+    w.key("short_name");
+    w.str(e->short_name, e->short_name_len);
+    w.raw(",\"ok\":");
+    w.raw(e->status == TBLOB_OK ? "true" : "false");
+    if (e->status == TBLOB_OK) {
+      w.raw(',');
+      w.key("id");
+      w.str(e->manifest_id, e->manifest_id_len);
+      w.raw(',');
+      w.key("size");
+      w.u64(e->total_bytes);
+      w.raw(',');
+      w.key("layers");
+      w.u64(e->layer_count);
+      w.raw(',');
+      w.key("tensor_layers");
+      w.u64(e->tensor_layer_count);
+      w.raw(',');
+      w.key("modified");
+      w.u64(static_cast<uint64_t>(e->modified_unix));
+    } else {
+      w.raw(',');
+      json_error_obj(w, e->status, e->message);
+    }
+    w.raw('}');
+  } else {
+    if (st->count == 0) std::printf("%-40s %-12s %-10s %s\n", "NAME", "ID", "SIZE", "MODIFIED");
+    if (e->status == TBLOB_OK) {
+      char when[32] = "";
+      const time_t t = static_cast<time_t>(e->modified_unix);
+      struct tm tmv;
+      if (localtime_r(&t, &tmv)) std::strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tmv);
+      std::printf("%-40.*s %-12.12s %-10s %s\n", static_cast<int>(e->short_name_len), e->short_name, e->manifest_id,
+                  human_bytes(e->total_bytes).c_str(), when);
+    } else {
+      std::printf("%-40.*s %s: %s\n", static_cast<int>(e->short_name_len), e->short_name, tblob_status_name(e->status),
+                  e->message);
+    }
+  }
+  ++st->count;
+  return 0;
+}
+
+// ---- verify ---------------------------------------------------------------------------------
+
+struct VerifyState {
+  JsonWriter *w;
+  bool json;
+  bool bar;
+  int bad = 0;
+  std::chrono::steady_clock::time_point last;
+};
+
+int verify_progress(void *user, const tblob_verify_progress *p) {
+  VerifyState *st = static_cast<VerifyState *>(user);
+  if (!st->bar) return 0;
+  const auto now = std::chrono::steady_clock::now();
+  if (p->blobs_done != p->blobs_total && now - st->last < std::chrono::milliseconds(100)) return 0;
+  st->last = now;
+  const double frac = p->bytes_total ? static_cast<double>(p->bytes_done) / static_cast<double>(p->bytes_total) : 1.0;
+  const int width = 30, fill = static_cast<int>(frac * width + 0.5);
+  std::string bar(static_cast<size_t>(fill), '#');
+  bar.append(static_cast<size_t>(width - fill), '.');
+  std::fprintf(stderr, "\rverifying [%s] %3d%%  %s / %s  %llu/%llu blobs", bar.c_str(), static_cast<int>(frac * 100),
+               human_bytes(p->bytes_done).c_str(), human_bytes(p->bytes_total).c_str(),
+               static_cast<unsigned long long>(p->blobs_done), static_cast<unsigned long long>(p->blobs_total));
+  std::fflush(stderr);
+  return 0;
+}
+
+int verify_blob(void *user, const tblob_blob_result *r) {
+  VerifyState *st = static_cast<VerifyState *>(user);
+  if (r->status == TBLOB_OK) return 0;
+  if (st->json) {
+    JsonWriter &w = *st->w;
+    if (st->bad) w.raw(',');
+    w.raw('{');
+    w.key("digest");
+    w.str(r->digest, r->digest_len);
+    w.raw(',');
+    w.key("path");
+    w.str(r->path, r->path_len);
+    w.raw(',');
+    w.key("status");
+    w.str(tblob_status_name(r->status));
+    w.raw(',');
+    w.key("message");
+    w.str(r->message);
+    w.raw(',');
+    w.key("expected_size");
+    w.u64(r->expected_size);
+    if (r->actual_size != UINT64_MAX) {
+      w.raw(',');
+      w.key("actual_size");
+      w.u64(r->actual_size);
+    }
+    if (r->actual_digest_len) {
+      w.raw(',');
+      w.key("actual_digest");
+      w.str(r->actual_digest, r->actual_digest_len);
+    }
+    w.raw('}');
+  } else {
+    if (st->bar) std::fprintf(stderr, "\r\033[K");
+    if (r->digest_len)
+      std::printf("BAD %.*s: %s: %s\n", static_cast<int>(r->path_len), r->path, tblob_status_name(r->status), r->message);
+    else
+      std::printf("BAD manifest %.*s: %s: %s\n", static_cast<int>(r->path_len), r->path, tblob_status_name(r->status),
+                  r->message);
+  }
+  ++st->bad;
+  return 0;
+}
+
+// ---- gc -------------------------------------------------------------------------------------
+
+struct GcState {
+  JsonWriter *w;
+  bool json;
+  bool remove;
+  int count = 0;
+};
+
+const char *gc_kind(uint32_t k) {
+  return k == TBLOB_GC_UNREFERENCED ? "unreferenced" : k == TBLOB_GC_PARTIAL ? "partial" : "temp";
+}
+
+int gc_entry(void *user, const tblob_gc_entry *e) {
+  GcState *st = static_cast<GcState *>(user);
+  if (st->json) {
+    JsonWriter &w = *st->w;
+    if (st->count) w.raw(',');
+    w.raw('{');
+    w.key("file");
+    w.str(e->file_name, e->file_name_len);
+    w.raw(',');
+    w.key("kind");
+    w.str(gc_kind(e->kind));
+    w.raw(',');
+    w.key("size");
+    w.u64(e->size);
+    w.raw(",\"removed\":");
+    w.raw(st->remove && e->removed == TBLOB_OK ? "true" : "false");
+    w.raw('}');
+  } else {
+    std::printf("%s blobs/%.*s (%s, %s)%s\n", st->remove ? (e->removed == TBLOB_OK ? "removed" : "FAILED to remove")
+                                                          : "would remove",
+                static_cast<int>(e->file_name_len), e->file_name, gc_kind(e->kind), human_bytes(e->size).c_str(),
+                "");
+  }
+  ++st->count;
+  return 0;
+}
+
+// ---- inspect --store ---------------------------------------------------------------------------
+
+const char *base_name(const char *p, size_t n, size_t *len) {
+  size_t i = n;
+  while (i > 0 && p[i - 1] != '/') --i;
+  *len = n - i;
+  return p + i;
+}
+
+void json_store_model(JsonWriter &w, const std::string &path, const tblob_model *m) {
+  w.raw('{');
+  w.key("path");
+  w.str(path.c_str());
+  w.raw(",\"ok\":true,");
+  w.key("format");
+  w.str(tblob_format_name(tblob_model_format(m)));
+  w.raw(",\"tensors\":[");
+  const uint64_t n = tblob_tensor_count(m);
+  for (uint64_t i = 0; i < n; ++i) {
+    tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
+    if (tblob_tensor_at(m, i, &t, nullptr) != TBLOB_OK) continue;
+    if (i) w.raw(',');
+    w.raw('{');
+    w.key("name");
+    w.str(t.name, t.name_len);
+    w.raw(',');
+    w.key("dtype");
+    w.str(tblob_dtype_name(t.dtype));
+    w.raw(",\"shape\":[");
+    for (uint32_t k = 0; k < t.rank; ++k) {
+      if (k) w.raw(',');
+      w.u64(t.shape[k]);
+    }
+    w.raw("],");
+    w.key("offset");
+    w.u64(t.data_offset);
+    w.raw(',');
+    w.key("length");
+    w.u64(t.data_length);
+    const char *fp;
+    size_t fl;
+    if (tblob_file_path(m, t.file_index, &fp, &fl) == TBLOB_OK) {
+      size_t bl;
+      const char *b = base_name(fp, fl, &bl);
+      w.raw(',');
+      w.key("file");
+      w.str(b, bl);
+    }
+    w.raw('}');
+  }
+  // Model-wide metadata: each key once (the first blob that has it); every blob's own
+  // __metadata__ follows under "blobs".
+  w.raw("],\"metadata\":{");
+  const uint64_t nm = tblob_metadata_count(m);
+  bool first = true;
+  for (uint64_t i = 0; i < nm; ++i) {
+    const char *k, *v;
+    size_t kl, vl;
+    if (tblob_metadata_at(m, i, &k, &kl, &v, &vl) != TBLOB_OK) continue;
+    bool dup = false;
+    for (uint64_t j = 0; j < i && !dup; ++j) {
+      const char *k2, *v2;
+      size_t kl2, vl2;
+      if (tblob_metadata_at(m, j, &k2, &kl2, &v2, &vl2) == TBLOB_OK && kl2 == kl && std::memcmp(k, k2, kl) == 0) dup = true;
+    }
+    if (dup) continue;
+    if (!first) w.raw(',');
+    first = false;
+    w.str(k, kl);
+    w.raw(':');
+    w.str(v, vl);
+  }
+  w.raw("}}");
+}
+
+}  // namespace
+
+bool store_option_present(int argc, char **argv) {
+  for (int i = 0; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--") == 0) return false;
+    if (std::strcmp(argv[i], "--store") == 0 || std::strncmp(argv[i], "--store=", 8) == 0) return true;
+  }
+  return false;
+}
+
+int cmd_ls(int argc, char **argv) {
+  Args a;
+  if (!parse("ls", argc, argv, &a, false, false)) return kExitUsage;
+  if (!a.store || !a.rest.empty()) {
+    std::fprintf(stderr, "usage: tensorblob ls --store DIR [--json]\n");
+    return kExitUsage;
+  }
+  int rc = kExitOk;
+  tblob_store *s = open_store("ls", a.store, false, a.json, &rc);
+  if (!s) return rc;
+  JsonWriter w;
+  LsState st;
+  st.w = &w;
+  st.json = a.json;
+  if (a.json) {
+    w.raw('{');
+    w.key("store");
+    w.str(a.store);
+    w.raw(",\"models\":[");
+  }
+  tblob_diag d = TBLOB_DIAG_INIT;
+  const tblob_status r = tblob_store_list(s, ls_entry, &st, &d);
+  if (a.json) {
+    w.raw("],\"ok\":");
+    w.raw(r == TBLOB_OK && st.bad == 0 ? "true" : "false");
+    if (r != TBLOB_OK) {
+      w.raw(',');
+      json_error_obj(w, r, d.message);
+    }
+    w.raw('}');
+    w.flush_line(stdout);
+  } else if (r != TBLOB_OK) {
+    std::fprintf(stderr, "tensorblob ls: %s: %s\n", tblob_status_name(r), d.message);
+  }
+  tblob_store_close(s);
+  return r == TBLOB_OK && st.bad == 0 ? kExitOk : kExitInvalid;
+}
+
+int cmd_store_inspect(int argc, char **argv) {
+  Args a;
+  if (!parse("inspect", argc, argv, &a, false, false)) return kExitUsage;
+  if (!a.store || a.rest.empty()) {
+    std::fprintf(stderr, "usage: tensorblob inspect [--json] --store DIR MODEL[:TAG]...\n");
+    return kExitUsage;
+  }
+  int rc = kExitOk;
+  tblob_store *s = open_store("inspect", a.store, false, a.json, &rc);
+  if (!s) return rc;
+  JsonWriter w;
+  for (const char *name : a.rest) {
+    std::string path = std::string(a.store) + "/" + name;
+    tblob_diag d = TBLOB_DIAG_INIT;
+    tblob_model *m = nullptr;
+    const tblob_status st = tblob_store_open_model(s, name, std::strlen(name), nullptr, &m, &d);
+    if (st != TBLOB_OK) {
+      rc = kExitInvalid;
+      if (a.json) {
+        w.raw('{');
+        w.key("path");
+        w.str(path.c_str());
+        w.raw(",\"ok\":false,");
+        w.raw("\"error\":{");
+        w.key("status");
+        w.str(tblob_status_name(st));
+        w.raw(',');
+        w.key("message");
+        w.str(d.message);
+        w.raw(',');
+        w.key("offset");
+        if (d.offset == TBLOB_NO_OFFSET) w.raw("null");
+        else w.u64(d.offset);
+        w.raw("}}");
+        w.flush_line(stdout);
+      } else {
+        std::fprintf(stderr, "%s: %s: %s\n", path.c_str(), tblob_status_name(st), d.message);
+      }
+      continue;
+    }
+    if (a.json) {
+      json_store_model(w, path, m);
+      w.flush_line(stdout);
+    } else {
+      const uint64_t n = tblob_tensor_count(m);
+      std::printf("%s: %s, %llu tensors, %u blobs\n", path.c_str(), tblob_format_name(tblob_model_format(m)),
+                  static_cast<unsigned long long>(n), tblob_file_count(m));
+      for (uint64_t i = 0; i < n; ++i) {
+        tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
+        if (tblob_tensor_at(m, i, &t, nullptr) != TBLOB_OK) continue;
+        std::string shape = "[";
+        for (uint32_t k = 0; k < t.rank; ++k) shape += (k ? ", " : "") + std::to_string(t.shape[k]);
+        shape += "]";
+        const char *fp = "";
+        size_t fl = 0, bl = 0;
+        tblob_file_path(m, t.file_index, &fp, &fl);
+        const char *b = base_name(fp, fl, &bl);
+        std::printf("  %-48.*s %-6s %-16s %.*s\n", static_cast<int>(t.name_len), t.name, tblob_dtype_name(t.dtype),
+                    shape.c_str(), static_cast<int>(bl > 19 ? 19 : bl), b);
+      }
+    }
+    tblob_close(m);
+  }
+  tblob_store_close(s);
+  return rc;
+}
+
+int cmd_verify(int argc, char **argv) {
+  Args a;
+  if (!parse("verify", argc, argv, &a, false, false)) return kExitUsage;
+  if (!a.store || a.rest.size() > 1) {
+    std::fprintf(stderr, "usage: tensorblob verify --store DIR [MODEL[:TAG]] [--json] [--threads N]\n");
+    return kExitUsage;
+  }
+  int rc = kExitOk;
+  tblob_store *s = open_store("verify", a.store, false, a.json, &rc);
+  if (!s) return rc;
+  JsonWriter w;
+  VerifyState st;
+  st.w = &w;
+  st.json = a.json;
+  st.bar = !a.json && ::isatty(2);
+  st.last = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  tblob_verify_options o = TBLOB_VERIFY_OPTIONS_INIT;
+  o.threads = a.threads;
+  o.progress = verify_progress;
+  o.progress_user = &st;
+  o.on_blob = verify_blob;
+  o.on_blob_user = &st;
+  tblob_verify_summary sum = TBLOB_VERIFY_SUMMARY_INIT;
+  tblob_diag d = TBLOB_DIAG_INIT;
+  const char *model = a.rest.empty() ? nullptr : a.rest[0];
+  if (a.json) {
+    w.raw('{');
+    w.key("store");
+    w.str(a.store);
+    if (model) {
+      w.raw(',');
+      w.key("model");
+      w.str(model);
+    }
+    w.raw(",\"bad\":[");
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const tblob_status r = tblob_store_verify(s, model, model ? std::strlen(model) : 0, &o, &sum, &d);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (st.bar) std::fprintf(stderr, "\r\033[K");
+  const bool ok = r == TBLOB_OK;
+  if (a.json) {
+    w.raw("],\"ok\":");
+    w.raw(ok ? "true" : "false");
+    w.raw(',');
+    w.key("blobs");
+    w.u64(sum.blobs);
+    w.raw(',');
+    w.key("blobs_bad");
+    w.u64(sum.blobs_bad);
+    w.raw(',');
+    w.key("manifests");
+    w.u64(sum.manifests);
+    w.raw(',');
+    w.key("manifests_bad");
+    w.u64(sum.manifests_bad);
+    w.raw(',');
+    w.key("bytes");
+    w.u64(sum.bytes_hashed);
+    w.raw(',');
+    w.key("threads");
+    w.u64(sum.threads_used);
+    char secs_buf[32];
+    std::snprintf(secs_buf, sizeof(secs_buf), ",\"seconds\":%.3f", secs);
+    w.raw(secs_buf);
+    if (!ok) {
+      w.raw(',');
+      json_error_obj(w, r, d.message);
+    }
+    w.raw('}');
+    w.flush_line(stdout);
+  } else if (ok) {
+    std::printf("verified %llu blobs of %llu manifest%s (%s) in %.2f s, %u thread%s: all match\n",
+                static_cast<unsigned long long>(sum.blobs), static_cast<unsigned long long>(sum.manifests),
+                sum.manifests == 1 ? "" : "s", human_bytes(sum.bytes_hashed).c_str(), secs, sum.threads_used,
+                sum.threads_used == 1 ? "" : "s");
+  } else {
+    if (st.bad == 0) std::printf("BAD: %s: %s\n", tblob_status_name(r), d.message);
+    std::printf("%llu of %llu blobs bad, %llu manifest%s unreadable\n", static_cast<unsigned long long>(sum.blobs_bad),
+                static_cast<unsigned long long>(sum.blobs), static_cast<unsigned long long>(sum.manifests_bad),
+                sum.manifests_bad == 1 ? "" : "s");
+  }
+  tblob_store_close(s);
+  return ok ? kExitOk : kExitInvalid;
+}
+
+int cmd_import(int argc, char **argv) {
+  Args a;
+  if (!parse("import", argc, argv, &a, true, false)) return kExitUsage;
+  if (!a.store || !a.name || a.rest.size() != 1) {
+    std::fprintf(stderr, "usage: tensorblob import --store DIR --name MODEL[:TAG] [--json] SRC_DIR\n");
+    return kExitUsage;
+  }
+  int rc = kExitOk;
+  tblob_store *s = open_store("import", a.store, true, a.json, &rc);
+  if (!s) return rc;
+  tblob_import_result res = TBLOB_IMPORT_RESULT_INIT;
+  tblob_diag d = TBLOB_DIAG_INIT;
+  const auto t0 = std::chrono::steady_clock::now();
+  const tblob_status r = tblob_store_import(s, a.name, std::strlen(a.name), a.rest[0], nullptr, &res, &d);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  char canon[1024];
+  size_t cl = 0;
+  if (tblob_ollama_name_canonical(a.name, std::strlen(a.name), canon, sizeof(canon), &cl, nullptr) != TBLOB_OK)
+    std::snprintf(canon, sizeof(canon), "%s", a.name);
+  if (a.json) {
+    JsonWriter w;
+    w.raw('{');
+    w.key("store");
+    w.str(a.store);
+    w.raw(',');
+    w.key("name");
+    w.str(canon);
+    w.raw(",\"ok\":");
+    w.raw(r == TBLOB_OK ? "true" : "false");
+    w.raw(',');
+    w.key("layers");
+    w.u64(res.layers);
+    w.raw(',');
+    w.key("tensors");
+    w.u64(res.tensors);
+    w.raw(',');
+    w.key("blobs_written");
+    w.u64(res.blobs_written);
+    w.raw(',');
+    w.key("blobs_reused");
+    w.u64(res.blobs_reused);
+    w.raw(',');
+    w.key("bytes_written");
+    w.u64(res.bytes_written);
+    w.raw(",\"manifest_written\":");
+    w.raw(res.manifest_written ? "true" : "false");
+    char secs_buf[32];
+    std::snprintf(secs_buf, sizeof(secs_buf), ",\"seconds\":%.3f", secs);
+    w.raw(secs_buf);
+    if (r != TBLOB_OK) {
+      w.raw(',');
+      json_error_obj(w, r, d.message);
+    }
+    w.raw('}');
+    w.flush_line(stdout);
+  } else if (r == TBLOB_OK) {
+    std::printf("imported %s: %llu layers, %llu tensors; %llu blobs written (%s), %llu reused; manifest %s (%.2f s)\n",
+                canon, static_cast<unsigned long long>(res.layers), static_cast<unsigned long long>(res.tensors),
+                static_cast<unsigned long long>(res.blobs_written), human_bytes(res.bytes_written).c_str(),
+                static_cast<unsigned long long>(res.blobs_reused), res.manifest_written ? "written" : "unchanged", secs);
+  } else {
+    std::fprintf(stderr, "tensorblob import: %s: %s\n", tblob_status_name(r), d.message);
+  }
+  tblob_store_close(s);
+  return r == TBLOB_OK ? kExitOk : kExitInvalid;
+}
+
+int cmd_gc(int argc, char **argv) {
+  Args a;
+  if (!parse("gc", argc, argv, &a, false, true)) return kExitUsage;
+  if (!a.store || !a.rest.empty()) {
+    std::fprintf(stderr, "usage: tensorblob gc --store DIR [--remove] [--json]\n");
+    return kExitUsage;
+  }
+  int rc = kExitOk;
+  tblob_store *s = open_store("gc", a.store, false, a.json, &rc);
+  if (!s) return rc;
+  JsonWriter w;
+  GcState st;
+  st.w = &w;
+  st.json = a.json;
+  st.remove = a.remove;
+  tblob_gc_options o = TBLOB_GC_OPTIONS_INIT;
+  if (a.remove) o.flags |= TBLOB_GC_REMOVE;
+  o.on_entry = gc_entry;
+  o.user = &st;
+  tblob_gc_result res = TBLOB_GC_RESULT_INIT;
+  tblob_diag d = TBLOB_DIAG_INIT;
+  if (a.json) {
+    w.raw('{');
+    w.key("store");
+    w.str(a.store);
+    w.raw(",\"dry_run\":");
+    w.raw(a.remove ? "false" : "true");
+    w.raw(",\"entries\":[");
+  }
+  const tblob_status r = tblob_store_gc(s, &o, &res, &d);
+  if (a.json) {
+    w.raw("],\"ok\":");
+    w.raw(r == TBLOB_OK ? "true" : "false");
+    w.raw(',');
+    w.key("manifests");
+    w.u64(res.manifests);
+    w.raw(',');
+    w.key("referenced_blobs");
+    w.u64(res.referenced_blobs);
+    w.raw(',');
+    w.key("listed_bytes");
+    w.u64(res.listed_bytes);
+    w.raw(',');
+    w.key("removed_files");
+    w.u64(res.removed_files);
+    w.raw(',');
+    w.key("removed_bytes");
+    w.u64(res.removed_bytes);
+    if (r != TBLOB_OK) {
+      w.raw(',');
+      json_error_obj(w, r, d.message);
+    }
+    w.raw('}');
+    w.flush_line(stdout);
+  } else if (r == TBLOB_OK) {
+    std::printf("%llu file%s (%s) %s; %llu blobs referenced by %llu manifests%s\n",
+                static_cast<unsigned long long>(res.listed_files), res.listed_files == 1 ? "" : "s",
+                human_bytes(res.listed_bytes).c_str(), a.remove ? "removed" : "unreferenced",
+                static_cast<unsigned long long>(res.referenced_blobs), static_cast<unsigned long long>(res.manifests),
+                a.remove || res.listed_files == 0 ? "" : " (dry run: add --remove to delete)");
+  } else {
+    std::fprintf(stderr, "tensorblob gc: %s: %s\n", tblob_status_name(r), d.message);
+  }
+  tblob_store_close(s);
+  return r == TBLOB_OK ? kExitOk : kExitInvalid;
+}
+
+}  // namespace tbcli
