@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The tensorblob CLI on SLM1: convert (every dtype, refusals), inspect (golden files, --json,
+# --no-checksum). Usage: cli_test.sh TENSORBLOB SLM1_DATA_DIR EXAMPLES_DIR
+set -u
+T=$1 DATA=$2 EX=$3
+work=$(mktemp -d "${TMPDIR:-/tmp}/slm1-cli-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+fails=0
+expect() {  # expected-exit-code description command...
+  local want=$1 what=$2; shift 2
+  "$@" >"$work/out" 2>"$work/err"
+  local got=$?
+  if [ "$got" -ne "$want" ]; then
+    echo "FAIL: $what: exit $got, expected $want"; cat "$work/out" "$work/err"; fails=$((fails + 1))
+  else
+    echo "ok: $what"
+  fi
+}
+grep_out() {  # pattern file description
+  if ! grep -q -- "$1" "$work/$2"; then
+    echo "FAIL: $3: '$1' not in $2:"; cat "$work/$2"; fails=$((fails + 1))
+  fi
+}
+
+expect 0 "inspect golden files" "$T" inspect "$DATA/tiny_btok.slm" "$DATA/tiny_bpe1.slm"
+grep_out "slm1, 3 tensors" out "inspect tiny_btok"
+grep_out "fnv1a:e45e883176c5ce0f" out "synthetic names"
+expect 0 "inspect --json" "$T" inspect --json "$DATA/tiny_btok.slm"
+grep_out '"checksum_verified":"true"' out "json metadata"
+
+cp "$EX/tiny-llama/model.safetensors" "$work/model.safetensors"
+cat >"$work/config.json" <<'JSON'
+{"hidden_size": 8, "intermediate_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2,
+ "num_key_value_heads": 2, "max_position_embeddings": 64, "rope_theta": 10000.0,
+ "rms_norm_eps": 1e-06, "tie_word_embeddings": false, "vocab_size": 32}
+JSON
+for dt in f32 q8_0; do
+  expect 0 "convert --dtype $dt" "$T" convert --to slm1 --dtype "$dt" "$work/model.safetensors" "$work/$dt.slm"
+  grep_out "21 tensors" out "convert $dt summary"
+  [ "$dt" = q8_0 ] && grep_out "5 f32, 16 q8_0" out "q8_0 counts (rank-1 norms stay f32)"
+  expect 0 "inspect converted $dt" "$T" inspect "$work/$dt.slm"
+done
+expect 0 "convert q4_0 block 8" "$T" convert --to slm1 --dtype q4_0 --block-size 8 "$work/model.safetensors" "$work/q4.slm"
+grep_out "16 q4_0" out "q4_0 counts (rank-1 norms stay f32)"
+# The default q4_0 block (32) does not divide 8 columns: refused, naming the tensor.
+expect 1 "convert q4_0 default block" "$T" convert --to slm1 --dtype q4_0 "$work/model.safetensors" "$work/bad.slm"
+grep_out "q4_0 block_size is 32" err "names the block size"
+[ -e "$work/bad.slm" ] && { echo "FAIL: a refused conversion left its output"; fails=$((fails + 1)); }
+# Usage errors.
+expect 2 "convert --to gguf" "$T" convert --to gguf "$work/model.safetensors" "$work/x.slm"
+expect 2 "convert --dtype q5" "$T" convert --to slm1 --dtype q5 "$work/model.safetensors" "$work/x.slm"
+expect 2 "convert --block-size with q8_0" "$T" convert --to slm1 --dtype q8_0 --block-size 8 "$work/model.safetensors" "$work/x.slm"
+expect 2 "convert without OUT" "$T" convert --to slm1 "$work/model.safetensors"
+# No config.json beside SRC, then --config.
+mkdir "$work/noconf" && cp "$work/model.safetensors" "$work/noconf/"
+expect 1 "convert without config.json" "$T" convert --to slm1 "$work/noconf/model.safetensors" "$work/x.slm"
+grep_out "config" err "says config.json is missing"
+expect 0 "convert --config" "$T" convert --to slm1 --config "$work/config.json" "$work/noconf/model.safetensors" "$work/x.slm"
+# An SLM1 source is refused.
+expect 1 "convert from slm1" "$T" convert --to slm1 "$DATA/tiny_btok.slm" "$work/x.slm"
+# A changed value byte: checksum error; --no-checksum skips only that.
+cp "$work/f32.slm" "$work/flip.slm"
+size=$(stat -c %s "$work/flip.slm")
+printf '\x55' | dd of="$work/flip.slm" bs=1 seek=$((size - 1)) conv=notrunc status=none
+expect 1 "inspect corrupted" "$T" inspect "$work/flip.slm"
+grep_out "TBLOB_E_SLM1_CHECKSUM" err "checksum status"
+expect 0 "inspect --no-checksum" "$T" inspect --no-checksum "$work/flip.slm"
+grep_out "checksum_verified = false" out "not verified"
+# A structural error still fails with --no-checksum (reserved field of entry 0).
+cp "$work/f32.slm" "$work/res.slm"
+dir=$(od -An -t u8 -j 80 -N 8 "$work/res.slm" | tr -d ' ')
+printf '\x01' | dd of="$work/res.slm" bs=1 seek=$((dir + 60)) conv=notrunc status=none
+expect 1 "inspect --no-checksum structural" "$T" inspect --no-checksum "$work/res.slm"
+grep_out "TBLOB_E_SLM1_ENTRY" err "entry status"
+
+echo "$fails failure(s)"
+[ "$fails" -eq 0 ]
