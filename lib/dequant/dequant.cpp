@@ -1,9 +1,106 @@
 #include "dequant/dequant.h"
 
 #include "core/checked.h"
-#include "dequant/scalar/scalar.h"
+#include "dequant/dispatch.h"
 
 namespace tblob {
+namespace {
+
+// Staging buffer for non-temporal output: small enough for L1 and for any thread's stack.
+constexpr uint64_t kStageBytes = 8192;
+
+uint64_t gcd_u64(uint64_t a, uint64_t b) {
+  while (b != 0) {
+    const uint64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+uint64_t scale_elem_bytes(uint32_t dtype) {
+  switch (dtype) {
+    case TBLOB_DTYPE_F32: return 4;
+    case TBLOB_DTYPE_F16:
+    case TBLOB_DTYPE_BF16: return 2;
+    default: return 1;  // F8_E8M0 / F8_E4M3
+  }
+}
+
+// Writes rows [rb, re) through the staging buffer and the streaming copy. A piece of a long
+// row is handed to the kernel as a descriptor of its own (one row of whole groups and whole
+// 32-bit words), which is valid by construction, so kernels need no extra entry point.
+// Returns false (nothing written) when the shape cannot be cut into staging-sized pieces;
+// the caller then stores directly.
+bool stream_rows(const QuantDesc &d, DequantRowsFn fn, uint64_t esize, uint64_t rb, uint64_t re,
+                 uint8_t *dst, StreamCopyFn copy) {
+  alignas(64) uint8_t stage[kStageBytes];
+  const uint64_t stage_elems = kStageBytes / esize;
+  const uint64_t bits = quant_element_bits(d);
+  const uint64_t cols = d.cols;
+  if (d.group_size != 0) {
+    const uint64_t gsize = d.group_size;
+    if (gsize > stage_elems) return false;
+    const uint64_t word_codes = 32 / gcd_u64(bits, 32);  // codes per whole number of words
+    const uint64_t unit = gsize / gcd_u64(gsize, word_codes) * word_codes;  // lcm
+    if (unit > stage_elems) return false;
+    if (cols <= stage_elems) {
+      const uint64_t per = stage_elems / cols;
+      for (uint64_t r = rb; r < re;) {
+        const uint64_t n = per < re - r ? per : re - r;
+        fn(d, r, r + n, stage);
+        copy(dst, stage, static_cast<size_t>(n * cols * esize));
+        dst += n * cols * esize;
+        r += n;
+      }
+      return true;
+    }
+    const uint64_t chunk = stage_elems / unit * unit;
+    const uint64_t ngroups = cols / gsize;
+    const uint64_t ssize = scale_elem_bytes(d.scale_dtype);
+    const uint64_t bsize = d.biases != nullptr ? scale_elem_bytes(d.bias_dtype) : 0;
+    for (uint64_t r = rb; r < re; ++r) {
+      for (uint64_t c0 = 0; c0 < cols; c0 += chunk) {
+        const uint64_t c = chunk < cols - c0 ? chunk : cols - c0;
+        const uint64_t g0 = r * ngroups + c0 / gsize;
+        QuantDesc s = d;
+        s.rows = 1;
+        s.cols = c;
+        s.data = d.data + (r * cols * bits) / 8 + (c0 * bits) / 8;
+        s.data_bytes = c * bits / 8;
+        s.scales = d.scales + g0 * ssize;
+        s.scales_bytes = (c / gsize) * ssize;
+        if (d.biases != nullptr) {
+          s.biases = d.biases + g0 * bsize;
+          s.biases_bytes = (c / gsize) * bsize;
+        }
+        fn(s, 0, 1, stage);
+        copy(dst, stage, static_cast<size_t>(c * esize));
+        dst += c * esize;
+      }
+    }
+    return true;
+  }
+  // Plain schemes: one flat element range. F4 packs two codes per byte, so pieces start on
+  // even elements and hold an even count.
+  const uint64_t e0 = rb * cols, e1 = re * cols;
+  if (bits == 4 && ((e0 | e1) & 1u) != 0) return false;
+  for (uint64_t e = e0; e < e1;) {
+    const uint64_t c = stage_elems < e1 - e ? stage_elems : e1 - e;
+    QuantDesc s = d;
+    s.rows = 1;
+    s.cols = c;
+    s.data = d.data + e * bits / 8;
+    s.data_bytes = c * bits / 8;
+    fn(s, 0, 1, stage);
+    copy(dst, stage, static_cast<size_t>(c * esize));
+    dst += c * esize;
+    e += c;
+  }
+  return true;
+}
+
+}  // namespace
 
 Status dequant_output_bytes(const QuantDesc &d, uint32_t out_dtype, uint64_t row_begin,
                             uint64_t row_end, uint64_t *out_bytes) {
@@ -32,14 +129,23 @@ Status dequantize_rows_with(const KernelTable &kernels, const QuantDesc &d,
   const DequantRowsFn fn =
       kernels.rows[static_cast<uint32_t>(d.scheme)][dequant_out_slot(out_dtype)];
   if (fn == nullptr) return TBLOB_E_UNSUPPORTED;
+  if (need >= stream_threshold()) {
+    const StreamCopyFn copy = stream_copy_for(kernels);
+    if (copy != nullptr && stream_rows(d, fn, dequant_out_size(out_dtype), row_begin, row_end,
+                                       static_cast<uint8_t *>(dst), copy)) {
+      stream_fence();
+      return TBLOB_OK;
+    }
+  }
   fn(d, row_begin, row_end, dst);
   return TBLOB_OK;
 }
 
 Status dequantize_rows(const QuantDesc &d, uint32_t out_dtype, uint64_t row_begin,
                        uint64_t row_end, void *dst, size_t dst_bytes) {
-  return dequantize_rows_with(scalar_kernel_table(), d, out_dtype, row_begin, row_end, dst,
-                              dst_bytes);
+  const KernelTable *kernels = active_kernel_table();
+  if (kernels == nullptr) return kStatusKernelUnavailable;
+  return dequantize_rows_with(*kernels, d, out_dtype, row_begin, row_end, dst, dst_bytes);
 }
 
 }  // namespace tblob

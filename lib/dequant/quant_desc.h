@@ -73,28 +73,28 @@
 
 namespace tblob {
 
-// ---- statuses (range -70..-99 reserved for dequantization; to be pinned in tensorblob.h) ----
+// ---- statuses (pinned in tensorblob.h, -70..-99) -------------------------------------------
 // Unknown scheme, a bit width the scheme does not have, unknown special/global-scale value.
-constexpr tblob_status kStatusQuantScheme = -70;
+constexpr tblob_status kStatusQuantScheme = TBLOB_E_QUANT_SCHEME;
 // Group size 0, not dividing the row, not the scheme's fixed size, or set for a plain scheme.
-constexpr tblob_status kStatusQuantGroupSize = -71;
+constexpr tblob_status kStatusQuantGroupSize = TBLOB_E_QUANT_GROUP_SIZE;
 // Codes do not pack into whole units: an MLX row is not whole uint32 words, F4 count is odd.
-constexpr tblob_status kStatusQuantPacking = -72;
+constexpr tblob_status kStatusQuantPacking = TBLOB_E_QUANT_PACKING;
 // Packed data byte length differs from what rows x cols need.
-constexpr tblob_status kStatusQuantDataSize = -73;
+constexpr tblob_status kStatusQuantDataSize = TBLOB_E_QUANT_DATA_SIZE;
 // Scale encoding not allowed for the scheme (or scales given to a scheme without scales).
-constexpr tblob_status kStatusQuantScaleDtype = -74;
+constexpr tblob_status kStatusQuantScaleDtype = TBLOB_E_QUANT_SCALE_DTYPE;
 // Scale byte length differs from rows x groups x scale size (too short or too long).
-constexpr tblob_status kStatusQuantScaleSize = -75;
+constexpr tblob_status kStatusQuantScaleSize = TBLOB_E_QUANT_SCALE_SIZE;
 // Bias encoding wrong: missing for affine, differing from the scale dtype, or given where the
 // scheme has no bias.
-constexpr tblob_status kStatusQuantBiasDtype = -76;
+constexpr tblob_status kStatusQuantBiasDtype = TBLOB_E_QUANT_BIAS_DTYPE;
 // Bias byte length differs from rows x groups x bias size.
-constexpr tblob_status kStatusQuantBiasSize = -77;
+constexpr tblob_status kStatusQuantBiasSize = TBLOB_E_QUANT_BIAS_SIZE;
 // Global scale on a scheme other than nvfp4, missing, or not exactly one f32 (4 bytes).
-constexpr tblob_status kStatusQuantGlobalScale = -78;
+constexpr tblob_status kStatusQuantGlobalScale = TBLOB_E_QUANT_GLOBAL_SCALE;
 // Output dtype is not F32, F16 or BF16.
-constexpr tblob_status kStatusDequantOutDtype = -79;
+constexpr tblob_status kStatusDequantOutDtype = TBLOB_E_DEQUANT_OUT_DTYPE;
 
 // ---- schemes ------------------------------------------------------------------------------
 enum class QuantScheme : uint32_t {
@@ -112,8 +112,12 @@ enum class QuantScheme : uint32_t {
   kF16 = 11,         // passthrough / convert
   kBF16 = 12,
   kF32 = 13,
+  // Hugging Face block FP8 (DeepSeek-V3 style): E4M3 codes, one scale (`weight_scale_inv`,
+  // f32/bf16/f16) per group_size x group_size block of the 2-D [rows, cols] tensor, partial
+  // blocks at the edges. Own validation/entry point: scalar/block_fp8.h.
+  kBlockFp8 = 14,
 };
-constexpr uint32_t kQuantSchemeCount = 14;
+constexpr uint32_t kQuantSchemeCount = 15;
 
 // Special-value bits (see the comment block above).
 constexpr uint32_t kSpecE4M3MaxFinite = 1u << 0;   // E4M3 0x7F/0xFF -> +-480 instead of NaN

@@ -1,5 +1,6 @@
 #include "dequant/scalar/scalar.h"
 
+#include "dequant/scalar/block_fp8.h"
 #include "dequant/scalar/common.h"
 
 namespace tblob {
@@ -29,9 +30,10 @@ constexpr KernelTable kScalarTable = {
         TBLOB_PLAIN3(QuantScheme::kF16),
         TBLOB_PLAIN3(QuantScheme::kBF16),
         TBLOB_PLAIN3(QuantScheme::kF32),
+        TBLOB_ROW3(scalar::block_fp8_rows),  // kBlockFp8 (validated by validate_block_fp8)
     },
 };
-static_assert(kQuantSchemeCount == 14, "kernel table rows must follow QuantScheme");
+static_assert(kQuantSchemeCount == 15, "kernel table rows must follow QuantScheme");
 
 #undef TBLOB_ROW3
 #undef TBLOB_PLAIN3

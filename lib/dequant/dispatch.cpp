@@ -1,0 +1,238 @@
+// Kernel-set detection and selection (see dispatch.h). Baseline code only: the ISA-specific
+// translation units are entered only after the checks here say the CPU can run them.
+#include "dequant/dispatch.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#include "dequant/scalar/scalar.h"
+
+#if defined(TBLOB_DEQUANT_AVX2) || defined(TBLOB_DEQUANT_AVX512)
+#include <cpuid.h>
+#include <xmmintrin.h>
+
+#include "dequant/x86/x86_kernels.h"
+#define TBLOB_DEQUANT_X86 1
+#endif
+#if defined(TBLOB_DEQUANT_NEON)
+#include "dequant/arm/neon_kernels.h"
+#endif
+
+namespace tblob {
+namespace {
+
+// ---- CPU features (cached once; "detected" bit is the sentinel) ----------------------------
+constexpr uint32_t kFeatAvx2 = 1u << 0;    // AVX2 + F16C, YMM state enabled by the OS
+constexpr uint32_t kFeatAvx512 = 1u << 1;  // AVX-512 F+BW+VL, ZMM/opmask state enabled
+constexpr uint32_t kFeatDetected = 1u << 31;
+std::atomic<uint32_t> g_features{0};
+
+uint32_t detect_features() {
+  uint32_t f = 0;
+#if defined(TBLOB_DEQUANT_X86)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid(1, &a, &b, &c, &d)) {
+    const bool osxsave = (c >> 27) & 1u, avx = (c >> 28) & 1u, f16c = (c >> 29) & 1u;
+    if (osxsave && avx) {
+      uint32_t lo, hi;
+      __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+      const uint64_t xcr0 = (static_cast<uint64_t>(hi) << 32) | lo;
+      const bool ymm_state = (xcr0 & 0x6u) == 0x6u;     // SSE + AVX
+      const bool zmm_state = (xcr0 & 0xE6u) == 0xE6u;   // + opmask, ZMM_Hi256, Hi16_ZMM
+      unsigned a7 = 0, b7 = 0, c7 = 0, d7 = 0;
+      if (ymm_state && __get_cpuid_count(7, 0, &a7, &b7, &c7, &d7)) {
+        const bool avx2 = (b7 >> 5) & 1u;
+        const bool avx512f = (b7 >> 16) & 1u, avx512bw = (b7 >> 30) & 1u, avx512vl = (b7 >> 31) & 1u;
+        if (avx2 && f16c) f |= kFeatAvx2;
+        if ((f & kFeatAvx2) && zmm_state && avx512f && avx512bw && avx512vl) f |= kFeatAvx512;
+      }
+    }
+  }
+#endif
+  return f | kFeatDetected;
+}
+
+uint32_t features() {
+  uint32_t f = g_features.load(std::memory_order_relaxed);
+  if ((f & kFeatDetected) == 0) {
+    f = detect_features();
+    g_features.store(f, std::memory_order_relaxed);
+  }
+  return f;
+}
+
+bool runs_always() { return true; }
+#if defined(TBLOB_DEQUANT_AVX2)
+bool runs_avx2() { return (features() & kFeatAvx2) != 0; }
+#endif
+#if defined(TBLOB_DEQUANT_AVX512)
+bool runs_avx512() { return (features() & kFeatAvx512) != 0; }
+#endif
+
+// A SIMD table is the scalar table with the ISA's entries written over it (built once, on
+// first use, only for sets the host runs), so a scheme without a SIMD kernel keeps its
+// scalar one.
+KernelTable make_table(const char *name, void (*fill)(KernelTable *)) {
+  KernelTable t = scalar_kernel_table();
+  t.name = name;
+  fill(&t);
+  return t;
+}
+#if defined(TBLOB_DEQUANT_AVX2)
+const KernelTable &avx2_table() {
+  static const KernelTable t = make_table("avx2", &avx2_fill_kernels);
+  return t;
+}
+#endif
+#if defined(TBLOB_DEQUANT_AVX512)
+const KernelTable &avx512_table() {
+  static const KernelTable t = make_table("avx512", &avx512_fill_kernels);
+  return t;
+}
+#endif
+#if defined(TBLOB_DEQUANT_NEON)
+const KernelTable &neon_table() {
+  static const KernelTable t = make_table("neon", &neon_fill_kernels);
+  return t;
+}
+#endif
+
+struct KernelSet {
+  const char *name;
+  const KernelTable &(*table)();
+  bool (*runnable)();
+  StreamCopyFn stream;
+};
+
+constexpr KernelSet kSets[] = {
+#if defined(TBLOB_DEQUANT_AVX512)
+    {"avx512", &avx512_table, &runs_avx512, &avx512_stream_copy},
+#endif
+#if defined(TBLOB_DEQUANT_AVX2)
+    {"avx2", &avx2_table, &runs_avx2, &avx2_stream_copy},
+#endif
+#if defined(TBLOB_DEQUANT_NEON)
+    {"neon", &neon_table, &runs_always, &neon_stream_copy},
+#endif
+    {"scalar", &scalar_kernel_table, &runs_always, nullptr},
+};
+constexpr uint32_t kSetCount = sizeof(kSets) / sizeof(kSets[0]);
+
+// The "unavailable" state: TBLOB_KERNEL asked for a set this host cannot run.
+constexpr KernelSet kUnavailable = {"unavailable", nullptr, nullptr, nullptr};
+
+std::atomic<const KernelSet *> g_active{nullptr};
+std::atomic<uint64_t> g_stream_threshold{kDefaultStreamThreshold};
+
+const KernelSet *find_set(const char *name) {
+  for (const KernelSet &s : kSets) {
+    if (std::strcmp(s.name, name) == 0) return &s;
+  }
+  return nullptr;
+}
+
+const KernelSet *best_set() {
+  for (const KernelSet &s : kSets) {
+    if (s.runnable()) return &s;
+  }
+  return &kSets[kSetCount - 1];
+}
+
+bool is_auto(const char *name) { return name[0] == '\0' || std::strcmp(name, "auto") == 0; }
+
+const KernelSet *initial_choice() {
+  const char *env = std::getenv("TBLOB_KERNEL");
+  if (env == nullptr || is_auto(env)) return best_set();
+  const KernelSet *s = find_set(env);
+  if (s == nullptr || !s->runnable()) return &kUnavailable;
+  return s;
+}
+
+const KernelSet *active_set() {
+  const KernelSet *s = g_active.load(std::memory_order_acquire);
+  if (s != nullptr) return s;
+  const KernelSet *choice = initial_choice();
+  const KernelSet *expected = nullptr;
+  if (g_active.compare_exchange_strong(expected, choice, std::memory_order_acq_rel)) return choice;
+  return expected;  // another thread (or set_kernel) got there first
+}
+
+struct Supported {
+  const char *names[kSetCount];
+  uint32_t count;
+};
+
+const Supported &supported() {
+  static const Supported s = [] {
+    Supported r{};
+    for (const KernelSet &k : kSets) {
+      if (k.runnable()) r.names[r.count++] = k.name;
+    }
+    return r;
+  }();
+  return s;
+}
+
+}  // namespace
+
+uint32_t compiled_kernel_count() { return kSetCount; }
+
+const char *compiled_kernel_name(uint32_t i) { return i < kSetCount ? kSets[i].name : nullptr; }
+
+const char *const *supported_kernels(uint32_t *count) {
+  const Supported &s = supported();
+  if (count != nullptr) *count = s.count;
+  return s.names;
+}
+
+bool kernel_supported(const char *name) {
+  if (name == nullptr) return false;
+  const KernelSet *s = find_set(name);
+  return s != nullptr && s->runnable();
+}
+
+Status set_kernel(const char *name) {
+  if (name == nullptr) return TBLOB_E_INVALID_ARGUMENT;
+  const KernelSet *s = is_auto(name) ? best_set() : find_set(name);
+  if (s == nullptr || !s->runnable()) return kStatusKernelUnavailable;
+  g_active.store(s, std::memory_order_release);
+  return TBLOB_OK;
+}
+
+const char *active_kernel_name() { return active_set()->name; }
+
+const KernelTable *active_kernel_table() {
+  const KernelSet *s = active_set();
+  return s->table != nullptr ? &s->table() : nullptr;
+}
+
+const KernelTable *kernel_table_by_name(const char *name) {
+  if (!kernel_supported(name)) return nullptr;
+  return &find_set(name)->table();
+}
+
+StreamCopyFn stream_copy_for(const KernelTable &kernels) {
+  for (const KernelSet &s : kSets) {
+    if (s.stream != nullptr && s.runnable() && &s.table() == &kernels) return s.stream;
+  }
+  return nullptr;
+}
+
+void stream_fence() {
+#if defined(TBLOB_DEQUANT_X86)
+  _mm_sfence();
+#elif defined(__aarch64__)
+  __asm__ volatile("dmb ishst" : : : "memory");
+#endif
+}
+
+uint64_t stream_threshold() { return g_stream_threshold.load(std::memory_order_relaxed); }
+
+uint64_t set_stream_threshold(uint64_t bytes) {
+  return g_stream_threshold.exchange(bytes, std::memory_order_relaxed);
+}
+
+void reset_kernel_selection() { g_active.store(nullptr, std::memory_order_release); }
+
+}  // namespace tblob

@@ -1,0 +1,73 @@
+// Kernel-set selection for dequantization: which KernelTable dequantize_rows() uses.
+//
+// Sets, best first: "avx512" (x86-64: AVX-512 F+BW+VL, with AVX2/F16C), "avx2" (x86-64: AVX2 +
+// F16C), "neon" (arm64 baseline), "scalar" (the reference, always there). A set is compiled in
+// unless its meson option (simd_x86 / simd_neon) is disabled; an x86 set is runnable when cpuid
+// reports the instructions AND xgetbv reports that the OS saves the register state.
+//
+// Selection happens once, lazily and atomically, on the first use: the environment variable
+// TBLOB_KERNEL=scalar|avx2|avx512|neon (or "auto" / empty: the best runnable set) is read at
+// that moment and never again. set_kernel() overrides it at any time. Naming a set that is not
+// compiled in, that the CPU cannot run, or that does not exist is an error and never a silent
+// fallback: set_kernel() returns kStatusKernelUnavailable and keeps the current set, and an
+// unusable TBLOB_KERNEL leaves the process in the "unavailable" state, where dequantize_rows()
+// returns kStatusKernelUnavailable until set_kernel() succeeds.
+//
+// Large outputs (at least stream_threshold() bytes in one call) are written with non-temporal
+// stores: the kernel fills a small cache-resident staging buffer, which the set's streaming copy
+// moves to the destination. Calls below the threshold (small row ranges) store normally.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "core/status.h"
+#include "dequant/kernel_table.h"
+
+namespace tblob {
+
+// The named kernel set is unknown, compiled out (-Dsimd_x86/-Dsimd_neon=disabled), or needs
+// instructions this CPU/OS does not provide. (Dequantization range -70..-99; pinned in
+// tensorblob.h by the C API.)
+constexpr tblob_status kStatusKernelUnavailable = -80;
+
+// Kernel sets compiled into this build, best first; the last is "scalar".
+uint32_t compiled_kernel_count();
+const char *compiled_kernel_name(uint32_t i);  // nullptr when i >= compiled_kernel_count()
+
+// Kernel sets this host can run, best first; the last is always "scalar". The array is static
+// and lives for the whole process.
+const char *const *supported_kernels(uint32_t *count);
+bool kernel_supported(const char *name);
+
+// Forces the kernel set `name` ("auto" = the best one the host runs) for every later
+// dequantize_rows() call in the process. TBLOB_OK; TBLOB_E_INVALID_ARGUMENT for NULL;
+// kStatusKernelUnavailable when the set cannot be used here (the active set is unchanged).
+Status set_kernel(const char *name);
+
+// Name of the active set, or "unavailable" when TBLOB_KERNEL named a set this host cannot run
+// (and set_kernel() has not been called successfully since). Static string.
+const char *active_kernel_name();
+
+// The active table; nullptr in the "unavailable" state.
+const KernelTable *active_kernel_table();
+
+// The table of a set the host can run, else nullptr (tests and the fuzzer loop over these).
+const KernelTable *kernel_table_by_name(const char *name);
+
+// Non-temporal copy belonging to a runnable table (nullptr: the set has none, e.g. scalar),
+// and the fence that orders those stores before the call returns.
+using StreamCopyFn = void (*)(void *dst, const void *src, size_t n);
+StreamCopyFn stream_copy_for(const KernelTable &kernels);
+void stream_fence();
+
+// Outputs of at least this many bytes per call use non-temporal stores.
+constexpr uint64_t kDefaultStreamThreshold = uint64_t{4} << 20;
+uint64_t stream_threshold();
+// Sets the threshold (UINT64_MAX: never stream; 0: always when possible); returns the old one.
+// For tests and benchmarks.
+uint64_t set_stream_threshold(uint64_t bytes);
+
+// Tests only: forget the selection, so the next use reads TBLOB_KERNEL again.
+void reset_kernel_selection();
+
+}  // namespace tblob

@@ -1,0 +1,147 @@
+// AVX-512 (F + BW + VL) vector abstraction for vec_kernels.h: 16 lanes of 32 bits. Include
+// only from a translation unit compiled with -mavx512f -mavx512bw -mavx512vl
+// (x86/avx512_kernels.cpp). AVX512_BF16's vcvtneps2bf16 is deliberately not used: it flushes
+// subnormals, so it cannot match convert.h's f32_to_bf16.
+#pragma once
+#include <immintrin.h>
+
+#include <type_traits>
+
+#include "dequant/x86/vec_kernels.h"
+
+namespace tblob {
+namespace {
+namespace vk {
+
+struct Avx512Lut32 {
+  __m512 t;  // 16 f32 entries
+};
+struct Avx512Lut16 {
+  __m512i t;  // 16 u16 entries in the low 256 bits
+};
+
+constexpr int kRne512 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+
+struct VAvx512 {
+  static constexpr int W = 16;
+  using U = __m512i;
+  using F = __m512;
+  using M = __mmask16;
+
+  static U zero() { return _mm512_setzero_si512(); }
+  static U set1(uint32_t v) { return _mm512_set1_epi32(static_cast<int>(v)); }
+  static U load8(const uint8_t *p) {
+    return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+  }
+  static U load16(const uint8_t *p) {
+    return _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
+  }
+  static U load32(const uint8_t *p) { return _mm512_loadu_si512(p); }
+  static void load8x16(const uint8_t *p, U *q) { q[0] = load8(p); }
+  static U band(U a, U b) { return _mm512_and_si512(a, b); }
+  static U bor(U a, U b) { return _mm512_or_si512(a, b); }
+  static U add(U a, U b) { return _mm512_add_epi32(a, b); }
+  template <int N>
+  static U shl(U a) { return _mm512_slli_epi32(a, N); }
+  template <int N>
+  static U shr(U a) { return _mm512_srli_epi32(a, N); }
+  static U shrv(U a, U n) { return _mm512_srlv_epi32(a, n); }
+  static M eq(U a, U b) { return _mm512_cmpeq_epi32_mask(a, b); }
+  static M gt(U a, U b) { return _mm512_cmpgt_epi32_mask(a, b); }
+  static U sel(M m, U a, U b) { return _mm512_mask_blend_epi32(m, b, a); }
+  static F asf(U a) { return _mm512_castsi512_ps(a); }
+  static U asu(F a) { return _mm512_castps_si512(a); }
+  static F cvt(U a) { return _mm512_cvtepi32_ps(a); }
+  static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
+  static F addf(F a, F b) { return _mm512_add_ps(a, b); }
+  static M isnan(F a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
+  static uint32_t lane0(U a) { return static_cast<uint32_t>(_mm_cvtsi128_si32(_mm512_castsi512_si128(a))); }
+
+  static U h2f_fast(U h) { return _mm512_castps_si512(_mm512_cvtph_ps(_mm512_cvtepi32_epi16(h))); }
+  static U round_f16(U x) { return _mm512_castps_si512(_mm512_cvtph_ps(_mm512_cvtps_ph(asf(x), kRne512))); }
+
+  static void store32(uint8_t *p, U x) { _mm512_storeu_si512(p, x); }
+  static void store_f16(uint8_t *p, U x) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), _mm512_cvtps_ph(asf(x), kRne512));
+  }
+  static void store_n16(uint8_t *p, U x) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), _mm512_cvtepi32_epi16(x));
+  }
+
+  // 16 E4M3 codes -> their value / 256 as f32 bits (exact: E4M3 bits shifted into an f16,
+  // then the hardware f16 -> f32 widening). ocp: codes 0x7F/0xFF give a quiet NaN.
+  static void e4m3_div256x16(const uint8_t *p, U *out, bool ocp) {
+    const __m256i w = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+    const __m256i sign = _mm256_and_si256(_mm256_slli_epi16(w, 8), _mm256_set1_epi16(static_cast<short>(0x8000)));
+    __m256i h = _mm256_ternarylogic_epi32(_mm256_slli_epi16(w, 7), sign, _mm256_set1_epi16(0x3F80), 0xEC);
+    if (ocp) {
+      const __mmask16 nan = _mm256_cmpeq_epi16_mask(_mm256_and_si256(w, _mm256_set1_epi16(0x7F)), _mm256_set1_epi16(0x7F));
+      h = _mm256_mask_mov_epi16(h, nan, _mm256_or_si256(sign, _mm256_set1_epi16(0x7E00)));
+    }
+    out[0] = _mm512_castps_si512(_mm512_cvtph_ps(h));
+  }
+
+  static U gather2(const uint8_t *w, U off) {
+    const __m512i win = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i *>(w)));
+    const __m512i ctrl = _mm512_add_epi32(_mm512_add_epi32(_mm512_slli_epi32(off, 8), off), set1(0x80800100u));
+    return _mm512_shuffle_epi8(win, ctrl);
+  }
+
+  template <uint32_t OUT>
+  using Lut = typename std::conditional<OUT == kOutF32, Avx512Lut32, Avx512Lut16>::type;
+
+  template <uint32_t OUT>
+  static Lut<OUT> make_lut(const U *v) {
+    if constexpr (OUT == kOutF32) {
+      return Lut<OUT>{asf(v[0])};
+    } else if constexpr (OUT == kOutF16) {
+      return Lut<OUT>{_mm512_castsi256_si512(_mm512_cvtps_ph(asf(v[0]), kRne512))};
+    } else {
+      return Lut<OUT>{_mm512_castsi256_si512(_mm512_cvtepi32_epi16(Ops<VAvx512>::to_bf16(v[0])))};
+    }
+  }
+
+  static void nibbles(__m128i x, __m128i *c0, __m128i *c1) {
+    const __m128i m = _mm_set1_epi8(0x0F);
+    const __m128i lo = _mm_and_si128(x, m);
+    const __m128i hi = _mm_and_si128(_mm_srli_epi16(x, 4), m);
+    *c0 = _mm_unpacklo_epi8(lo, hi);
+    *c1 = _mm_unpackhi_epi8(lo, hi);
+  }
+
+  template <uint32_t OUT>
+  static void expand4(const uint8_t *p, uint64_t n, const Lut<OUT> &l, uint8_t *dst) {
+    uint64_t k = 0;
+    if constexpr (OUT == kOutF32) {
+      for (; k + 32 <= n; k += 32, p += 16, dst += 128) {
+        __m128i c0, c1;
+        nibbles(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)), &c0, &c1);
+        _mm512_storeu_ps(dst, _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(c0), l.t));
+        _mm512_storeu_ps(dst + 64, _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(c1), l.t));
+      }
+      if (k < n) {
+        __m128i c0, c1;
+        nibbles(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(p)), &c0, &c1);
+        _mm512_storeu_ps(dst, _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(c0), l.t));
+      }
+    } else {
+      for (; k + 32 <= n; k += 32, p += 16, dst += 64) {
+        __m128i c0, c1;
+        nibbles(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)), &c0, &c1);
+        const __m512i idx = _mm512_cvtepu8_epi16(_mm256_set_m128i(c1, c0));
+        _mm512_storeu_si512(dst, _mm512_permutexvar_epi16(idx, l.t));
+      }
+      if (k < n) {
+        __m128i c0, c1;
+        nibbles(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(p)), &c0, &c1);
+        const __m256i idx = _mm256_cvtepu8_epi16(c0);
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst),
+                            _mm256_permutexvar_epi16(idx, _mm512_castsi512_si256(l.t)));
+      }
+    }
+  }
+};
+
+}  // namespace vk
+}  // namespace
+}  // namespace tblob

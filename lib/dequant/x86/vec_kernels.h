@@ -1,0 +1,670 @@
+// ISA-neutral dequantization kernels, templated over a vector abstraction V (one per ISA:
+// x86/avx2_vec.h, x86/avx512_vec.h, arm/neon_vec.h). Each ISA translation unit includes this
+// header once and instantiates the templates with its own V, compiled with its own -m flags.
+// (The header lives in x86/ for path-ownership reasons only; arm/ includes it too.)
+//
+// Two layers:
+//   * generic kernels (gen_*): every scheme, any group size, any bit width; element-wise over
+//     W lanes, with exact f32 arithmetic that mirrors scalar/ step by step;
+//   * hot kernels (hot_*): MLX int4/int8 affine, mxfp4/mxfp8, nvfp4 for the group sizes the
+//     formats use. 4-bit codes go through a per-group 16-entry result table expanded with the
+//     ISA's shuffle/permute (V::Lut / V::expand4, hand-written per ISA); 8-bit codes are
+//     computed directly in blocks of 16 codes, with NaN canonicalisation skipped for groups
+//     whose scale/bias are finite (no NaN can arise there).
+//
+// Bit-exactness (quant_desc.h): every rounding that scalar/ does with integer code is done
+// here with the same integer code on vectors (bf16), or with the hardware f32<->f16
+// conversion, which rounds to nearest-even exactly like convert.h (NaN lanes are fixed up
+// where a payload could differ). Multiplies and adds stay separate instructions: every ISA
+// TU is compiled with -ffp-contract=off. Subnormal codes are decoded with integer ops or
+// exact normal-range float products, so results never depend on DAZ.
+//
+// ODR: everything here has internal linkage (anonymous namespace), so an inline helper
+// compiled with AVX-512 flags can never be picked by the linker for a baseline caller.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "dequant/kernel_table.h"
+#include "dequant/quant_desc.h"
+
+namespace tblob {
+namespace {
+namespace vk {
+
+constexpr uint32_t kQNaN = 0x7FC00000u;
+constexpr uint32_t kInfBits = 0x7F800000u;
+
+inline uint32_t ld16(const uint8_t *p) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return v;
+}
+inline uint32_t ld32(const uint8_t *p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+inline float fbits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+inline uint32_t ubits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+inline bool finite_bits(uint32_t u) { return (u & kInfBits) != kInfBits; }
+inline uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+template <uint32_t OUT>
+constexpr uint32_t out_bytes() {
+  return OUT == kOutF32 ? 4u : 2u;
+}
+
+// ---- lane-wise helpers over V -----------------------------------------------------------
+template <class V>
+struct Ops {
+  using U = typename V::U;
+  using F = typename V::F;
+  using M = typename V::M;
+
+  static U canon(U x) { return V::sel(V::isnan(V::asf(x)), V::set1(kQNaN), x); }
+
+  // convert.h f32_to_bf16, lanes (result in the low 16 bits).
+  template <bool kMaybeNaN = true>
+  static U to_bf16(U x) {
+    const U lsb = V::band(V::template shr<16>(x), V::set1(1));
+    const U r = V::template shr<16>(V::add(x, V::add(V::set1(0x7FFFu), lsb)));
+    if (!kMaybeNaN) return r;
+    const U n = V::bor(V::template shr<16>(x), V::set1(0x40u));
+    return V::sel(V::isnan(V::asf(x)), n, r);
+  }
+  // round_to_bf16 (value as f32 bits). NaN lanes keep NaN-ness (callers canonicalise).
+  template <bool kMaybeNaN = true>
+  static U round_bf16(U x) {
+    const U lsb = V::band(V::template shr<16>(x), V::set1(1));
+    const U r = V::band(V::add(x, V::add(V::set1(0x7FFFu), lsb)), V::set1(0xFFFF0000u));
+    if (!kMaybeNaN) return r;
+    return V::sel(V::isnan(V::asf(x)), x, r);
+  }
+  template <uint32_t DT>  // TBLOB_DTYPE_*: rounding of affine arithmetic to the scale dtype
+  static U round_s(U x) {
+    if (DT == TBLOB_DTYPE_BF16) return round_bf16<true>(x);
+    if (DT == TBLOB_DTYPE_F16) return V::round_f16(x);
+    return x;
+  }
+  template <uint32_t OUT>  // rounding "in the output dtype" (mx*, nvfp4)
+  static U round_out(U x) {
+    if (OUT == kOutBF16) return round_bf16<true>(x);
+    if (OUT == kOutF16) return V::round_f16(x);
+    return x;
+  }
+
+  // Stores W outputs (f32 bits in, converted to OUT).
+  template <uint32_t OUT, bool kMaybeNaN = true>
+  static void put(uint8_t *dst, U x) {
+    if (OUT == kOutF32) {
+      V::store32(dst, x);
+    } else if (OUT == kOutF16) {
+      V::store_f16(dst, x);
+    } else {
+      V::store_n16(dst, to_bf16<kMaybeNaN>(x));
+    }
+  }
+  // Stores the first n (< W allowed) outputs.
+  template <uint32_t OUT>
+  static void put_n(uint8_t *dst, U x, uint64_t n) {
+    if (n == static_cast<uint64_t>(V::W)) {
+      put<OUT>(dst, x);
+      return;
+    }
+    alignas(64) uint8_t tmp[V::W * 4];
+    put<OUT>(tmp, x);
+    std::memcpy(dst, tmp, static_cast<size_t>(n) * out_bytes<OUT>());
+  }
+
+  // ---- element decoders (minifloat.h, lanes hold the code in the low bits) ----
+  static U fp4(U c) {
+    const U sign = V::template shl<28>(V::band(c, V::set1(8)));
+    const U mag = V::band(c, V::set1(7));
+    U x = V::add(V::template shl<22>(mag), V::set1(126u << 23));
+    x = V::sel(V::eq(mag, V::set1(1)), V::set1(0x3F000000u), x);
+    x = V::sel(V::eq(mag, V::zero()), V::zero(), x);
+    return V::bor(x, sign);
+  }
+  static U e4m3(U c, bool max_finite) {
+    const U a = V::band(c, V::set1(0x7F));
+    const U sign = V::template shl<24>(V::band(c, V::set1(0x80)));
+    const U norm = V::add(V::template shl<20>(a), V::set1(120u << 23));
+    const U sub = V::asu(V::mul(V::cvt(a), V::asf(V::set1(0x3B000000u))));  // * 2^-9
+    U x = V::sel(V::gt(V::set1(8), a), sub, norm);
+    if (!max_finite) x = V::sel(V::eq(a, V::set1(0x7F)), V::set1(kQNaN), x);
+    return V::bor(x, sign);
+  }
+  static U e5m2(U c) {
+    const U a = V::band(c, V::set1(0x7F));
+    const U m = V::band(c, V::set1(3));
+    const U e = V::template shr<2>(a);
+    const U sign = V::template shl<24>(V::band(c, V::set1(0x80)));
+    const U norm = V::add(V::template shl<21>(a), V::set1(112u << 23));
+    const U sub = V::asu(V::mul(V::cvt(m), V::asf(V::set1(0x37800000u))));  // * 2^-16
+    U x = V::sel(V::eq(e, V::zero()), sub, norm);
+    const U special = V::sel(V::eq(m, V::zero()), V::set1(kInfBits), V::set1(kQNaN));
+    x = V::sel(V::eq(e, V::set1(31)), special, x);
+    return V::bor(x, sign);
+  }
+  static U e8m0(U c, bool ff_inf, bool zero_zero) {
+    U x = V::template shl<23>(c);
+    x = V::sel(V::eq(c, V::zero()), V::set1(zero_zero ? 0u : 0x00400000u), x);
+    x = V::sel(V::eq(c, V::set1(0xFF)), V::set1(ff_inf ? kInfBits : kQNaN), x);
+    return x;
+  }
+  static U e4m3fnuz(U c) {
+    const U a = V::band(c, V::set1(0x7F));
+    const U sign = V::template shl<24>(V::band(c, V::set1(0x80)));
+    const U norm = V::add(V::template shl<20>(a), V::set1(119u << 23));
+    const U sub = V::asu(V::mul(V::cvt(a), V::asf(V::set1(0x3A800000u))));  // * 2^-10
+    U x = V::bor(V::sel(V::gt(V::set1(8), a), sub, norm), sign);
+    return V::sel(V::eq(c, V::set1(0x80)), V::set1(0xFFC00000u), x);
+  }
+  static U e5m2fnuz(U c) {
+    const U a = V::band(c, V::set1(0x7F));
+    const U sign = V::template shl<24>(V::band(c, V::set1(0x80)));
+    const U norm = V::add(V::template shl<21>(a), V::set1(111u << 23));
+    const U sub = V::asu(V::mul(V::cvt(V::band(c, V::set1(3))), V::asf(V::set1(0x37000000u))));
+    U x = V::bor(V::sel(V::gt(V::set1(4), a), sub, norm), sign);  // * 2^-17 above
+    return V::sel(V::eq(c, V::set1(0x80)), V::set1(0xFFC00000u), x);
+  }
+  // f16 bits (low 16) -> f32 bits exactly (convert.h f16_to_f32: NaN payloads kept, no quieting).
+  static U f16(U h) {
+    const U fast = V::h2f_fast(h);
+    const M special = V::eq(V::band(h, V::set1(0x7C00)), V::set1(0x7C00));
+    const U exact = V::bor(V::bor(V::template shl<16>(V::band(h, V::set1(0x8000))), V::set1(kInfBits)),
+                           V::template shl<13>(V::band(h, V::set1(0x3FF))));
+    return V::sel(special, exact, fast);
+  }
+};
+
+// Lane i holds i * b (code bit offsets inside a chunk).
+template <class V>
+typename V::U lane_bits(uint32_t b) {
+  alignas(64) uint32_t t[V::W];
+  for (int i = 0; i < V::W; ++i) t[i] = static_cast<uint32_t>(i) * b;
+  return V::load32(reinterpret_cast<const uint8_t *>(t));
+}
+
+// A 16-byte window starting at p: p itself when 16 bytes remain before end, else a zero-padded
+// copy (never reads outside [p, end)).
+inline const uint8_t *window16(const uint8_t *p, const uint8_t *end, uint8_t *tmp) {
+  if (end - p >= 16) return p;
+  std::memset(tmp, 0, 16);
+  if (end > p) std::memcpy(tmp, p, static_cast<size_t>(end - p));
+  return tmp;
+}
+
+// Codes [j, j + W) of a LSB-first bit stream with b-bit codes (b <= 8). Lanes past the caller's
+// count hold garbage from inside the window, never from outside [stream, end).
+template <class V>
+typename V::U extract_codes(const uint8_t *stream, const uint8_t *end, uint64_t j, uint32_t b,
+                            typename V::U lanebits, typename V::U mask) {
+  const uint64_t bit0 = j * b;
+  alignas(16) uint8_t tmp[16];
+  const uint8_t *w = window16(stream + (bit0 >> 3), end, tmp);
+  const typename V::U bits = V::add(lanebits, V::set1(static_cast<uint32_t>(bit0 & 7u)));
+  const typename V::U two = V::gather2(w, V::template shr<3>(bits));
+  return V::band(V::shrv(two, V::band(bits, V::set1(7))), mask);
+}
+
+// Loads n (<= W) elements of `esize` bytes each into a zero-padded buffer so that a full
+// vector load never reads outside the input.
+inline const uint8_t *tail_copy(const uint8_t *p, uint64_t n, uint32_t esize, uint8_t *tmp,
+                                size_t tmp_size) {
+  std::memset(tmp, 0, tmp_size);
+  std::memcpy(tmp, p, static_cast<size_t>(n) * esize);
+  return tmp;
+}
+
+// Scale element i of an F32/F16/BF16 array, broadcast (f32 bits, exact).
+template <class V, uint32_t SDT>
+typename V::U scale_vec(const uint8_t *base, uint64_t i) {
+  if (SDT == TBLOB_DTYPE_F32) return V::set1(ld32(base + 4 * i));
+  if (SDT == TBLOB_DTYPE_BF16) return V::set1(ld16(base + 2 * i) << 16);
+  return Ops<V>::f16(V::set1(ld16(base + 2 * i)));
+}
+
+inline bool spec_e4m3_max_finite(const QuantDesc &d) { return (d.special & kSpecE4M3MaxFinite) != 0; }
+inline bool spec_ff_inf(const QuantDesc &d) { return (d.special & kSpecE8M0MaxInf) != 0; }
+inline bool spec_zero_zero(const QuantDesc &d) { return (d.special & kSpecE8M0ZeroIsZero) != 0; }
+
+// =============================================================================================
+// Generic kernels
+// =============================================================================================
+
+// MLX affine, any bits and group size.
+template <class V, uint32_t SDT, uint32_t OUT>
+void gen_affine(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
+  using O = Ops<V>;
+  using U = typename V::U;
+  const uint32_t b = d.bits;
+  const uint64_t cols = d.cols, gsize = d.group_size, ngroups = cols / gsize;
+  const uint64_t row_bytes = cols * b / 8;
+  const uint8_t *end = d.data + d.data_bytes;
+  const U lanebits = lane_bits<V>(b);
+  const U mask = V::set1((1u << b) - 1u);
+  for (uint64_t r = rb; r < re; ++r) {
+    const uint8_t *row = d.data + r * row_bytes;
+    for (uint64_t g = 0; g < ngroups; ++g) {
+      const uint64_t si = r * ngroups + g;
+      const U s = scale_vec<V, SDT>(d.scales, si);
+      const U bias = scale_vec<V, SDT>(d.biases, si);
+      const bool finite = finite_bits(V::lane0(s)) && finite_bits(V::lane0(bias));
+      const uint64_t j_end = (g + 1) * gsize;
+      for (uint64_t j = g * gsize; j < j_end; j += V::W) {
+        const uint64_t n = min_u64(V::W, j_end - j);
+        const U q = extract_codes<V>(row, end, j, b, lanebits, mask);
+        U t = O::template round_s<SDT>(V::asu(V::mul(V::cvt(q), V::asf(s))));
+        U v = O::template round_s<SDT>(V::asu(V::addf(V::asf(t), V::asf(bias))));
+        if (!finite) v = O::canon(v);
+        O::template put_n<OUT>(out, v, n);
+        out += n * out_bytes<OUT>();
+      }
+    }
+  }
+}
+
+// nvfp4 block scale for group si (f32 bits), with MLX's amax factor applied when asked.
+struct NvScale {
+  GlobalScaleMode mode;
+  float g = 1.0f;
+  float amax_factor = 1.0f;
+  bool max_finite;
+  explicit NvScale(const QuantDesc &d) : mode(d.global_scale_mode), max_finite(spec_e4m3_max_finite(d)) {
+    if (mode != GlobalScaleMode::kNone) g = fbits(ld32(d.global_scale));
+    amax_factor = g / 2688.0f;
+  }
+};
+
+// v = fp4 * s [* g], canonical NaN.
+template <class V>
+typename V::U nv_value(const NvScale &ns, typename V::U fp4, typename V::U s) {
+  typename V::U v = V::asu(V::mul(V::asf(fp4), V::asf(s)));
+  if (ns.mode == GlobalScaleMode::kMultiplier) v = V::asu(V::mul(V::asf(v), V::asf(V::set1(ubits(ns.g)))));
+  return Ops<V>::canon(v);
+}
+
+// Plain element types over the element range [rb*cols, re*cols).
+template <class V, uint32_t SCHEME, uint32_t OUT>
+void gen_plain(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
+  using O = Ops<V>;
+  using U = typename V::U;
+  const QuantScheme s = static_cast<QuantScheme>(SCHEME);
+  const uint64_t begin = rb * d.cols, end = re * d.cols;
+  const uint8_t *dend = d.data + d.data_bytes;
+  const bool mf = spec_e4m3_max_finite(d), ffi = spec_ff_inf(d), zz = spec_zero_zero(d);
+  if (s == QuantScheme::kF4E2M1) {
+    const U lanebits = lane_bits<V>(4);
+    const U mask = V::set1(15);
+    for (uint64_t e = begin; e < end; e += V::W) {
+      const uint64_t n = min_u64(V::W, end - e);
+      const U c = extract_codes<V>(d.data, dend, e, 4, lanebits, mask);
+      O::template put_n<OUT>(out, O::fp4(c), n);
+      out += n * out_bytes<OUT>();
+    }
+    return;
+  }
+  const uint32_t esize = (s == QuantScheme::kF32) ? 4 : (s == QuantScheme::kF16 || s == QuantScheme::kBF16) ? 2 : 1;
+  alignas(64) uint8_t tmp[V::W * 4];
+  for (uint64_t e = begin; e < end; e += V::W) {
+    const uint64_t n = min_u64(V::W, end - e);
+    const uint8_t *p = d.data + e * esize;
+    if (n < static_cast<uint64_t>(V::W)) p = tail_copy(p, n, esize, tmp, sizeof(tmp));
+    U x;
+    switch (s) {
+      case QuantScheme::kF8E4M3: x = O::e4m3(V::load8(p), mf); break;
+      case QuantScheme::kF8E5M2: x = O::e5m2(V::load8(p)); break;
+      case QuantScheme::kF8E8M0: x = O::e8m0(V::load8(p), ffi, zz); break;
+      case QuantScheme::kF8E4M3Fnuz: x = O::e4m3fnuz(V::load8(p)); break;
+      case QuantScheme::kF8E5M2Fnuz: x = O::e5m2fnuz(V::load8(p)); break;
+      case QuantScheme::kF16: x = O::f16(V::load16(p)); break;
+      case QuantScheme::kBF16: x = V::template shl<16>(V::load16(p)); break;
+      default: x = V::load32(p); break;
+    }
+    O::template put_n<OUT>(out, x, n);
+    out += n * out_bytes<OUT>();
+  }
+}
+
+// =============================================================================================
+// Hot kernels
+// =============================================================================================
+// The hot kernels walk the row range as one flat run of groups (rows of whole groups are
+// contiguous in the code stream and in the scale arrays). Scales (and biases) are decoded
+// kChunkGroups at a time with vector code into small stack arrays, so the per-group work is
+// a broadcast load plus the group's codes.
+constexpr uint64_t kChunkGroups = 64;
+
+// Decodes n (<= kChunkGroups) scale elements of `esize` bytes starting at element i0 into
+// f32 bits at out[0..n); dec maps a vector of raw elements (zero-extended) to f32 bits.
+template <class V, class Dec>
+void decode_chunk(const uint8_t *base, uint32_t esize, uint64_t i0, uint64_t n, uint32_t *out,
+                  const Dec &dec) {
+  alignas(64) uint8_t tmp[V::W * 4];
+  for (uint64_t i = 0; i < n; i += V::W) {
+    const uint64_t m = min_u64(V::W, n - i);
+    const uint8_t *p = base + (i0 + i) * esize;
+    if (m < static_cast<uint64_t>(V::W)) p = tail_copy(p, m, esize, tmp, sizeof(tmp));
+    const typename V::U raw = esize == 1 ? V::load8(p) : esize == 2 ? V::load16(p) : V::load32(p);
+    V::store32(reinterpret_cast<uint8_t *>(out + i), dec(raw));
+  }
+}
+
+// F32/F16/BF16 scale arrays -> f32 bits. (f16 NaN payloads may differ from convert.h: every
+// affine result passes through NaN canonicalisation when a scale or bias is not finite.)
+template <class V, uint32_t SDT>
+void decode_affine_chunk(const uint8_t *base, uint64_t i0, uint64_t n, uint32_t *out) {
+  using U = typename V::U;
+  if (SDT == TBLOB_DTYPE_F32) {
+    std::memcpy(out, base + i0 * 4, static_cast<size_t>(n) * 4);
+  } else if (SDT == TBLOB_DTYPE_BF16) {
+    decode_chunk<V>(base, 2, i0, n, out, [](U x) { return V::template shl<16>(x); });
+  } else {
+    decode_chunk<V>(base, 2, i0, n, out, [](U x) { return V::h2f_fast(x); });
+  }
+}
+
+// Group loop of a 4-bit scheme (affine b=4, mxfp4, nvfp4) with a group size that is a
+// multiple of 16: prep(first_group, n, s, b) decodes a chunk of scales, make(s, b, vals)
+// fills the group's 16 results (f32 bits, canonical NaN, 16 / W vectors); V turns them into
+// its lookup table and expands the group's codes.
+template <class V, uint32_t OUT, class Prep, class Make>
+void hot_lut4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, const Prep &prep,
+              const Make &make) {
+  using Lut = typename V::template Lut<OUT>;
+  const uint64_t gsize = d.group_size, ngroups = d.cols / gsize;
+  const uint64_t total = (re - rb) * ngroups, g_first = rb * ngroups;
+  const uint8_t *p = d.data + rb * (d.cols / 2);
+  alignas(64) uint32_t sa[kChunkGroups], ba[kChunkGroups];
+  for (uint64_t c0 = 0; c0 < total; c0 += kChunkGroups) {
+    const uint64_t n = min_u64(kChunkGroups, total - c0);
+    prep(g_first + c0, n, sa, ba);
+    for (uint64_t g = 0; g < n; ++g) {
+      typename V::U vals[16 / V::W];
+      make(sa[g], ba[g], vals);
+      const Lut lut = V::template make_lut<OUT>(vals);
+      V::template expand4<OUT>(p, gsize, lut, out);
+      p += gsize / 2;
+      out += gsize * out_bytes<OUT>();
+    }
+  }
+}
+
+template <class V>
+void iota_f32(typename V::U *q) {  // q[k] = float(lane + k*W), 16 values
+  alignas(64) float t[16];
+  for (int i = 0; i < 16; ++i) t[i] = static_cast<float>(i);
+  for (int k = 0; k < 16 / V::W; ++k) q[k] = V::load32(reinterpret_cast<const uint8_t *>(t + k * V::W));
+}
+template <class V>
+void fp4_table(typename V::U *f) {  // f[k] = FP4 decode of codes k*W .. k*W+W-1
+  alignas(64) uint32_t t[16];
+  for (uint32_t i = 0; i < 16; ++i) t[i] = i;
+  for (int k = 0; k < 16 / V::W; ++k) f[k] = Ops<V>::fp4(V::load32(reinterpret_cast<const uint8_t *>(t + k * V::W)));
+}
+
+template <class V, uint32_t SDT, uint32_t OUT>
+void hot_affine4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
+  using O = Ops<V>;
+  using U = typename V::U;
+  U q[16 / V::W];
+  iota_f32<V>(q);
+  auto prep = [&d](uint64_t g0, uint64_t n, uint32_t *sa, uint32_t *ba) {
+    decode_affine_chunk<V, SDT>(d.scales, g0, n, sa);
+    decode_affine_chunk<V, SDT>(d.biases, g0, n, ba);
+  };
+  auto make = [&q](uint32_t sb, uint32_t bb, U *vals) {
+    const U s = V::set1(sb), bias = V::set1(bb);
+    if (finite_bits(sb) && finite_bits(bb)) {
+      for (int k = 0; k < 16 / V::W; ++k) {
+        const U p = V::asu(V::mul(V::asf(q[k]), V::asf(s)));
+        const U t = SDT == TBLOB_DTYPE_BF16 ? O::template round_bf16<false>(p) : O::template round_s<SDT>(p);
+        const U v = V::asu(V::addf(V::asf(t), V::asf(bias)));
+        vals[k] = SDT == TBLOB_DTYPE_BF16 ? O::template round_bf16<false>(v) : O::template round_s<SDT>(v);
+      }
+    } else {
+      for (int k = 0; k < 16 / V::W; ++k) {
+        const U t = O::template round_s<SDT>(V::asu(V::mul(V::asf(q[k]), V::asf(s))));
+        vals[k] = O::canon(O::template round_s<SDT>(V::asu(V::addf(V::asf(t), V::asf(bias)))));
+      }
+    }
+  };
+  hot_lut4<V, OUT>(d, rb, re, out, prep, make);
+}
+
+template <class V, uint32_t OUT>
+void hot_mxfp4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
+  using O = Ops<V>;
+  using U = typename V::U;
+  U f[16 / V::W];
+  fp4_table<V>(f);
+  const bool ffi = spec_ff_inf(d), zz = spec_zero_zero(d);
+  auto prep = [&](uint64_t g0, uint64_t n, uint32_t *sa, uint32_t *) {
+    decode_chunk<V>(d.scales, 1, g0, n, sa, [&](U c) { return O::template round_out<OUT>(O::e8m0(c, ffi, zz)); });
+  };
+  auto make = [&f](uint32_t sb, uint32_t, U *vals) {
+    const U s = V::set1(sb);
+    for (int k = 0; k < 16 / V::W; ++k) vals[k] = O::canon(V::asu(V::mul(V::asf(f[k]), V::asf(s))));
+  };
+  hot_lut4<V, OUT>(d, rb, re, out, prep, make);
+}
+
+template <class V, uint32_t OUT>
+void hot_nvfp4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
+  using U = typename V::U;
+  U f[16 / V::W];
+  fp4_table<V>(f);
+  const NvScale ns(d);
+  auto prep = [&](uint64_t g0, uint64_t n, uint32_t *sa, uint32_t *) {
+    decode_chunk<V>(d.scales, 1, g0, n, sa, [&](U c) {
+      U s = Ops<V>::e4m3(c, ns.max_finite);
+      if (ns.mode == GlobalScaleMode::kMlxAmax) s = V::asu(V::mul(V::asf(s), V::asf(V::set1(ubits(ns.amax_factor)))));
+      return s;
+    });
+  };
+  auto make = [&](uint32_t sb, uint32_t, U *vals) {
+    const U s = V::set1(sb);
+    for (int k = 0; k < 16 / V::W; ++k) vals[k] = nv_value<V>(ns, f[k], s);
+  };
+  hot_lut4<V, OUT>(d, rb, re, out, prep, make);
+}
+
+// One value of affine int8 for a block lane: round_S(round_S(q*s) + b), OUT conversion fused.
+template <class V, uint32_t SDT, uint32_t OUT, bool kFinite>
+void affine8_store(uint8_t *dst, typename V::U q, typename V::U s, typename V::U bias) {
+  using O = Ops<V>;
+  using U = typename V::U;
+  const U prod = V::asu(V::mul(V::cvt(q), V::asf(s)));
+  const U t = kFinite && SDT == TBLOB_DTYPE_BF16 ? O::template round_bf16<false>(prod) : O::template round_s<SDT>(prod);
+  const U sum = V::asu(V::addf(V::asf(t), V::asf(bias)));
+  if (kFinite && SDT == TBLOB_DTYPE_F16 && OUT == kOutF16) {
+    V::store_f16(dst, sum);  // round to f16 once = round_S then exact conversion
+    return;
+  }
+  U v = kFinite && SDT == TBLOB_DTYPE_BF16 ? O::template round_bf16<false>(sum) : O::template round_s<SDT>(sum);
+  if (!kFinite) v = O::canon(v);
+  if (SDT == TBLOB_DTYPE_BF16 && OUT == kOutBF16) {
+    V::store_n16(dst, V::template shr<16>(v));  // already a bf16 value (canonical NaN too)
+    return;
+  }
+  O::template put<OUT, !kFinite>(dst, v);
+}
+
+// MLX affine int8 with the group size a multiple of 16: blocks of 16 codes.
+template <class V, uint32_t SDT, uint32_t OUT>
+void hot_affine8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
+  using U = typename V::U;
+  constexpr int kPer = 16 / V::W;
+  const uint64_t gsize = d.group_size, ngroups = d.cols / gsize;
+  const uint64_t total = (re - rb) * ngroups, g_first = rb * ngroups;
+  const uint8_t *p = d.data + rb * d.cols;
+  alignas(64) uint32_t sa[kChunkGroups], ba[kChunkGroups];
+  for (uint64_t c0 = 0; c0 < total; c0 += kChunkGroups) {
+    const uint64_t n = min_u64(kChunkGroups, total - c0);
+    decode_affine_chunk<V, SDT>(d.scales, g_first + c0, n, sa);
+    decode_affine_chunk<V, SDT>(d.biases, g_first + c0, n, ba);
+    for (uint64_t g = 0; g < n; ++g) {
+      const U s = V::set1(sa[g]), bias = V::set1(ba[g]);
+      if (finite_bits(sa[g]) && finite_bits(ba[g])) {
+        for (uint64_t j = 0; j < gsize; j += 16, p += 16) {
+          U q[kPer];
+          V::load8x16(p, q);
+          for (int k = 0; k < kPer; ++k, out += V::W * out_bytes<OUT>()) {
+            affine8_store<V, SDT, OUT, true>(out, q[k], s, bias);
+          }
+        }
+      } else {
+        for (uint64_t j = 0; j < gsize; j += 16, p += 16) {
+          U q[kPer];
+          V::load8x16(p, q);
+          for (int k = 0; k < kPer; ++k, out += V::W * out_bytes<OUT>()) {
+            affine8_store<V, SDT, OUT, false>(out, q[k], s, bias);
+          }
+        }
+      }
+    }
+  }
+}
+
+// mxfp8: E4M3 * round_O(E8M0), 32 codes per scale, blocks of 16. The fast path decodes
+// E4M3 / 256 exactly through the f16 widening and multiplies once by s' = 256 * s, which is
+// the same single rounding of the same exact product as E4M3 * s whenever 256 * s is exact
+// (s = 0, inf, NaN, or |s| <= 2^119); other groups take the two-step decode. NaN
+// canonicalisation only when a NaN can arise (OCP E4M3 NaN codes, or a non-finite scale).
+template <class V, uint32_t OUT>
+void hot_mxfp8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
+  using O = Ops<V>;
+  using U = typename V::U;
+  constexpr int kPer = 16 / V::W;
+  const uint64_t ngroups = d.cols / 32;
+  const uint64_t total = (re - rb) * ngroups, g_first = rb * ngroups;
+  const bool mf = spec_e4m3_max_finite(d), ffi = spec_ff_inf(d), zz = spec_zero_zero(d);
+  const uint8_t *p = d.data + rb * d.cols;
+  const U k256 = V::set1(0x43800000u);
+  alignas(64) uint32_t sa[kChunkGroups];
+  for (uint64_t c0 = 0; c0 < total; c0 += kChunkGroups) {
+    const uint64_t n = min_u64(kChunkGroups, total - c0);
+    decode_chunk<V>(d.scales, 1, g_first + c0, n, sa, [&](U c) { return O::template round_out<OUT>(O::e8m0(c, ffi, zz)); });
+    for (uint64_t g = 0; g < n; ++g) {
+      const uint32_t sb = sa[g];
+      const bool may_nan = !mf || !finite_bits(sb);
+      const uint32_t sexp = (sb >> 23) & 0xFFu;
+      if (sexp <= 246u || sexp == 255u) {
+        const U s256 = V::asu(V::mul(V::asf(V::set1(sb)), V::asf(k256)));  // exact here
+        for (int h = 0; h < 2; ++h, p += 16) {
+          U e[kPer];
+          V::e4m3_div256x16(p, e, !mf);
+          for (int k = 0; k < kPer; ++k, out += V::W * out_bytes<OUT>()) {
+            const U v = V::asu(V::mul(V::asf(e[k]), V::asf(s256)));
+            if (may_nan) {
+              O::template put<OUT>(out, O::canon(v));
+            } else {
+              O::template put<OUT, false>(out, v);
+            }
+          }
+        }
+        continue;
+      }
+      const U s = V::set1(sb);
+      for (int h = 0; h < 2; ++h, p += 16) {
+        U c[kPer];
+        V::load8x16(p, c);
+        for (int k = 0; k < kPer; ++k, out += V::W * out_bytes<OUT>()) {
+          const U v = V::asu(V::mul(V::asf(O::e4m3(c[k], mf)), V::asf(s)));
+          if (may_nan) {
+            O::template put<OUT>(out, O::canon(v));
+          } else {
+            O::template put<OUT, false>(out, v);
+          }
+        }
+      }
+    }
+  }
+}
+
+// =============================================================================================
+// Entry points (the kernel table slots) and the table
+// =============================================================================================
+template <class V, uint32_t OUT>
+void affine_entry(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
+  uint8_t *out = static_cast<uint8_t *>(dst);
+  const bool hot4 = d.bits == 4 && d.group_size % 16 == 0;
+  const bool hot8 = d.bits == 8 && d.group_size % 16 == 0;
+  switch (d.scale_dtype) {
+    case TBLOB_DTYPE_BF16:
+      if (hot4) return hot_affine4<V, TBLOB_DTYPE_BF16, OUT>(d, rb, re, out);
+      if (hot8) return hot_affine8<V, TBLOB_DTYPE_BF16, OUT>(d, rb, re, out);
+      return gen_affine<V, TBLOB_DTYPE_BF16, OUT>(d, rb, re, out);
+    case TBLOB_DTYPE_F16:
+      if (hot4) return hot_affine4<V, TBLOB_DTYPE_F16, OUT>(d, rb, re, out);
+      if (hot8) return hot_affine8<V, TBLOB_DTYPE_F16, OUT>(d, rb, re, out);
+      return gen_affine<V, TBLOB_DTYPE_F16, OUT>(d, rb, re, out);
+    default:
+      if (hot4) return hot_affine4<V, TBLOB_DTYPE_F32, OUT>(d, rb, re, out);
+      if (hot8) return hot_affine8<V, TBLOB_DTYPE_F32, OUT>(d, rb, re, out);
+      return gen_affine<V, TBLOB_DTYPE_F32, OUT>(d, rb, re, out);
+  }
+}
+template <class V, uint32_t OUT>
+void mxfp4_entry(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
+  hot_mxfp4<V, OUT>(d, rb, re, static_cast<uint8_t *>(dst));  // group size is always 32
+}
+template <class V, uint32_t OUT>
+void mxfp8_entry(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
+  hot_mxfp8<V, OUT>(d, rb, re, static_cast<uint8_t *>(dst));
+}
+template <class V, uint32_t OUT>
+void nvfp4_entry(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
+  hot_nvfp4<V, OUT>(d, rb, re, static_cast<uint8_t *>(dst));  // group size is always 16
+}
+template <class V, uint32_t SCHEME, uint32_t OUT>
+void plain_entry(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
+  gen_plain<V, SCHEME, OUT>(d, rb, re, static_cast<uint8_t *>(dst));
+}
+// Overwrites the slots this ISA implements in a copy of the scalar table (dispatch.cpp makes
+// the copy, so schemes added later keep their scalar entry until a SIMD one exists). The
+// same-dtype float copies (F16->F16, BF16->BF16, F32->F32) stay the scalar memcpy.
+template <class V>
+void fill_table(KernelTable *t) {
+  auto set3 = [t](QuantScheme s, DequantRowsFn a, DequantRowsFn b, DequantRowsFn c) {
+    DequantRowsFn *row = t->rows[static_cast<uint32_t>(s)];
+    if (a != nullptr) row[kOutF32] = a;
+    if (b != nullptr) row[kOutF16] = b;
+    if (c != nullptr) row[kOutBF16] = c;
+  };
+#define TBLOB_VK_PLAIN(s) \
+  &plain_entry<V, static_cast<uint32_t>(s), kOutF32>, &plain_entry<V, static_cast<uint32_t>(s), kOutF16>, \
+      &plain_entry<V, static_cast<uint32_t>(s), kOutBF16>
+  set3(QuantScheme::kMlxAffine, &affine_entry<V, kOutF32>, &affine_entry<V, kOutF16>, &affine_entry<V, kOutBF16>);
+  set3(QuantScheme::kMxfp4, &mxfp4_entry<V, kOutF32>, &mxfp4_entry<V, kOutF16>, &mxfp4_entry<V, kOutBF16>);
+  set3(QuantScheme::kMxfp8, &mxfp8_entry<V, kOutF32>, &mxfp8_entry<V, kOutF16>, &mxfp8_entry<V, kOutBF16>);
+  set3(QuantScheme::kNvfp4, &nvfp4_entry<V, kOutF32>, &nvfp4_entry<V, kOutF16>, &nvfp4_entry<V, kOutBF16>);
+  set3(QuantScheme::kF8E4M3, TBLOB_VK_PLAIN(QuantScheme::kF8E4M3));
+  set3(QuantScheme::kF8E5M2, TBLOB_VK_PLAIN(QuantScheme::kF8E5M2));
+  set3(QuantScheme::kF8E8M0, TBLOB_VK_PLAIN(QuantScheme::kF8E8M0));
+  set3(QuantScheme::kF8E4M3Fnuz, TBLOB_VK_PLAIN(QuantScheme::kF8E4M3Fnuz));
+  set3(QuantScheme::kF8E5M2Fnuz, TBLOB_VK_PLAIN(QuantScheme::kF8E5M2Fnuz));
+  set3(QuantScheme::kF4E2M1, TBLOB_VK_PLAIN(QuantScheme::kF4E2M1));
+#undef TBLOB_VK_PLAIN
+  constexpr uint32_t kF16 = static_cast<uint32_t>(QuantScheme::kF16);
+  constexpr uint32_t kBF16 = static_cast<uint32_t>(QuantScheme::kBF16);
+  constexpr uint32_t kF32 = static_cast<uint32_t>(QuantScheme::kF32);
+  set3(QuantScheme::kF16, &plain_entry<V, kF16, kOutF32>, nullptr, &plain_entry<V, kF16, kOutBF16>);
+  set3(QuantScheme::kBF16, &plain_entry<V, kBF16, kOutF32>, &plain_entry<V, kBF16, kOutF16>, nullptr);
+  set3(QuantScheme::kF32, nullptr, &plain_entry<V, kF32, kOutF16>, &plain_entry<V, kF32, kOutBF16>);
+}
+
+}  // namespace vk
+}  // namespace
+}  // namespace tblob

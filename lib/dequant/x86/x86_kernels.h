@@ -1,0 +1,20 @@
+// Entry points of the x86 kernel sets. Each is defined in a translation unit compiled with
+// that ISA's flags: call them only after dispatch.cpp has checked that the CPU (cpuid) and the
+// OS (xgetbv) support the ISA.
+#pragma once
+#include <cstddef>
+
+#include "dequant/kernel_table.h"
+
+namespace tblob {
+
+// Writes the AVX2 + F16C kernels into a copy of the scalar table (x86/avx2_kernels.cpp).
+void avx2_fill_kernels(KernelTable *t);
+// Copies n bytes with non-temporal 32-byte stores (unaligned head and tail stored normally).
+void avx2_stream_copy(void *dst, const void *src, size_t n);
+
+// AVX-512 F + BW + VL (x86/avx512_kernels.cpp).
+void avx512_fill_kernels(KernelTable *t);
+void avx512_stream_copy(void *dst, const void *src, size_t n);
+
+}  // namespace tblob

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# arm64 cross build + NEON kernel tests under qemu-user.
+#
+#   scripts/cross-test.sh            # installs what is missing, builds, runs, prints a summary
+#
+# Installs (apt, idempotent): g++-aarch64-linux-gnu, qemu-user, and after
+# `dpkg --add-architecture arm64` the arm64 packages libgtest-dev:arm64, libstdc++6:arm64 and
+# libxxhash-dev:arm64. Configures the core + dequantization with NEON forced on
+# (-Dsimd_neon=enabled) and the optional parts that need more arm64 packages disabled
+# (-Dollama=disabled: no simdjson/libcrypto, whose -dev package is not multi-arch), builds,
+# and runs the `dequant` test suite through the cross file's exe_wrapper (qemu-aarch64).
+# Ends with the line "N passed, N failed" (meson tests) and exits non-zero on any failure.
+#
+# Environment: BUILD_DIR (default <repo>/build-aarch64), JOBS (ninja -j, default 2),
+# CROSS_SUITES (meson test suites, default "dequant"), CROSS_MESON_ARGS (extra setup options).
+set -uo pipefail
+start=$(date +%s)
+src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${BUILD_DIR:-$src/build-aarch64}
+jobs=${JOBS:-2}
+suites=${CROSS_SUITES:-dequant}
+
+fail() {
+  echo "cross-test: $*"
+  echo "0 passed, 1 failed"
+  exit 1
+}
+
+# ---- 1. toolchain and arm64 libraries ----
+need_apt=()
+for p in g++-aarch64-linux-gnu qemu-user meson ninja-build pkg-config; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$p")
+done
+for p in libgtest-dev:arm64 libxxhash-dev:arm64 libstdc++6:arm64; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$p")
+done
+if ((${#need_apt[@]})); then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  dpkg --print-foreign-architectures | grep -qx arm64 || $SUDO dpkg --add-architecture arm64 ||
+    fail "dpkg --add-architecture arm64 failed"
+  $SUDO apt-get update -qq || fail "apt-get update failed"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null ||
+    fail "apt-get install ${need_apt[*]} failed"
+fi
+command -v qemu-aarch64 >/dev/null || fail "qemu-aarch64 not found"
+echo "== toolchain ready ($(( $(date +%s) - start )) s)"
+
+# ---- 2. configure + build ----
+if [ ! -f "$build/build.ninja" ]; then
+  # shellcheck disable=SC2086
+  meson setup "$build" "$src" --cross-file "$src/cross/aarch64-linux-gnu.ini" \
+    -Dsimd_neon=enabled -Dollama=disabled -Dcli=disabled -Dbenchmarks=disabled \
+    -Duqff=disabled -Dslm1=disabled -Dtests=enabled ${CROSS_MESON_ARGS:-} \
+    >"$build.setup.log" 2>&1 || { cat "$build.setup.log"; fail "meson setup failed"; }
+fi
+nice ninja -C "$build" -j"$jobs" >"$build.build.log" 2>&1 ||
+  { tail -40 "$build.build.log"; fail "build failed"; }
+file "$build/libtensorblob.so" 2>/dev/null | grep -q aarch64 || echo "warning: library is not aarch64?"
+echo "== built ($(( $(date +%s) - start )) s)"
+
+# ---- 3. tests under qemu ----
+suite_args=()
+for s in $suites; do suite_args+=(--suite "$s"); done
+rc=0
+meson test -C "$build" "${suite_args[@]}" --print-errorlogs --num-processes "$jobs" || rc=1
+
+log="$build/meson-logs/testlog.json"
+read -r passed failed skipped < <(python3 - "$log" <<'PY'
+import json, sys
+p = f = s = 0
+try:
+    for line in open(sys.argv[1]):
+        r = json.loads(line).get("result")
+        if r in ("OK", "EXPECTEDFAIL"): p += 1
+        elif r == "SKIP": s += 1
+        else: f += 1
+except OSError:
+    f = 1
+print(p, f, s)
+PY
+)
+[ "$rc" -eq 0 ] || [ "$failed" -gt 0 ] || failed=1
+[ "$passed" -gt 0 ] || { rc=1; [ "$failed" -gt 0 ] || failed=1; }
+echo "== cross-test: ${passed} passed, ${failed} failed, ${skipped} skipped under qemu-aarch64 in $(( $(date +%s) - start )) s"
+echo "${passed} passed, ${failed} failed"
+exit $rc

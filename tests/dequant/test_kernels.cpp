@@ -1,0 +1,663 @@
+// Every SIMD kernel set the host can run (avx512, avx2 on x86-64; neon on arm64, also under
+// qemu-aarch64) against the scalar reference, bit for bit: random inputs of every scheme x
+// output dtype x shapes / group sizes / row ranges, special-value bytes (NaN, inf, subnormal,
+// E8M0 0x00/0xFF, E4M3 0x7F/0xFF, every special-value preset), exhaustive code tables, the
+// non-temporal (staged, streamed) path, misaligned destinations, and guard pages on both
+// sides of every input range. Sets the host lacks are skipped (GTEST_SKIP), sets compiled out
+// are skipped too. Also the dispatch rules: TBLOB_KERNEL, set_kernel, "unavailable".
+//
+// TBLOB_TEST_SEED (environment) changes the random seed; TBLOB_TEST_SCALE=N multiplies the
+// number of random cases.
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "dequant/dequant.h"
+#include "dequant/dispatch.h"
+#include "dequant/quant_desc.h"
+#include "dequant/scalar/scalar.h"
+
+using namespace tblob;
+
+namespace {
+
+uint64_t env_u64(const char *name, uint64_t dflt) {
+  const char *e = std::getenv(name);
+  return (e && *e) ? std::strtoull(e, nullptr, 10) : dflt;
+}
+uint64_t seed_base() { return env_u64("TBLOB_TEST_SEED", 20240611); }
+int scale_factor() { return static_cast<int>(env_u64("TBLOB_TEST_SCALE", 1)); }
+
+// Bytes with an inaccessible page on each side; the range sits against the trailing guard
+// (at_end) or right after the leading one, so reading one byte outside faults either way.
+class Guarded {
+ public:
+  Guarded(const std::vector<uint8_t> &bytes, bool at_end) {
+    page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    n_ = bytes.size();
+    const size_t body = (n_ + page_ - 1) / page_ * page_ + (n_ == 0 ? page_ : 0);
+    len_ = body + 2 * page_;
+    void *m = mmap(nullptr, len_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) {
+      map_ = nullptr;
+      return;
+    }
+    map_ = static_cast<uint8_t *>(m);
+    mprotect(map_, page_, PROT_NONE);
+    mprotect(map_ + page_ + body, page_, PROT_NONE);
+    ptr_ = at_end ? map_ + page_ + body - n_ : map_ + page_;
+    if (n_) std::memcpy(ptr_, bytes.data(), n_);
+  }
+  ~Guarded() {
+    if (map_) munmap(map_, len_);
+  }
+  Guarded(const Guarded &) = delete;
+  Guarded &operator=(const Guarded &) = delete;
+  const uint8_t *data() const { return n_ ? ptr_ : nullptr; }
+  size_t size() const { return n_; }
+
+ private:
+  uint8_t *map_ = nullptr;
+  uint8_t *ptr_ = nullptr;
+  size_t n_ = 0, len_ = 0, page_ = 0;
+};
+
+const uint32_t kOutDtypes[3] = {TBLOB_DTYPE_F32, TBLOB_DTYPE_F16, TBLOB_DTYPE_BF16};
+const char *kOutNames[3] = {"f32", "f16", "bf16"};
+
+uint32_t scale_bytes_of(uint32_t dt) {
+  return dt == TBLOB_DTYPE_F32 ? 4 : (dt == TBLOB_DTYPE_F16 || dt == TBLOB_DTYPE_BF16) ? 2 : 1;
+}
+
+// ---- special values -----------------------------------------------------------------------
+const uint32_t kF32Special[] = {0x00000000u, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u,
+                                0xFFC00000u, 0x7F800001u, 0x7FA00000u, 0x00000001u, 0x807FFFFFu,
+                                0x00400000u, 0x7F7FFFFFu, 0xFF7FFFFFu, 0x3F800000u, 0xBF800000u,
+                                0x477FF000u, 0x477FEFFFu, 0x33000000u, 0x33000001u, 0x38800000u,
+                                0x387FFFFFu, 0x3F808000u, 0x3F818000u, 0x7F7F8000u};
+const uint16_t kH16Special[] = {0x0000, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0xFE00, 0x7C01, 0x7D00,
+                                0x0001, 0x83FF, 0x0400, 0x7BFF, 0xFBFF, 0x3C00, 0xBC00, 0x3555};
+const uint16_t kB16Special[] = {0x0000, 0x8000, 0x7F80, 0xFF80, 0x7FC0, 0xFFC0, 0x7F81, 0x7FA0,
+                                0x0001, 0x807F, 0x0080, 0x7F7F, 0xFF7F, 0x3F80, 0xBF80, 0x4B00};
+
+struct Rng {
+  std::mt19937_64 g;
+  explicit Rng(uint64_t s) : g(s) {}
+  uint64_t u(uint64_t n) { return n ? g() % n : 0; }
+  bool p(double x) { return std::uniform_real_distribution<double>(0, 1)(g) < x; }
+  uint8_t byte() { return static_cast<uint8_t>(g()); }
+};
+
+// A scale/bias value in dtype dt: mostly ordinary numbers (so most groups take the finite
+// fast paths), sometimes a special value, sometimes raw random bits.
+void put_scale(Rng &r, uint32_t dt, double special_rate, uint8_t *dst) {
+  if (dt == TBLOB_DTYPE_F32) {
+    uint32_t v;
+    if (r.p(special_rate)) {
+      v = kF32Special[r.u(sizeof(kF32Special) / 4)];
+    } else if (r.p(0.1)) {
+      v = static_cast<uint32_t>(r.g());
+    } else {
+      const uint32_t e = 127 - 20 + static_cast<uint32_t>(r.u(26));
+      v = (static_cast<uint32_t>(r.u(2)) << 31) | (e << 23) | static_cast<uint32_t>(r.u(1u << 23));
+    }
+    std::memcpy(dst, &v, 4);
+  } else if (dt == TBLOB_DTYPE_F16 || dt == TBLOB_DTYPE_BF16) {
+    const bool h = dt == TBLOB_DTYPE_F16;
+    uint16_t v;
+    if (r.p(special_rate)) {
+      v = h ? kH16Special[r.u(16)] : kB16Special[r.u(16)];
+    } else if (r.p(0.1)) {
+      v = static_cast<uint16_t>(r.g());
+    } else if (h) {
+      v = static_cast<uint16_t>((r.u(2) << 15) | ((5 + r.u(20)) << 10) | r.u(1024));
+    } else {
+      v = static_cast<uint16_t>((r.u(2) << 15) | ((127 - 20 + r.u(26)) << 7) | r.u(128));
+    }
+    std::memcpy(dst, &v, 2);
+  } else if (dt == TBLOB_DTYPE_F8_E8M0) {
+    static const uint8_t sp[] = {0x00, 0xFF, 0x01, 0xFE, 0x7F, 0x6F, 0x8F, 0x66, 0x67, 0x8E, 0x8F, 0x90};
+    *dst = r.p(special_rate * 3) ? sp[r.u(sizeof(sp))] : r.p(0.5) ? static_cast<uint8_t>(110 + r.u(35)) : r.byte();
+  } else {  // E4M3 (nvfp4 scales)
+    static const uint8_t sp[] = {0x7F, 0xFF, 0x00, 0x80, 0x01, 0x07, 0x08, 0x7E, 0xFE};
+    *dst = r.p(special_rate * 3) ? sp[r.u(sizeof(sp))] : r.byte();
+  }
+}
+
+// One random tensor, its bytes in guarded memory.
+struct Tensor {
+  QuantDesc d;
+  std::unique_ptr<Guarded> data, scales, biases, global;
+  std::string what;
+};
+
+std::unique_ptr<Tensor> make_tensor(Rng &r, QuantScheme scheme, uint32_t bits, uint32_t gsize,
+                                    uint32_t sdt, uint64_t rows, uint64_t cols, uint32_t special,
+                                    GlobalScaleMode gm, double special_rate, bool at_end,
+                                    const std::vector<uint8_t> *fixed_data = nullptr,
+                                    const std::vector<uint8_t> *fixed_scales = nullptr) {
+  auto t = std::make_unique<Tensor>();
+  QuantDesc &d = t->d;
+  d.scheme = scheme;
+  d.bits = bits;
+  d.group_size = gsize;
+  d.scale_dtype = sdt;
+  d.bias_dtype = scheme == QuantScheme::kMlxAffine ? sdt : 0;
+  d.special = special;
+  d.global_scale_mode = gm;
+  d.rows = rows;
+  d.cols = cols;
+  QuantDesc probe = d;
+  const uint32_t eb = quant_element_bits(probe);
+  const uint64_t data_bytes = rows * cols * eb / 8;
+  std::vector<uint8_t> data(data_bytes);
+  if (fixed_data) {
+    data = *fixed_data;
+  } else {
+    for (auto &b : data) b = r.byte();
+  }
+  t->data.reset(new Guarded(data, at_end));
+  d.data = t->data->data();
+  d.data_bytes = data_bytes;
+  if (gsize != 0) {
+    const uint64_t groups = rows * (cols / gsize);
+    const uint32_t ss = scale_bytes_of(sdt);
+    std::vector<uint8_t> sc(groups * ss), bi;
+    if (fixed_scales) {
+      sc = *fixed_scales;
+    } else {
+      for (uint64_t i = 0; i < groups; ++i) put_scale(r, sdt, special_rate, &sc[i * ss]);
+    }
+    t->scales.reset(new Guarded(sc, !at_end));
+    d.scales = t->scales->data();
+    d.scales_bytes = sc.size();
+    if (scheme == QuantScheme::kMlxAffine) {
+      bi.resize(groups * ss);
+      for (uint64_t i = 0; i < groups; ++i) put_scale(r, sdt, special_rate, &bi[i * ss]);
+      t->biases.reset(new Guarded(bi, at_end));
+      d.biases = t->biases->data();
+      d.biases_bytes = bi.size();
+    }
+  }
+  if (gm != GlobalScaleMode::kNone) {
+    static const float gs[] = {1.0f, 0.37f, 3.0e30f, 1.0e-30f, 448.0f * 6.0f, 0.0f, -2.0f, 1.0e-41f};
+    uint32_t g;
+    if (r.p(0.15)) {
+      g = kF32Special[r.u(sizeof(kF32Special) / 4)];
+    } else {
+      std::memcpy(&g, &gs[r.u(8)], 4);
+    }
+    std::vector<uint8_t> gb(4);
+    std::memcpy(gb.data(), &g, 4);
+    t->global.reset(new Guarded(gb, at_end));
+    d.global_scale = t->global->data();
+    d.global_scale_bytes = 4;
+  }
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "%s bits=%u G=%u sdt=%u %llux%llu special=%u gmode=%u",
+                quant_scheme_name(scheme), bits, gsize, sdt, static_cast<unsigned long long>(rows),
+                static_cast<unsigned long long>(cols), special, static_cast<unsigned>(gm));
+  t->what = buf;
+  return t;
+}
+
+// Runs rows [rb, re) of t through `k` and through the scalar table, into a misaligned
+// destination, and requires identical bytes and nothing written outside the output.
+void expect_same(const KernelTable &k, const Tensor &t, int slot, uint64_t rb, uint64_t re,
+                 size_t misalign) {
+  const QuantDesc &d = t.d;
+  uint64_t need = 0;
+  ASSERT_EQ(dequant_output_bytes(d, kOutDtypes[slot], rb, re, &need), TBLOB_OK) << t.what;
+  std::vector<uint8_t> want(need + 16, 0x5A);
+  std::vector<uint8_t> got(need + 16 + misalign, 0xA5);
+  ASSERT_EQ(dequantize_rows_with(scalar_kernel_table(), d, kOutDtypes[slot], rb, re, want.data(),
+                                 need),
+            TBLOB_OK);
+  ASSERT_EQ(dequantize_rows_with(k, d, kOutDtypes[slot], rb, re, got.data() + misalign, need),
+            TBLOB_OK);
+  for (size_t i = 0; i < misalign; ++i) ASSERT_EQ(got[i], 0xA5) << "wrote before dst " << t.what;
+  for (size_t i = misalign + need; i < got.size(); ++i) {
+    ASSERT_EQ(got[i], 0xA5) << "wrote past the output " << t.what;
+  }
+  if (std::memcmp(got.data() + misalign, want.data(), need) == 0) return;
+  const uint32_t es = slot == 0 ? 4 : 2;
+  int shown = 0;
+  for (uint64_t i = 0; i < need / es && shown < 4; ++i) {
+    uint32_t g = 0, w = 0;
+    std::memcpy(&g, got.data() + misalign + i * es, es);
+    std::memcpy(&w, want.data() + i * es, es);
+    if (g != w) {
+      ++shown;
+      const uint64_t row = rb + i / d.cols, col = i % d.cols;
+      ADD_FAILURE() << k.name << " vs scalar, " << t.what << " out=" << kOutNames[slot]
+                    << " rows [" << rb << "," << re << ") element row " << row << " col " << col
+                    << ": got 0x" << std::hex << g << " want 0x" << w << std::dec;
+    }
+  }
+}
+
+// A few row ranges of a tensor: all, empty, first, last, a middle slice.
+std::vector<std::pair<uint64_t, uint64_t>> ranges(Rng &r, uint64_t rows) {
+  std::vector<std::pair<uint64_t, uint64_t>> v = {{0, rows}};
+  if (rows > 0) {
+    v.push_back({0, 1});
+    v.push_back({rows - 1, rows});
+    const uint64_t a = r.u(rows), b = a + r.u(rows - a + 1);
+    v.push_back({a, b});
+    v.push_back({rows / 2, rows / 2});
+  }
+  return v;
+}
+
+void check_all(const KernelTable &k, Rng &r, const Tensor &t) {
+  for (int slot = 0; slot < 3; ++slot) {
+    for (auto rr : ranges(r, t.d.rows)) {
+      expect_same(k, t, slot, rr.first, rr.second, static_cast<size_t>(r.u(4)));
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
+uint64_t gcd(uint64_t a, uint64_t b) { return b ? gcd(b, a % b) : a; }
+uint64_t lcm(uint64_t a, uint64_t b) { return a / gcd(a, b) * b; }
+
+// ---- the parameterised fixture: one kernel set per instance ----------------------------------
+class Kernels : public ::testing::TestWithParam<const char *> {
+ protected:
+  void SetUp() override {
+    const char *name = GetParam();
+    bool compiled = false;
+    for (uint32_t i = 0; i < compiled_kernel_count(); ++i) {
+      if (std::strcmp(compiled_kernel_name(i), name) == 0) compiled = true;
+    }
+    if (!compiled) GTEST_SKIP() << name << " is not compiled into this build";
+    if (!kernel_supported(name)) GTEST_SKIP() << "this host cannot run " << name;
+    k_ = kernel_table_by_name(name);
+    ASSERT_NE(k_, nullptr);
+    ASSERT_STREQ(k_->name, name);
+  }
+  const KernelTable *k_ = nullptr;
+};
+
+const QuantScheme kPlain[] = {QuantScheme::kF8E4M3,     QuantScheme::kF8E5M2,
+                              QuantScheme::kF8E8M0,     QuantScheme::kF8E4M3Fnuz,
+                              QuantScheme::kF8E5M2Fnuz, QuantScheme::kF4E2M1,
+                              QuantScheme::kF16,        QuantScheme::kBF16,
+                              QuantScheme::kF32};
+const uint32_t kSpecials[] = {kSpecialOcp, kSpecialMlx, kSpecialMlx0324, kSpecialMistralRs,
+                              kSpecE4M3MaxFinite, kSpecAll};
+const uint32_t kScaleDtypes[] = {TBLOB_DTYPE_BF16, TBLOB_DTYPE_F16, TBLOB_DTYPE_F32};
+
+TEST_P(Kernels, AffineAllBitsGroupsScaleDtypes) {
+  Rng r(seed_base() ^ 0xA1);
+  const uint32_t bits_list[] = {1, 2, 3, 4, 5, 6, 8};
+  const uint32_t groups[] = {32, 64, 128, 16, 8, 3, 5, 24, 48, 96, 256};
+  const int reps = 2 * scale_factor();
+  for (uint32_t bits : bits_list) {
+    for (uint32_t g : groups) {
+      for (uint32_t sdt : kScaleDtypes) {
+        for (int rep = 0; rep < reps; ++rep) {
+          const uint64_t unit = lcm(g, 32 / gcd(bits, 32));
+          const uint64_t cols = unit * (1 + r.u(unit > 200 ? 3 : 6));
+          const uint64_t rows = 1 + r.u(5);
+          auto t = make_tensor(r, QuantScheme::kMlxAffine, bits, g, sdt, rows, cols, 0,
+                               GlobalScaleMode::kNone, rep == 0 ? 0.02 : 0.3, rep % 2 == 0);
+          check_all(*k_, r, *t);
+          if (HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+// Every scale/bias special value against every int4 / int8 code, in hot (G=32) and generic
+// (G=3 / G=8) shapes.
+TEST_P(Kernels, AffineSpecialScaleBiasGrid) {
+  Rng r(seed_base() ^ 0xA2);
+  for (uint32_t sdt : kScaleDtypes) {
+    const uint32_t ss = scale_bytes_of(sdt);
+    std::vector<std::vector<uint8_t>> vals;
+    if (sdt == TBLOB_DTYPE_F32) {
+      for (uint32_t v : kF32Special) vals.push_back({uint8_t(v), uint8_t(v >> 8), uint8_t(v >> 16), uint8_t(v >> 24)});
+    } else {
+      const uint16_t *sp = sdt == TBLOB_DTYPE_F16 ? kH16Special : kB16Special;
+      for (int i = 0; i < 16; ++i) vals.push_back({uint8_t(sp[i]), uint8_t(sp[i] >> 8)});
+    }
+    for (uint32_t bits : {4u, 8u}) {
+      for (uint32_t g : {32u, 256u, 8u}) {
+        if (bits == 4 && g == 256) continue;
+        // One row per (scale, bias) pair; codes cycle through every value.
+        const uint64_t rows = vals.size() * vals.size();
+        const uint64_t cols = g == 8 ? 32 : g;
+        const uint64_t ngroups = cols / g;
+        std::vector<uint8_t> data(rows * cols * bits / 8);
+        for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 37 + 11);
+        auto t = make_tensor(r, QuantScheme::kMlxAffine, bits, g, sdt, rows, cols, 0,
+                             GlobalScaleMode::kNone, 0.0, true, &data);
+        // Rewrite scales and biases in place (the guarded pages are writable).
+        uint8_t *sc = const_cast<uint8_t *>(t->d.scales);
+        uint8_t *bi = const_cast<uint8_t *>(t->d.biases);
+        for (uint64_t row = 0; row < rows; ++row) {
+          for (uint64_t gi = 0; gi < ngroups; ++gi) {
+            std::memcpy(sc + (row * ngroups + gi) * ss, vals[row / vals.size()].data(), ss);
+            std::memcpy(bi + (row * ngroups + gi) * ss, vals[row % vals.size()].data(), ss);
+          }
+        }
+        for (int slot = 0; slot < 3; ++slot) expect_same(*k_, *t, slot, 0, rows, 1);
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+TEST_P(Kernels, MxAndNvfp4Random) {
+  Rng r(seed_base() ^ 0xB1);
+  const int reps = 6 * scale_factor();
+  for (QuantScheme s : {QuantScheme::kMxfp4, QuantScheme::kMxfp8, QuantScheme::kNvfp4}) {
+    const uint32_t g = s == QuantScheme::kNvfp4 ? 16 : 32;
+    const uint32_t sdt = s == QuantScheme::kNvfp4 ? TBLOB_DTYPE_F8_E4M3 : TBLOB_DTYPE_F8_E8M0;
+    for (uint32_t special : kSpecials) {
+      const int nmodes = s == QuantScheme::kNvfp4 ? 3 : 1;
+      for (int gm = 0; gm < nmodes; ++gm) {
+        for (int rep = 0; rep < reps; ++rep) {
+          const uint64_t cols = g * (1 + r.u(rep < 2 ? 3 : 40));
+          const uint64_t rows = 1 + r.u(6);
+          auto t = make_tensor(r, s, 0, g, sdt, rows, cols, special,
+                               static_cast<GlobalScaleMode>(gm), 0.1, rep % 2 == 1);
+          check_all(*k_, r, *t);
+          if (HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+// mxfp4 / mxfp8: every E8M0 scale byte with every code; nvfp4: every E4M3 scale byte with
+// every FP4 code, under each special preset and global-scale mode.
+TEST_P(Kernels, MxNvfp4EveryScaleByte) {
+  Rng r(seed_base() ^ 0xB2);
+  std::vector<uint8_t> sc(256);
+  for (int i = 0; i < 256; ++i) sc[i] = static_cast<uint8_t>(i);
+  for (uint32_t special : kSpecials) {
+    for (QuantScheme s : {QuantScheme::kMxfp4, QuantScheme::kMxfp8}) {
+      const bool fp8 = s == QuantScheme::kMxfp8;
+      std::vector<uint8_t> data(256 * 32 * (fp8 ? 1 : 0) + 256 * 16 * (fp8 ? 0 : 1));
+      for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(fp8 ? i * 7 + (i >> 5) : i * 3 + (i >> 4));
+      auto t = make_tensor(r, s, 0, 32, TBLOB_DTYPE_F8_E8M0, 256, 32, special,
+                           GlobalScaleMode::kNone, 0, true, &data, &sc);
+      for (int slot = 0; slot < 3; ++slot) expect_same(*k_, *t, slot, 0, 256, 0);
+    }
+    for (int gm = 0; gm < 3; ++gm) {
+      for (int rep = 0; rep < 4; ++rep) {
+        std::vector<uint8_t> data(256 * 8);
+        for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 0x11 + (i >> 3));
+        auto t = make_tensor(r, QuantScheme::kNvfp4, 0, 16, TBLOB_DTYPE_F8_E4M3, 256, 16, special,
+                             static_cast<GlobalScaleMode>(gm), 0, false, &data, &sc);
+        for (int slot = 0; slot < 3; ++slot) expect_same(*k_, *t, slot, 0, 256, 2);
+        if (gm == 0) break;
+      }
+    }
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST_P(Kernels, PlainRandomShapes) {
+  Rng r(seed_base() ^ 0xC1);
+  const int reps = 8 * scale_factor();
+  for (QuantScheme s : kPlain) {
+    for (uint32_t special : kSpecials) {
+      for (int rep = 0; rep < reps; ++rep) {
+        uint64_t rows = 1 + r.u(5), cols = 1 + r.u(rep < 4 ? 40 : 700);
+        if (s == QuantScheme::kF4E2M1 && (rows * cols) % 2) cols += 1;
+        auto t = make_tensor(r, s, 0, 0, 0, rows, cols, special, GlobalScaleMode::kNone, 0,
+                             rep % 2 == 0);
+        check_all(*k_, r, *t);
+        if (HasFatalFailure()) return;
+      }
+      if (s != QuantScheme::kF8E4M3 && s != QuantScheme::kF8E8M0) break;  // special only matters there
+    }
+  }
+}
+
+// Exhaustive element tables: all 256 F8 codes, all 65536 f16 / bf16 codes, and f32 patterns
+// around every rounding boundary of every exponent (f32 -> f16 / bf16 narrowing).
+TEST_P(Kernels, PlainExhaustiveCodes) {
+  Rng r(seed_base() ^ 0xC2);
+  std::vector<uint8_t> b8(256 * 3);
+  for (size_t i = 0; i < b8.size(); ++i) b8[i] = static_cast<uint8_t>(i);
+  for (QuantScheme s : {QuantScheme::kF8E4M3, QuantScheme::kF8E5M2, QuantScheme::kF8E8M0,
+                        QuantScheme::kF8E4M3Fnuz, QuantScheme::kF8E5M2Fnuz}) {
+    for (uint32_t special : kSpecials) {
+      auto t = make_tensor(r, s, 0, 0, 0, 3, 256, special, GlobalScaleMode::kNone, 0, true, &b8);
+      for (int slot = 0; slot < 3; ++slot) expect_same(*k_, *t, slot, 0, 3, 0);
+    }
+  }
+  {
+    std::vector<uint8_t> b4(128);
+    for (size_t i = 0; i < b4.size(); ++i) b4[i] = static_cast<uint8_t>(i * 17 + (i >> 4));
+    auto t = make_tensor(r, QuantScheme::kF4E2M1, 0, 0, 0, 1, 256, 0, GlobalScaleMode::kNone, 0, true, &b4);
+    for (int slot = 0; slot < 3; ++slot) expect_same(*k_, *t, slot, 0, 1, 1);
+  }
+  std::vector<uint8_t> h(65536 * 2);
+  for (uint32_t i = 0; i < 65536; ++i) {
+    h[2 * i] = static_cast<uint8_t>(i);
+    h[2 * i + 1] = static_cast<uint8_t>(i >> 8);
+  }
+  for (QuantScheme s : {QuantScheme::kF16, QuantScheme::kBF16}) {
+    auto t = make_tensor(r, s, 0, 0, 0, 256, 256, 0, GlobalScaleMode::kNone, 0, false, &h);
+    for (int slot = 0; slot < 3; ++slot) expect_same(*k_, *t, slot, 0, 256, 3);
+  }
+  // f32: sign x 256 exponents x mantissa patterns that straddle the f16 (13 dropped bits) and
+  // bf16 (16 dropped bits) rounding points, plus random mantissas.
+  const uint32_t lows[] = {0x0000, 0x0001, 0x0FFF, 0x1000, 0x1001, 0x1FFF, 0x2000, 0x3000,
+                           0x7FFF, 0x8000, 0x8001, 0xFFFF, 0x10000, 0x18000, 0x7FFFFF, 0x400000};
+  std::vector<uint8_t> f;
+  for (uint32_t sign = 0; sign < 2; ++sign) {
+    for (uint32_t e = 0; e < 256; ++e) {
+      for (uint32_t hi = 0; hi < 8; ++hi) {
+        for (uint32_t lo : lows) {
+          uint32_t m = ((hi * 0x2F1Bu) << 13 | lo) & 0x7FFFFFu;
+          if (hi == 7) m = static_cast<uint32_t>(r.g()) & 0x7FFFFFu;
+          const uint32_t v = sign << 31 | e << 23 | m;
+          for (int k = 0; k < 4; ++k) f.push_back(static_cast<uint8_t>(v >> (8 * k)));
+        }
+      }
+    }
+  }
+  auto t = make_tensor(r, QuantScheme::kF32, 0, 0, 0, f.size() / 4 / 512, 512, 0,
+                       GlobalScaleMode::kNone, 0, true, &f);
+  for (int slot = 0; slot < 3; ++slot) expect_same(*k_, *t, slot, 0, t->d.rows, 0);
+}
+
+// The non-temporal path: threshold 0, shapes whose rows are longer than the staging buffer
+// (cut into column pieces) and shorter (several rows per piece), odd F4 ranges (direct).
+TEST_P(Kernels, StreamingStoresMatch) {
+  struct Restore {
+    uint64_t old = set_stream_threshold(0);
+    ~Restore() { set_stream_threshold(old); }
+  } restore;
+  Rng r(seed_base() ^ 0xD1);
+  struct Shape {
+    QuantScheme s;
+    uint32_t bits, g, sdt;
+    uint64_t rows, cols;
+  };
+  const Shape shapes[] = {
+      {QuantScheme::kMlxAffine, 4, 64, TBLOB_DTYPE_BF16, 3, 14336},
+      {QuantScheme::kMlxAffine, 4, 32, TBLOB_DTYPE_F16, 5, 4096},
+      {QuantScheme::kMlxAffine, 8, 128, TBLOB_DTYPE_F32, 4, 9216},
+      {QuantScheme::kMlxAffine, 3, 32, TBLOB_DTYPE_BF16, 3, 8192 + 32},
+      {QuantScheme::kMlxAffine, 6, 96, TBLOB_DTYPE_F32, 2, 96 * 130},
+      {QuantScheme::kMlxAffine, 5, 64, TBLOB_DTYPE_F16, 40, 64},
+      {QuantScheme::kMxfp8, 0, 32, TBLOB_DTYPE_F8_E8M0, 3, 32 * 700},
+      {QuantScheme::kMxfp4, 0, 32, TBLOB_DTYPE_F8_E8M0, 3, 32 * 300},
+      {QuantScheme::kNvfp4, 0, 16, TBLOB_DTYPE_F8_E4M3, 3, 16 * 900},
+      {QuantScheme::kF8E4M3, 0, 0, 0, 7, 3001},
+      {QuantScheme::kF4E2M1, 0, 0, 0, 4, 4001},  // odd row starts: direct stores
+      {QuantScheme::kF4E2M1, 0, 0, 0, 4, 9000},
+      {QuantScheme::kBF16, 0, 0, 0, 3, 7000},
+      {QuantScheme::kF16, 0, 0, 0, 3, 7000},
+  };
+  for (const Shape &sh : shapes) {
+    auto t = make_tensor(r, sh.s, sh.bits, sh.g, sh.sdt, sh.rows, sh.cols, kSpecialMlx,
+                         sh.s == QuantScheme::kNvfp4 ? GlobalScaleMode::kMultiplier : GlobalScaleMode::kNone,
+                         0.05, true);
+    check_all(*k_, r, *t);
+    if (HasFatalFailure()) return;
+  }
+}
+
+// dequantize_rows() (the dispatched entry point) uses the forced set and matches scalar.
+TEST_P(Kernels, ForcedThroughDequantizeRows) {
+  ASSERT_EQ(set_kernel(GetParam()), TBLOB_OK);
+  EXPECT_STREQ(active_kernel_name(), GetParam());
+  EXPECT_EQ(active_kernel_table(), k_);
+  Rng r(seed_base() ^ 0xE1);
+  auto t = make_tensor(r, QuantScheme::kMlxAffine, 4, 64, TBLOB_DTYPE_BF16, 8, 256, 0,
+                       GlobalScaleMode::kNone, 0.05, true);
+  std::vector<uint8_t> a(8 * 256 * 4), b(8 * 256 * 4);
+  ASSERT_EQ(dequantize_rows(t->d, TBLOB_DTYPE_F32, 0, 8, a.data(), a.size()), TBLOB_OK);
+  ASSERT_EQ(dequantize_rows_with(scalar_kernel_table(), t->d, TBLOB_DTYPE_F32, 0, 8, b.data(), b.size()),
+            TBLOB_OK);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(set_kernel("auto"), TBLOB_OK);
+}
+
+const char *const kSimdSets[] = {"avx512", "avx2", "neon"};
+INSTANTIATE_TEST_SUITE_P(Sets, Kernels, ::testing::ValuesIn(kSimdSets),
+                         [](const ::testing::TestParamInfo<const char *> &i) {
+                           return std::string(i.param);
+                         });
+
+// ---- dispatch rules ---------------------------------------------------------------------------
+TEST(Dispatch, Lists) {
+  ASSERT_GE(compiled_kernel_count(), 1u);
+  EXPECT_STREQ(compiled_kernel_name(compiled_kernel_count() - 1), "scalar");
+  EXPECT_EQ(compiled_kernel_name(compiled_kernel_count()), nullptr);
+  uint32_t n = 0;
+  const char *const *names = supported_kernels(&n);
+  ASSERT_GE(n, 1u);
+  EXPECT_STREQ(names[n - 1], "scalar");
+  for (uint32_t i = 0; i < n; ++i) {
+    EXPECT_TRUE(kernel_supported(names[i]));
+    ASSERT_NE(kernel_table_by_name(names[i]), nullptr);
+    EXPECT_STREQ(kernel_table_by_name(names[i])->name, names[i]);
+  }
+  EXPECT_FALSE(kernel_supported("bogus"));
+  EXPECT_FALSE(kernel_supported(nullptr));
+  EXPECT_EQ(kernel_table_by_name("bogus"), nullptr);
+  std::string all;
+  for (uint32_t i = 0; i < n; ++i) all += std::string(names[i]) + " ";
+  std::printf("[ info     ] supported kernel sets: %s(active: %s)\n", all.c_str(), active_kernel_name());
+#if defined(__aarch64__)
+  EXPECT_FALSE(kernel_supported("avx2"));
+  EXPECT_FALSE(kernel_supported("avx512"));
+#endif
+#if defined(__x86_64__)
+  EXPECT_FALSE(kernel_supported("neon"));
+#endif
+}
+
+// Tables carry an entry for every slot the scalar table has; slots past the schemes this
+// test knows about (added later) are the scalar ones.
+TEST(Dispatch, TablesComplete) {
+  uint32_t n = 0;
+  const char *const *names = supported_kernels(&n);
+  const KernelTable &s = scalar_kernel_table();
+  for (uint32_t i = 0; i < n; ++i) {
+    const KernelTable *k = kernel_table_by_name(names[i]);
+    for (uint32_t sc = 1; sc < kQuantSchemeCount; ++sc) {
+      for (uint32_t o = 0; o < kDequantOutCount; ++o) {
+        EXPECT_NE(k->rows[sc][o], nullptr) << names[i] << " scheme " << sc << " out " << o;
+        if (sc > static_cast<uint32_t>(QuantScheme::kF32)) {
+          EXPECT_EQ(k->rows[sc][o], s.rows[sc][o]);
+        }
+      }
+    }
+  }
+}
+
+TEST(Dispatch, SetKernelErrorsKeepTheActiveSet) {
+  ASSERT_EQ(set_kernel("scalar"), TBLOB_OK);
+  EXPECT_EQ(set_kernel(nullptr), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(set_kernel("bogus"), kStatusKernelUnavailable);
+  EXPECT_EQ(set_kernel("AVX2"), kStatusKernelUnavailable);  // names are exact
+  for (const char *name : kSimdSets) {
+    if (!kernel_supported(name)) {
+      EXPECT_EQ(set_kernel(name), kStatusKernelUnavailable) << name;
+      EXPECT_STREQ(active_kernel_name(), "scalar");
+    }
+  }
+  EXPECT_STREQ(active_kernel_name(), "scalar");
+  ASSERT_EQ(set_kernel("auto"), TBLOB_OK);
+  uint32_t n = 0;
+  EXPECT_STREQ(active_kernel_name(), supported_kernels(&n)[0]);
+}
+
+TEST(Dispatch, EnvironmentVariable) {
+  struct Cleanup {
+    ~Cleanup() {
+      unsetenv("TBLOB_KERNEL");
+      reset_kernel_selection();
+    }
+  } cleanup;
+  uint32_t n = 0;
+  const char *best = supported_kernels(&n)[0];
+  Rng r(5);
+  auto t = make_tensor(r, QuantScheme::kMxfp8, 0, 32, TBLOB_DTYPE_F8_E8M0, 2, 64, 0,
+                       GlobalScaleMode::kNone, 0, true);
+  std::vector<uint8_t> out(2 * 64 * 4);
+
+  setenv("TBLOB_KERNEL", "scalar", 1);
+  reset_kernel_selection();
+  EXPECT_STREQ(active_kernel_name(), "scalar");
+  EXPECT_EQ(dequantize_rows(t->d, TBLOB_DTYPE_F32, 0, 2, out.data(), out.size()), TBLOB_OK);
+
+  // A set the host cannot run (or no such set): an error on every call, never a fallback.
+  const char *missing = "bogus";
+  for (const char *name : kSimdSets) {
+    if (!kernel_supported(name)) missing = name;
+  }
+  setenv("TBLOB_KERNEL", missing, 1);
+  reset_kernel_selection();
+  EXPECT_STREQ(active_kernel_name(), "unavailable");
+  EXPECT_EQ(active_kernel_table(), nullptr);
+  EXPECT_EQ(dequantize_rows(t->d, TBLOB_DTYPE_F32, 0, 2, out.data(), out.size()),
+            kStatusKernelUnavailable);
+  // The variable is read once: changing it now does nothing until a reset.
+  setenv("TBLOB_KERNEL", "scalar", 1);
+  EXPECT_STREQ(active_kernel_name(), "unavailable");
+  // set_kernel() recovers.
+  ASSERT_EQ(set_kernel(best), TBLOB_OK);
+  EXPECT_EQ(dequantize_rows(t->d, TBLOB_DTYPE_F32, 0, 2, out.data(), out.size()), TBLOB_OK);
+
+  for (const char *v : {"", "auto"}) {
+    setenv("TBLOB_KERNEL", v, 1);
+    reset_kernel_selection();
+    EXPECT_STREQ(active_kernel_name(), best);
+  }
+  unsetenv("TBLOB_KERNEL");
+  reset_kernel_selection();
+  EXPECT_STREQ(active_kernel_name(), best);
+}
+
+TEST(Dispatch, StreamThresholdRoundTrip) {
+  const uint64_t old = set_stream_threshold(123);
+  EXPECT_EQ(stream_threshold(), 123u);
+  EXPECT_EQ(set_stream_threshold(old), 123u);
+  EXPECT_EQ(stream_copy_for(scalar_kernel_table()), nullptr);
+  uint32_t n = 0;
+  const char *const *names = supported_kernels(&n);
+  for (uint32_t i = 0; i + 1 < n; ++i) EXPECT_NE(stream_copy_for(*kernel_table_by_name(names[i])), nullptr);
+}
+
+}  // namespace
