@@ -2,6 +2,9 @@
 # Quick start 2: set up and run every test. Ends with the line "N passed, N failed".
 #   build-test   the default configuration, warnings as errors: every suite
 #   build-core   every optional feature disabled: the core must build and pass alone
+#   build-nosimd the x86 and NEON kernel sets compiled out (scalar dequantization only)
+#   build-aarch64 cross build for arm64 with NEON; the dequant tests run under qemu-aarch64
+#   fuzz smoke   every libFuzzer harness for FUZZ_SECONDS under ASan+UBSan (clang)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh || { echo "dependency installation failed"; echo "0 passed, 1 failed"; exit 1; }
@@ -24,6 +27,14 @@ run_config() {  # name, meson options...
 run_config build-test
 run_config build-core -Dollama=disabled -Duqff=disabled -Dslm1=disabled -Dcli=disabled \
   -Dbenchmarks=disabled
+
+run_config build-nosimd -Dsimd_x86=disabled -Dsimd_neon=disabled -Dbenchmarks=disabled
+
+if [ "${TBLOB_SKIP_CROSS:-0}" != 1 ]; then
+  rm -rf build-aarch64
+  bash scripts/cross-test.sh || rc=1
+  logs+=("build-aarch64/meson-logs/testlog.json")
+fi
 
 if [ -x fuzz/ci-smoke.sh ] && [ "${TBLOB_SKIP_FUZZ:-0}" != 1 ]; then
   FUZZ_SECONDS=${FUZZ_SECONDS:-30} bash fuzz/ci-smoke.sh || rc=1
