@@ -1,0 +1,139 @@
+// GGML block dequantization to f32, GB/s of output per type on one core (Google Benchmark).
+//   cache:  16,384 values per call (64 KiB out; blocks and output stay in L2)
+//   large:  64 Mi values per call (256 MiB out; non-temporal stores above the stream
+//           threshold), against memcpy and a streaming-store fill of the same 256 MiB in the
+//           same run (ref/memcpy_large, ref/stream_fill_large).
+// Every kernel set the host runs is measured (scalar, avx2). Blocks are random bytes with
+// finite f16 scales (the SIMD kernels take the scalar path only for non-finite ones).
+// ggml's own dequantize_row_* is measured by bench/ggml_peer.sh (not part of the build).
+//   bench_ggml [--benchmark_filter=q4_K]   (bench/README or docs/uqff.md has the table)
+#include <benchmark/benchmark.h>
+#include <immintrin.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "dequant/ggml/ggml.h"
+#include "tensorblob.h"
+
+namespace g = tblob::ggml;
+
+namespace {
+
+constexpr size_t kCache = 16384;
+constexpr size_t kLarge = size_t{64} << 20;
+
+struct Aligned {
+  float *p = nullptr;
+  explicit Aligned(size_t n) : p(static_cast<float *>(std::aligned_alloc(64, n * 4))) { std::memset(p, 0, n * 4); }
+  ~Aligned() { std::free(p); }
+};
+
+Aligned &out_buffer() {
+  static Aligned a(kLarge);
+  return a;
+}
+
+std::vector<uint8_t> make_blocks(const g::TypeInfo &t, size_t elements) {
+  std::mt19937_64 rng(t.id);
+  const size_t nb = elements / t.block_elems;
+  std::vector<uint8_t> b(nb * t.block_bytes);
+  for (auto &x : b) x = static_cast<uint8_t>(rng());
+  std::vector<uint32_t> offs;
+  switch (t.slot) {
+    case g::kSlotQ4_0: case g::kSlotQ5_0: case g::kSlotQ8_0: case g::kSlotQ8_1: offs = {0}; break;
+    case g::kSlotQ4_1: case g::kSlotQ5_1: case g::kSlotQ4_K: case g::kSlotQ5_K: offs = {0, 2}; break;
+    case g::kSlotQ2_K: offs = {80, 82}; break;
+    case g::kSlotQ3_K: offs = {108}; break;
+    case g::kSlotQ6_K: offs = {208}; break;
+    default: break;
+  }
+  for (size_t i = 0; i < nb; ++i) {
+    uint8_t *p = &b[i * t.block_bytes];
+    for (uint32_t o : offs) {
+      const uint16_t h = static_cast<uint16_t>(0x2000 + (rng() & 0x0FFF));
+      p[o] = static_cast<uint8_t>(h);
+      p[o + 1] = static_cast<uint8_t>(h >> 8);
+    }
+    if (t.slot == g::kSlotQ8_K) {
+      const float d = 0.01f;
+      std::memcpy(p, &d, 4);
+    }
+  }
+  return b;
+}
+
+void run_ggml(benchmark::State &st, const g::Kernels *k, const g::TypeInfo *t, size_t elements,
+              const std::vector<uint8_t> *blocks) {
+  float *out = out_buffer().p;
+  tblob::Diag d;
+  for (auto _ : st) {
+    const tblob::Status s =
+        g::dequantize(*k, t->id, blocks->data(), blocks->size(), elements, TBLOB_DTYPE_F32, out, elements * 4, d);
+    if (s != TBLOB_OK) st.SkipWithError("dequantize failed");
+    benchmark::DoNotOptimize(out);
+    benchmark::ClobberMemory();
+  }
+  st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * static_cast<int64_t>(elements * 4));
+  st.counters["Gelem/s"] = benchmark::Counter(static_cast<double>(elements) * st.iterations() / 1e9,
+                                              benchmark::Counter::kIsRate);
+}
+
+void memcpy_ref(benchmark::State &st, size_t n) {
+  static Aligned src(kLarge);
+  float *out = out_buffer().p;
+  for (auto _ : st) {
+    std::memcpy(out, src.p, n * 4);
+    benchmark::ClobberMemory();
+  }
+  st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * static_cast<int64_t>(n * 4));
+}
+
+__attribute__((target("avx"))) void stream_fill(float *p, size_t n) {
+  const __m256 v = _mm256_set1_ps(1.0f);
+  for (size_t i = 0; i < n; i += 8) _mm256_stream_ps(p + i, v);
+  _mm_sfence();
+}
+
+void stream_ref(benchmark::State &st) {
+  float *out = out_buffer().p;
+  for (auto _ : st) {
+    stream_fill(out, kLarge);
+    benchmark::ClobberMemory();
+  }
+  st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * static_cast<int64_t>(kLarge * 4));
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  static std::vector<std::vector<uint8_t>> keep;
+  keep.reserve(64);
+  std::vector<const g::Kernels *> sets{&g::scalar_kernels()};
+  const g::Kernels *avx2 = nullptr;
+  if (g::kernels_by_name("avx2", &avx2) == TBLOB_OK) sets.push_back(avx2);
+  benchmark::RegisterBenchmark("ref/memcpy_cache", memcpy_ref, kCache);
+  benchmark::RegisterBenchmark("ref/memcpy_large", memcpy_ref, kLarge)->Iterations(4);
+  if (__builtin_cpu_supports("avx")) benchmark::RegisterBenchmark("ref/stream_fill_large", stream_ref)->Iterations(4);
+  for (uint32_t slot = g::kSlotQ4_0; slot < g::kSlotCount; ++slot) {
+    const g::TypeInfo *t = g::type_info_by_slot(slot);
+    keep.push_back(make_blocks(*t, kCache));
+    const std::vector<uint8_t> *cache_blocks = &keep.back();
+    keep.push_back(make_blocks(*t, kLarge));
+    const std::vector<uint8_t> *large_blocks = &keep.back();
+    for (const g::Kernels *k : sets) {
+      benchmark::RegisterBenchmark((std::string(t->name) + "/" + k->name + "/cache").c_str(), run_ggml, k, t, kCache,
+                                   cache_blocks);
+      benchmark::RegisterBenchmark((std::string(t->name) + "/" + k->name + "/large").c_str(), run_ggml, k, t, kLarge,
+                                   large_blocks)
+          ->Iterations(4);
+    }
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,115 @@
+// GGML block quantization (ggml-org/ggml `src/ggml-common.h` layouts, `dequantize_row_*`
+// formulas; reference/uqff.md section 4.1): the type table, the kernel table and the checked
+// entry point. Kernels know nothing about files; UQFF (and anything else that stores raw ggml
+// blocks) hands over bytes.
+//
+// Definition (the scalar kernels in ggml_scalar.cpp; every SIMD set must agree bit for bit):
+//  - Block fields are little-endian; f16 fields are IEEE binary16, widened exactly.
+//  - Per-element arithmetic is ggml's reference order, each operation rounded to f32 and never
+//    fused: Q4_0 `(q-8)*d`, Q4_1 `q*d + m`, Q5_0 `(q-16)*d`, Q5_1 `q*d + m`, Q8_0/Q8_1/Q8_K
+//    `q*d`, Q2_K/Q4_K/Q5_K `(d*sc)*q - (dmin*m)`, Q3_K `(d*(sc-32))*q`, Q6_K `(d*sc)*q`.
+//    For finite scales every product is exact in f32 (at most 24 significant bits), so only
+//    the final add/subtract rounds and FMA contraction could not change a result anyway.
+//  - Q8_1's `s` and Q8_K's `bsums` are ignored (ggml has no to_float for Q8_1; by the struct's
+//    meaning y = qs*d).
+//  - NaN: a block whose scale fields are not finite (f16 exponent 31, or Q8_K's f32 `d`) is
+//    decoded by the scalar block function, which writes any NaN result as the canonical quiet
+//    NaN 0x7FC00000. Infinities are kept. gguf's numpy dequantizer agrees on every block with
+//    finite scales (tests/data/ggml); NaN payloads are not something gguf or ggml pin.
+//  - f16/bf16 output: the f32 result rounded to nearest even (dequant/convert.h).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "core/status.h"
+
+namespace tblob {
+namespace ggml {
+
+// ggml_type ids (GG include/ggml.h), as UQFF stores them in `<key>.weight.dtype`.
+enum : uint32_t {
+  kTypeF32 = 0,
+  kTypeF16 = 1,
+  kTypeQ4_0 = 2,
+  kTypeQ4_1 = 3,
+  kTypeQ5_0 = 6,
+  kTypeQ5_1 = 7,
+  kTypeQ8_0 = 8,
+  kTypeQ8_1 = 9,
+  kTypeQ2_K = 10,
+  kTypeQ3_K = 11,
+  kTypeQ4_K = 12,
+  kTypeQ5_K = 13,
+  kTypeQ6_K = 14,
+  kTypeQ8_K = 15,
+  kTypeBF16 = 30,
+};
+
+// Kernel slots, one per supported type.
+enum Slot : uint32_t {
+  kSlotF32 = 0, kSlotF16, kSlotBF16, kSlotQ4_0, kSlotQ4_1, kSlotQ5_0, kSlotQ5_1, kSlotQ8_0,
+  kSlotQ8_1, kSlotQ2_K, kSlotQ3_K, kSlotQ4_K, kSlotQ5_K, kSlotQ6_K, kSlotQ8_K, kSlotCount
+};
+
+struct TypeInfo {
+  uint32_t id;           // ggml_type
+  Slot slot;
+  const char *name;      // ggml's name: "q4_K", "f16", ...
+  const char *uqff_name; // mistral.rs's IsqType label: "q4k", "q8_0", ... ("f16" for floats)
+  uint32_t block_elems;  // 32, 256, or 1 for the float types
+  uint32_t block_bytes;
+  uint32_t bits;         // nominal bits per weight (4 for Q4_K, 16 for F16, ...)
+};
+
+// nullptr for an id this library does not decode (anything outside the table above).
+const TypeInfo *type_info(uint32_t ggml_type);
+const TypeInfo *type_info_by_slot(uint32_t slot);
+
+// Decodes nblocks consecutive blocks to f32. `src` and `dst` may have any alignment.
+// Contract: src holds nblocks * block_bytes bytes, dst room for nblocks * block_elems floats.
+// flags: kStream allows non-temporal stores (the dispatcher sets it for large outputs only;
+// the kernel then issues the closing fence itself).
+constexpr uint32_t kStream = 1u;
+using BlocksToF32 = void (*)(const uint8_t *src, size_t nblocks, float *dst, uint32_t flags);
+// f32 -> f16 / bf16 for n values (round to nearest even, as convert.h).
+using F32ToHalf = void (*)(const float *src, size_t n, uint16_t *dst);
+
+struct Kernels {
+  const char *name;  // "scalar", "avx2", "neon"
+  BlocksToF32 to_f32[kSlotCount];
+  F32ToHalf to_f16;
+  F32ToHalf to_bf16;
+};
+
+const Kernels &scalar_kernels();
+// The AVX2 set, or nullptr when not compiled in (the caller checks the CPU).
+const Kernels *avx2_kernels();
+// True when this CPU and OS can run AVX2+FMA+F16C code (cpuid + xgetbv).
+bool cpu_has_avx2();
+
+// The set in use, following dequant/dispatch.h's process-wide choice (TBLOB_KERNEL,
+// tblob_set_kernel): avx2/avx512 -> the AVX2 GGML set, neon/scalar -> scalar.
+const Kernels &active_kernels();
+// Looks up a set by name for this host: TBLOB_OK, TBLOB_E_UNSUPPORTED when the host cannot
+// run it or it is not built, TBLOB_E_INVALID_ARGUMENT for an unknown name.
+Status kernels_by_name(const char *name, const Kernels **out);
+
+// The scalar per-block decoders (the definition). Used by SIMD sets for blocks with
+// non-finite scales.
+void scalar_block(uint32_t slot, const uint8_t *src, float *dst);
+
+// Checked entry point: decodes `elements` values (a multiple of the block size) starting at
+// block 0 of src into dst as out_dtype (TBLOB_DTYPE_F32 / F16 / BF16).
+// TBLOB_E_UNSUPPORTED (unknown type), TBLOB_E_TENSOR_SIZE (elements not a multiple of the
+// block, or src_bytes != the exact byte count), TBLOB_E_SHAPE_OVERFLOW,
+// TBLOB_E_BUFFER_TOO_SMALL (checked before writing anything), TBLOB_E_INVALID_ARGUMENT.
+Status dequantize(const Kernels &k, uint32_t ggml_type, const uint8_t *src, uint64_t src_bytes,
+                  uint64_t elements, uint32_t out_dtype, void *dst, uint64_t dst_bytes,
+                  const Diag &diag);
+
+// Byte count of `elements` values of a type; false when elements is not a multiple of the
+// block size or the count overflows.
+bool bytes_for(const TypeInfo &t, uint64_t elements, uint64_t *bytes);
+
+}  // namespace ggml
+}  // namespace tblob

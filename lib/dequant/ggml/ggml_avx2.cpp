@@ -1,0 +1,422 @@
+// AVX2 + FMA + F16C GGML kernels (compiled with -mavx2 -mfma -mf16c -ffp-contract=off, chosen
+// at run time). Bit-exact with ggml_scalar.cpp: every product below is exact in f32 for finite
+// scales (see ggml.h), so fused multiply-add/subtract rounds exactly like the scalar
+// multiply-then-add; blocks with non-finite scales go to the scalar block decoder.
+// Hand-tuned: Q4_0, Q8_0, Q4_K, Q6_K. The others use the same building blocks.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "dequant/ggml/ggml_blocks.h"
+
+namespace tblob {
+namespace ggml {
+namespace {
+
+// ---- stores: ordinary (any alignment) or non-temporal (32- or 16-byte aligned dst) --------
+enum StoreMode { kPlain = 0, kNt32 = 1, kNt16 = 2 };
+
+template <int M>
+inline void st(float *p, __m256 v) {
+  if (M == kNt32) {
+    _mm256_stream_ps(p, v);
+  } else if (M == kNt16) {
+    _mm_stream_ps(p, _mm256_castps256_ps128(v));
+    _mm_stream_ps(p + 4, _mm256_extractf128_ps(v, 1));
+  } else {
+    _mm256_storeu_ps(p, v);
+  }
+}
+
+inline float f16s(const uint8_t *p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
+// 8 bytes at p zero-extended to 8 x i32 (unaligned).
+inline __m256i u8x8(const uint8_t *p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(p))); }
+inline __m256i i8x8(const uint8_t *p) { return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(p))); }
+inline __m256 cvt(__m256i v) { return _mm256_cvtepi32_ps(v); }
+
+// ---- per-type block bodies (finite scales), templated on the store mode -------------------
+template <int M>
+inline void q4_0(const uint8_t *b, float *y) {
+  const __m256 d = _mm256_set1_ps(f16s(b));
+  const __m256i a = u8x8(b + 2), c = u8x8(b + 10);
+  const __m256i m15 = _mm256_set1_epi32(15), k8 = _mm256_set1_epi32(8);
+  st<M>(y + 0, _mm256_mul_ps(cvt(_mm256_sub_epi32(_mm256_and_si256(a, m15), k8)), d));
+  st<M>(y + 8, _mm256_mul_ps(cvt(_mm256_sub_epi32(_mm256_and_si256(c, m15), k8)), d));
+  st<M>(y + 16, _mm256_mul_ps(cvt(_mm256_sub_epi32(_mm256_srli_epi32(a, 4), k8)), d));
+  st<M>(y + 24, _mm256_mul_ps(cvt(_mm256_sub_epi32(_mm256_srli_epi32(c, 4), k8)), d));
+}
+
+template <int M>
+inline void q4_1(const uint8_t *b, float *y) {
+  const __m256 d = _mm256_set1_ps(f16s(b)), m = _mm256_set1_ps(f16s(b + 2));
+  const __m256i a = u8x8(b + 4), c = u8x8(b + 12);
+  const __m256i m15 = _mm256_set1_epi32(15);
+  st<M>(y + 0, _mm256_fmadd_ps(cvt(_mm256_and_si256(a, m15)), d, m));
+  st<M>(y + 8, _mm256_fmadd_ps(cvt(_mm256_and_si256(c, m15)), d, m));
+  st<M>(y + 16, _mm256_fmadd_ps(cvt(_mm256_srli_epi32(a, 4)), d, m));
+  st<M>(y + 24, _mm256_fmadd_ps(cvt(_mm256_srli_epi32(c, 4)), d, m));
+}
+
+// Q5_0 / Q5_1: the 32 five-bit codes of a block as 32 bytes: nibbles (qs low nibbles are
+// elements 0-15, high nibbles 16-31) merged with the qh bit of each element (bit j of the
+// little-endian u32 -> byte j, spread by a byte shuffle and tested against a bit mask).
+inline __m256i q5_codes(const uint8_t *qs, const uint8_t *qhp) {
+  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i *>(qs));
+  const __m128i m15 = _mm_set1_epi8(0x0F);
+  const __m256i nib = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m15), _mm_and_si128(q, m15));
+  uint32_t qh;
+  std::memcpy(&qh, qhp, 4);
+  const __m256i spread = _mm256_shuffle_epi8(
+      _mm256_set1_epi32(static_cast<int>(qh)),
+      _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+  const __m256i bits = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
+  const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bits), bits);
+  return _mm256_or_si256(nib, _mm256_and_si256(set, _mm256_set1_epi8(0x10)));
+}
+
+// 32 signed bytes widened to 4 x 8 f32.
+inline void widen32s(__m256i v, __m256 out[4]) {
+  const __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);
+  out[0] = cvt(_mm256_cvtepi8_epi32(lo));
+  out[1] = cvt(_mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8)));
+  out[2] = cvt(_mm256_cvtepi8_epi32(hi));
+  out[3] = cvt(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8)));
+}
+
+template <int M>
+inline void q5_0(const uint8_t *b, float *y) {
+  const __m256 d = _mm256_set1_ps(f16s(b));
+  __m256 f[4];
+  widen32s(_mm256_sub_epi8(q5_codes(b + 6, b + 2), _mm256_set1_epi8(16)), f);
+  for (int k = 0; k < 4; ++k) st<M>(y + 8 * k, _mm256_mul_ps(f[k], d));
+}
+
+template <int M>
+inline void q5_1(const uint8_t *b, float *y) {
+  const __m256 d = _mm256_set1_ps(f16s(b)), m = _mm256_set1_ps(f16s(b + 2));
+  __m256 f[4];
+  widen32s(q5_codes(b + 8, b + 4), f);  // codes 0..31: positive as signed bytes
+  for (int k = 0; k < 4; ++k) st<M>(y + 8 * k, _mm256_fmadd_ps(f[k], d, m));
+}
+
+template <int M>
+inline void q8_x(const uint8_t *qs, float dd, float *y) {
+  const __m256 d = _mm256_set1_ps(dd);
+  st<M>(y + 0, _mm256_mul_ps(cvt(i8x8(qs + 0)), d));
+  st<M>(y + 8, _mm256_mul_ps(cvt(i8x8(qs + 8)), d));
+  st<M>(y + 16, _mm256_mul_ps(cvt(i8x8(qs + 16)), d));
+  st<M>(y + 24, _mm256_mul_ps(cvt(i8x8(qs + 24)), d));
+}
+template <int M>
+inline void q8_0(const uint8_t *b, float *y) { q8_x<M>(b + 2, f16s(b), y); }
+template <int M>
+inline void q8_1(const uint8_t *b, float *y) { q8_x<M>(b + 4, f16s(b), y); }
+template <int M>
+inline void q8_k(const uint8_t *b, float *y) {
+  float d;
+  std::memcpy(&d, b, 4);
+  for (int i = 0; i < 256; i += 32) q8_x<M>(b + 4 + i, d, y + i);
+}
+
+// Q2_K: dl = d*(sc&15), ml = dmin*(sc>>4) per 16 outputs; y = dl*q - ml.
+template <int M>
+inline void q2_k(const uint8_t *b, float *y) {
+  alignas(32) float dl[16], ml[16];
+  {
+    const __m256 d = _mm256_set1_ps(f16s(b + 80)), dm = _mm256_set1_ps(f16s(b + 82));
+    const __m256i m15 = _mm256_set1_epi32(15);
+    for (int i = 0; i < 16; i += 8) {
+      const __m256i s = u8x8(b + i);
+      _mm256_store_ps(dl + i, _mm256_mul_ps(d, cvt(_mm256_and_si256(s, m15))));
+      _mm256_store_ps(ml + i, _mm256_mul_ps(dm, cvt(_mm256_srli_epi32(s, 4))));
+    }
+  }
+  const uint8_t *q = b + 16;
+  const __m256i m3 = _mm256_set1_epi32(3);
+  int is = 0;
+  for (int n = 0; n < 2; ++n, q += 32) {
+    const __m256i v0 = u8x8(q), v1 = u8x8(q + 8), v2 = u8x8(q + 16), v3 = u8x8(q + 24);
+    for (int s = 0; s < 8; s += 2) {
+      const __m128i sh = _mm_cvtsi32_si128(s);
+      const __m256 da = _mm256_broadcast_ss(dl + is), ma = _mm256_broadcast_ss(ml + is);
+      const __m256 db = _mm256_broadcast_ss(dl + is + 1), mb = _mm256_broadcast_ss(ml + is + 1);
+      st<M>(y + 0, _mm256_fmsub_ps(da, cvt(_mm256_and_si256(_mm256_srl_epi32(v0, sh), m3)), ma));
+      st<M>(y + 8, _mm256_fmsub_ps(da, cvt(_mm256_and_si256(_mm256_srl_epi32(v1, sh), m3)), ma));
+      st<M>(y + 16, _mm256_fmsub_ps(db, cvt(_mm256_and_si256(_mm256_srl_epi32(v2, sh), m3)), mb));
+      st<M>(y + 24, _mm256_fmsub_ps(db, cvt(_mm256_and_si256(_mm256_srl_epi32(v3, sh), m3)), mb));
+      y += 32;
+      is += 2;
+    }
+  }
+}
+
+// Q3_K: dl = d*(scale-32); y = dl * (((q>>s)&3) - (hmask bit ? 0 : 4)).
+template <int M>
+inline void q3_k(const uint8_t *b, float *y) {
+  alignas(32) float dl[16];
+  {
+    alignas(16) int8_t sc[16];
+    q3k_scales(b + 96, sc);
+    const __m256 d = _mm256_set1_ps(f16s(b + 108));
+    const __m256i k32 = _mm256_set1_epi32(32);
+    for (int i = 0; i < 16; i += 8)
+      _mm256_store_ps(dl + i, _mm256_mul_ps(d, cvt(_mm256_sub_epi32(i8x8(reinterpret_cast<const uint8_t *>(sc) + i), k32))));
+  }
+  const uint8_t *hm = b, *q = b + 32;
+  const __m256i h0 = u8x8(hm), h1 = u8x8(hm + 8), h2 = u8x8(hm + 16), h3 = u8x8(hm + 24);
+  const __m256i m3 = _mm256_set1_epi32(3), one = _mm256_set1_epi32(1), k4 = _mm256_set1_epi32(4);
+  int is = 0, bit = 0;
+  for (int n = 0; n < 2; ++n, q += 32) {
+    const __m256i v0 = u8x8(q), v1 = u8x8(q + 8), v2 = u8x8(q + 16), v3 = u8x8(q + 24);
+    for (int s = 0; s < 8; s += 2, ++bit) {
+      const __m128i sh = _mm_cvtsi32_si128(s), hb = _mm_cvtsi32_si128(bit);
+      const __m256 da = _mm256_broadcast_ss(dl + is), db = _mm256_broadcast_ss(dl + is + 1);
+#define TBLOB_Q3(V, H) \
+  cvt(_mm256_sub_epi32(_mm256_or_si256(_mm256_and_si256(_mm256_srl_epi32(V, sh), m3), \
+                                       _mm256_slli_epi32(_mm256_and_si256(_mm256_srl_epi32(H, hb), one), 2)), k4))
+      st<M>(y + 0, _mm256_mul_ps(da, TBLOB_Q3(v0, h0)));
+      st<M>(y + 8, _mm256_mul_ps(da, TBLOB_Q3(v1, h1)));
+      st<M>(y + 16, _mm256_mul_ps(db, TBLOB_Q3(v2, h2)));
+      st<M>(y + 24, _mm256_mul_ps(db, TBLOB_Q3(v3, h3)));
+#undef TBLOB_Q3
+      y += 32;
+      is += 2;
+    }
+  }
+}
+
+// Scales and mins of a Q4_K/Q5_K block as floats: ds[j] = d*sc_j, ms[j] = dmin*m_j. The
+// 12 bytes are unpacked four at a time (get_scale_min_k4 per 32-bit word): sc 0-3 are the low
+// 6 bits of bytes 0-3, m 0-3 of bytes 4-7; sc 4-7 = low nibble of bytes 8-11 | (top 2 bits
+// of bytes 0-3) << 4; m 4-7 = high nibble of bytes 8-11 | (top 2 bits of bytes 4-7) << 4.
+inline void k4_scales(const uint8_t *b, float *ds, float *ms) {
+  uint32_t w[3], u[4];
+  std::memcpy(w, b + 4, 12);
+  u[0] = w[0] & 0x3F3F3F3Fu;
+  u[1] = (w[2] & 0x0F0F0F0Fu) | (((w[0] >> 6) & 0x03030303u) << 4);
+  u[2] = w[1] & 0x3F3F3F3Fu;
+  u[3] = ((w[2] >> 4) & 0x0F0F0F0Fu) | (((w[1] >> 6) & 0x03030303u) << 4);
+  const uint8_t *ub = reinterpret_cast<const uint8_t *>(u);
+  _mm256_store_ps(ds, _mm256_mul_ps(_mm256_set1_ps(f16s(b)), cvt(u8x8(ub))));
+  _mm256_store_ps(ms, _mm256_mul_ps(_mm256_set1_ps(f16s(b + 2)), cvt(u8x8(ub + 8))));
+}
+
+template <int M>
+inline void q4_k(const uint8_t *b, float *y) {
+  alignas(32) float ds[8], ms[8];
+  k4_scales(b, ds, ms);
+  const uint8_t *q = b + 16;
+  const __m256i m15 = _mm256_set1_epi32(15);
+  for (int c = 0; c < 4; ++c, q += 32, y += 64) {
+    const __m256 d1 = _mm256_broadcast_ss(ds + 2 * c), m1 = _mm256_broadcast_ss(ms + 2 * c);
+    const __m256 d2 = _mm256_broadcast_ss(ds + 2 * c + 1), m2 = _mm256_broadcast_ss(ms + 2 * c + 1);
+    const __m256i v0 = u8x8(q), v1 = u8x8(q + 8), v2 = u8x8(q + 16), v3 = u8x8(q + 24);
+    st<M>(y + 0, _mm256_fmsub_ps(d1, cvt(_mm256_and_si256(v0, m15)), m1));
+    st<M>(y + 8, _mm256_fmsub_ps(d1, cvt(_mm256_and_si256(v1, m15)), m1));
+    st<M>(y + 16, _mm256_fmsub_ps(d1, cvt(_mm256_and_si256(v2, m15)), m1));
+    st<M>(y + 24, _mm256_fmsub_ps(d1, cvt(_mm256_and_si256(v3, m15)), m1));
+    st<M>(y + 32, _mm256_fmsub_ps(d2, cvt(_mm256_srli_epi32(v0, 4)), m2));
+    st<M>(y + 40, _mm256_fmsub_ps(d2, cvt(_mm256_srli_epi32(v1, 4)), m2));
+    st<M>(y + 48, _mm256_fmsub_ps(d2, cvt(_mm256_srli_epi32(v2, 4)), m2));
+    st<M>(y + 56, _mm256_fmsub_ps(d2, cvt(_mm256_srli_epi32(v3, 4)), m2));
+  }
+}
+
+// 32 bytes (values < 256) widened to 4 x 8 i32 and converted: the four f32 vectors of
+// bytes 0-7, 8-15, 16-23, 24-31.
+inline void widen32(__m256i v, __m256 out[4]) {
+  const __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);
+  out[0] = cvt(_mm256_cvtepu8_epi32(lo));
+  out[1] = cvt(_mm256_cvtepu8_epi32(_mm_srli_si128(lo, 8)));
+  out[2] = cvt(_mm256_cvtepu8_epi32(hi));
+  out[3] = cvt(_mm256_cvtepu8_epi32(_mm_srli_si128(hi, 8)));
+}
+
+// Bit b (0..7) of every byte of h moved to bit 4 (0x10 or 0). 16-bit shifts: the bits that
+// cross into the neighbouring byte are masked away.
+template <int B>
+inline __m256i bit_to_16(__m256i h) {
+  const __m256i m = _mm256_set1_epi8(0x10);
+  if (B <= 4) return _mm256_and_si256(_mm256_slli_epi16(h, 4 - B), m);
+  return _mm256_and_si256(_mm256_srli_epi16(h, B - 4), m);
+}
+
+// Q5_K: nibbles and fifth bits are merged 32 bytes at a time, then widened.
+template <int M, int C>
+inline void q5_k_chunk(const uint8_t *q, __m256i h, const float *ds, const float *ms, float *y) {
+  const __m256i m15 = _mm256_set1_epi8(0x0F);
+  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(q));
+  const __m256i lo = _mm256_or_si256(_mm256_and_si256(v, m15), bit_to_16<2 * C>(h));
+  const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m15), bit_to_16<2 * C + 1>(h));
+  const __m256 d1 = _mm256_broadcast_ss(ds + 2 * C), m1 = _mm256_broadcast_ss(ms + 2 * C);
+  const __m256 d2 = _mm256_broadcast_ss(ds + 2 * C + 1), m2 = _mm256_broadcast_ss(ms + 2 * C + 1);
+  __m256 f[4];
+  widen32(lo, f);
+  for (int k = 0; k < 4; ++k) st<M>(y + 8 * k, _mm256_fmsub_ps(d1, f[k], m1));
+  widen32(hi, f);
+  for (int k = 0; k < 4; ++k) st<M>(y + 32 + 8 * k, _mm256_fmsub_ps(d2, f[k], m2));
+}
+
+template <int M>
+inline void q5_k(const uint8_t *b, float *y) {
+  alignas(32) float ds[8], ms[8];
+  k4_scales(b, ds, ms);
+  const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(b + 16));
+  const uint8_t *q = b + 48;
+  q5_k_chunk<M, 0>(q, h, ds, ms, y);
+  q5_k_chunk<M, 1>(q + 32, h, ds, ms, y + 64);
+  q5_k_chunk<M, 2>(q + 64, h, ds, ms, y + 128);
+  q5_k_chunk<M, 3>(q + 96, h, ds, ms, y + 192);
+}
+
+template <int M>
+inline void q6_k(const uint8_t *b, float *y) {
+  alignas(32) float ds[16];
+  {
+    const __m256 d = _mm256_set1_ps(f16s(b + 208));
+    _mm256_store_ps(ds, _mm256_mul_ps(d, cvt(i8x8(b + 192))));
+    _mm256_store_ps(ds + 8, _mm256_mul_ps(d, cvt(i8x8(b + 200))));
+  }
+  const uint8_t *ql = b, *qh = b + 128;
+  const __m256i m15 = _mm256_set1_epi32(15), m48 = _mm256_set1_epi32(48), k32 = _mm256_set1_epi32(32);
+  for (int n = 0; n < 2; ++n, ql += 64, qh += 32, y += 128) {
+    const float *sc = ds + 8 * n;
+    for (int l = 0; l < 32; l += 8) {
+      const int is = l / 16;
+      const __m256i a = u8x8(ql + l), c = u8x8(ql + l + 32), h = u8x8(qh + l);
+      // ((qh >> k) & 3) << 4 == (qh << (4 - k)) & 48 for k = 0, 2, 4 and (qh >> 2) & 48 for k = 6
+      const __m256i q1 = _mm256_or_si256(_mm256_and_si256(a, m15), _mm256_and_si256(_mm256_slli_epi32(h, 4), m48));
+      const __m256i q2 = _mm256_or_si256(_mm256_and_si256(c, m15), _mm256_and_si256(_mm256_slli_epi32(h, 2), m48));
+      const __m256i q3 = _mm256_or_si256(_mm256_srli_epi32(a, 4), _mm256_and_si256(h, m48));
+      const __m256i q4 = _mm256_or_si256(_mm256_srli_epi32(c, 4), _mm256_and_si256(_mm256_srli_epi32(h, 2), m48));
+      st<M>(y + l, _mm256_mul_ps(_mm256_broadcast_ss(sc + is), cvt(_mm256_sub_epi32(q1, k32))));
+      st<M>(y + l + 32, _mm256_mul_ps(_mm256_broadcast_ss(sc + is + 2), cvt(_mm256_sub_epi32(q2, k32))));
+      st<M>(y + l + 64, _mm256_mul_ps(_mm256_broadcast_ss(sc + is + 4), cvt(_mm256_sub_epi32(q3, k32))));
+      st<M>(y + l + 96, _mm256_mul_ps(_mm256_broadcast_ss(sc + is + 6), cvt(_mm256_sub_epi32(q4, k32))));
+    }
+  }
+}
+
+// ---- row drivers ----------------------------------------------------------------------------
+#define TBLOB_BLOCK_FN(fn) \
+  template <int M>         \
+  struct fn##_t {          \
+    static void run(const uint8_t *b, float *y) { fn<M>(b, y); } \
+  };
+TBLOB_BLOCK_FN(q4_0)
+TBLOB_BLOCK_FN(q4_1)
+TBLOB_BLOCK_FN(q5_0)
+TBLOB_BLOCK_FN(q5_1)
+TBLOB_BLOCK_FN(q8_0)
+TBLOB_BLOCK_FN(q8_1)
+TBLOB_BLOCK_FN(q2_k)
+TBLOB_BLOCK_FN(q3_k)
+TBLOB_BLOCK_FN(q4_k)
+TBLOB_BLOCK_FN(q5_k)
+TBLOB_BLOCK_FN(q6_k)
+TBLOB_BLOCK_FN(q8_k)
+#undef TBLOB_BLOCK_FN
+
+template <uint32_t SLOT, template <int> class B, int M>
+void run_blocks(const uint8_t *src, size_t nblocks, float *dst) {
+  const TypeInfo *t = type_info_by_slot(SLOT);
+  const size_t bb = t->block_bytes, be = t->block_elems;
+  for (size_t i = 0; i < nblocks; ++i) {
+    const uint8_t *b = src + i * bb;
+    if (__builtin_expect(block_finite(SLOT, b), 1))
+      B<M>::run(b, dst + i * be);
+    else
+      scalar_block(SLOT, b, dst + i * be);  // NaN-canonicalising definition
+  }
+}
+
+template <uint32_t SLOT, template <int> class B>
+void rows(const uint8_t *src, size_t nblocks, float *dst, uint32_t flags) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(dst);
+  if ((flags & kStream) && (a & 31u) == 0) {
+    run_blocks<SLOT, B, kNt32>(src, nblocks, dst);
+    _mm_sfence();
+  } else if ((flags & kStream) && (a & 15u) == 0) {
+    run_blocks<SLOT, B, kNt16>(src, nblocks, dst);
+    _mm_sfence();
+  } else {
+    run_blocks<SLOT, B, kPlain>(src, nblocks, dst);
+  }
+}
+
+// Float "types" (block of one element).
+void rows_f32(const uint8_t *src, size_t n, float *dst, uint32_t) { std::memcpy(dst, src, n * 4); }
+
+void rows_f16(const uint8_t *src, size_t n, float *dst, uint32_t) {
+  size_t i = 0;
+  const __m128i absmask = _mm_set1_epi16(0x7FFF), inf = _mm_set1_epi16(0x7C00);
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + 2 * i));
+    // vcvtph2ps quiets signalling NaNs; the definition keeps payload bits as they are.
+    if (_mm_movemask_epi8(_mm_cmpgt_epi16(_mm_and_si128(h, absmask), inf))) {
+      for (size_t k = 0; k < 8; ++k) scalar_block(kSlotF16, src + 2 * (i + k), dst + i + k);
+      continue;
+    }
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
+  }
+  for (; i < n; ++i) scalar_block(kSlotF16, src + 2 * i, dst + i);
+}
+
+void rows_bf16(const uint8_t *src, size_t n, float *dst, uint32_t) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(src + 2 * i)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst + i), _mm256_slli_epi32(w, 16));
+  }
+  for (; i < n; ++i) scalar_block(kSlotBF16, src + 2 * i, dst + i);
+}
+
+void to_f16(const float *src, size_t n, uint16_t *dst) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  scalar_kernels().to_f16(src + i, n - i, dst + i);
+}
+
+void to_bf16(const float *src, size_t n, uint16_t *dst) {
+  size_t i = 0;
+  const __m256i abs = _mm256_set1_epi32(0x7FFFFFFF), inf = _mm256_set1_epi32(0x7F800000);
+  const __m256i one = _mm256_set1_epi32(1), r = _mm256_set1_epi32(0x7FFF), q = _mm256_set1_epi32(0x40);
+  for (; i + 16 <= n; i += 16) {
+    __m256i out[2];
+    for (int h = 0; h < 2; ++h) {
+      const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + i + 8 * h));
+      const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, abs), inf);
+      const __m256i rnd = _mm256_srli_epi32(
+          _mm256_add_epi32(_mm256_add_epi32(u, r), _mm256_and_si256(_mm256_srli_epi32(u, 16), one)), 16);
+      const __m256i qn = _mm256_or_si256(_mm256_srli_epi32(u, 16), q);
+      out[h] = _mm256_blendv_epi8(rnd, qn, nan);
+    }
+    const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(out[0], out[1]), 0xD8);
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst + i), packed);
+  }
+  scalar_kernels().to_bf16(src + i, n - i, dst + i);
+}
+
+const Kernels kAvx2 = {
+    "avx2",
+    {rows_f32, rows_f16, rows_bf16, rows<kSlotQ4_0, q4_0_t>, rows<kSlotQ4_1, q4_1_t>,
+     rows<kSlotQ5_0, q5_0_t>, rows<kSlotQ5_1, q5_1_t>, rows<kSlotQ8_0, q8_0_t>,
+     rows<kSlotQ8_1, q8_1_t>, rows<kSlotQ2_K, q2_k_t>, rows<kSlotQ3_K, q3_k_t>,
+     rows<kSlotQ4_K, q4_k_t>, rows<kSlotQ5_K, q5_k_t>, rows<kSlotQ6_K, q6_k_t>,
+     rows<kSlotQ8_K, q8_k_t>},
+    to_f16,
+    to_bf16,
+};
+
+}  // namespace
+
+const Kernels *avx2_kernels() { return &kAvx2; }
+
+}  // namespace ggml
+}  // namespace tblob

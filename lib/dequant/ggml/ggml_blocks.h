@@ -1,0 +1,58 @@
+// Field helpers shared by the GGML kernel sets (header-only, no ISA-specific code).
+#pragma once
+#include <cstdint>
+#include <cstring>
+
+#include "dequant/convert.h"
+#include "dequant/ggml/ggml.h"
+
+namespace tblob {
+namespace ggml {
+
+inline uint32_t le16(const uint8_t *p) { return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8); }
+inline uint32_t le32(const uint8_t *p) {
+  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
+         (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
+}
+// An f16 field, widened exactly.
+inline float half(const uint8_t *p) { return dq::f32_from_bits(dq::f16_to_f32(static_cast<uint16_t>(le16(p)))); }
+// True when an f16 field is inf or NaN.
+inline bool half_nonfinite(const uint8_t *p) { return (le16(p) & 0x7C00u) == 0x7C00u; }
+
+// ggml get_scale_min_k4: 6-bit scale and min number j (0..7) of a Q4_K/Q5_K block.
+inline void scale_min_k4(int j, const uint8_t *q, uint8_t *d, uint8_t *m) {
+  if (j < 4) {
+    *d = q[j] & 63;
+    *m = q[j + 4] & 63;
+  } else {
+    *d = static_cast<uint8_t>((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
+    *m = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
+  }
+}
+
+// The 16 six-bit scales of a Q3_K block (unsigned 0..63; subtract 32 to use).
+inline void q3k_scales(const uint8_t *b, int8_t *out) {
+  for (int t = 0; t < 16; ++t) {
+    const uint32_t low = t < 8 ? (b[t] & 0xFu) : (b[t - 8] >> 4);
+    const uint32_t high = (b[8 + t % 4] >> (2 * (t / 4))) & 3u;
+    out[t] = static_cast<int8_t>(low | (high << 4));
+  }
+}
+
+// True when the block's scale fields are all finite (the SIMD fast paths require it).
+inline bool block_finite(uint32_t slot, const uint8_t *b) {
+  switch (slot) {
+    case kSlotQ4_0: case kSlotQ5_0: case kSlotQ8_0: return !half_nonfinite(b);
+    case kSlotQ4_1: case kSlotQ5_1: case kSlotQ4_K: case kSlotQ5_K:
+      return !half_nonfinite(b) && !half_nonfinite(b + 2);
+    case kSlotQ8_1: return !half_nonfinite(b);
+    case kSlotQ2_K: return !half_nonfinite(b + 80) && !half_nonfinite(b + 82);
+    case kSlotQ3_K: return !half_nonfinite(b + 108);
+    case kSlotQ6_K: return !half_nonfinite(b + 208);
+    case kSlotQ8_K: return (le32(b) & 0x7F800000u) != 0x7F800000u;
+    default: return true;
+  }
+}
+
+}  // namespace ggml
+}  // namespace tblob

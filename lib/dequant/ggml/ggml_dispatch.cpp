@@ -1,0 +1,177 @@
+// GGML type table, kernel-set choice (cpuid + xgetbv, TBLOB_KERNEL) and the checked entry point.
+#include <cstring>
+
+#include "core/checked.h"
+#include "dequant/dispatch.h"
+#include "dequant/ggml/ggml.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+namespace tblob {
+namespace ggml {
+
+namespace {
+
+// In slot order. Sizes: ggml-common.h block structs (reference/uqff.md section 4.1).
+constexpr TypeInfo kTypes[kSlotCount] = {
+    {kTypeF32, kSlotF32, "f32", "f32", 1, 4, 32},
+    {kTypeF16, kSlotF16, "f16", "f16", 1, 2, 16},
+    {kTypeBF16, kSlotBF16, "bf16", "bf16", 1, 2, 16},
+    {kTypeQ4_0, kSlotQ4_0, "q4_0", "q4_0", 32, 18, 4},
+    {kTypeQ4_1, kSlotQ4_1, "q4_1", "q4_1", 32, 20, 4},
+    {kTypeQ5_0, kSlotQ5_0, "q5_0", "q5_0", 32, 22, 5},
+    {kTypeQ5_1, kSlotQ5_1, "q5_1", "q5_1", 32, 24, 5},
+    {kTypeQ8_0, kSlotQ8_0, "q8_0", "q8_0", 32, 34, 8},
+    {kTypeQ8_1, kSlotQ8_1, "q8_1", "q8_1", 32, 36, 8},
+    {kTypeQ2_K, kSlotQ2_K, "q2_K", "q2k", 256, 84, 2},
+    {kTypeQ3_K, kSlotQ3_K, "q3_K", "q3k", 256, 110, 3},
+    {kTypeQ4_K, kSlotQ4_K, "q4_K", "q4k", 256, 144, 4},
+    {kTypeQ5_K, kSlotQ5_K, "q5_K", "q5k", 256, 176, 5},
+    {kTypeQ6_K, kSlotQ6_K, "q6_K", "q6k", 256, 210, 6},
+    {kTypeQ8_K, kSlotQ8_K, "q8_K", "q8k", 256, 292, 8},
+};
+
+}  // namespace
+
+const TypeInfo *type_info(uint32_t id) {
+  for (const TypeInfo &t : kTypes)
+    if (t.id == id) return &t;
+  return nullptr;
+}
+
+const TypeInfo *type_info_by_slot(uint32_t slot) { return slot < kSlotCount ? &kTypes[slot] : nullptr; }
+
+bool bytes_for(const TypeInfo &t, uint64_t elements, uint64_t *bytes) {
+  if (elements % t.block_elems != 0) return false;
+  return checked_mul(elements / t.block_elems, t.block_bytes, bytes);
+}
+
+namespace {
+bool detect_avx2() {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+  const bool osxsave = (c >> 27) & 1u, avx = (c >> 28) & 1u, fma = (c >> 12) & 1u, f16c = (c >> 29) & 1u;
+  if (!osxsave || !avx || !fma || !f16c) return false;
+  unsigned xlo, xhi;
+  __asm__ volatile("xgetbv" : "=a"(xlo), "=d"(xhi) : "c"(0));
+  (void)xhi;
+  if ((xlo & 6u) != 6u) return false;  // XMM and YMM state enabled by the OS
+  if (__get_cpuid_max(0, nullptr) < 7) return false;
+  __cpuid_count(7, 0, a, b, c, d);
+  return (b >> 5) & 1u;  // AVX2
+#else
+  return false;
+#endif
+}
+}  // namespace
+
+// cpuid traps to the hypervisor on virtual machines: ask once.
+bool cpu_has_avx2() {
+  static const bool has = detect_avx2();
+  return has;
+}
+
+Status kernels_by_name(const char *name, const Kernels **out) {
+  if (!name) return TBLOB_E_INVALID_ARGUMENT;
+  if (std::strcmp(name, "scalar") == 0) {
+    *out = &scalar_kernels();
+    return TBLOB_OK;
+  }
+  if (std::strcmp(name, "avx2") == 0 || std::strcmp(name, "avx512") == 0) {
+    // No AVX-512 GGML set: an AVX-512 host runs the AVX2 kernels (a subset of its ISA).
+    if (!avx2_kernels() || !cpu_has_avx2()) return TBLOB_E_UNSUPPORTED;
+    if (std::strcmp(name, "avx512") == 0) {
+#if defined(__x86_64__) || defined(__i386__)
+      unsigned a, b, c, d;
+      __cpuid_count(7, 0, a, b, c, d);
+      unsigned xlo, xhi;
+      __asm__ volatile("xgetbv" : "=a"(xlo), "=d"(xhi) : "c"(0));
+      (void)xhi;
+      if (!((b >> 16) & 1u) || (xlo & 0xE6u) != 0xE6u) return TBLOB_E_UNSUPPORTED;
+#endif
+    }
+    *out = avx2_kernels();
+    return TBLOB_OK;
+  }
+  if (std::strcmp(name, "neon") == 0) return TBLOB_E_UNSUPPORTED;  // not on this build/host
+  return TBLOB_E_INVALID_ARGUMENT;
+}
+
+// The GGML set follows the process-wide choice of dequant/dispatch.h (TBLOB_KERNEL,
+// tblob_set_kernel): "avx2" and "avx512" run the AVX2 GGML kernels (AVX-512 hosts run AVX2
+// code; there is no AVX-512 GGML set), "neon" and "scalar" the scalar ones (no NEON GGML set
+// yet: a set takes every entry it does not specialise from the scalar reference).
+const Kernels &active_kernels() {
+  const char *n = active_kernel_name();
+  if ((std::strcmp(n, "avx2") == 0 || std::strcmp(n, "avx512") == 0) && avx2_kernels() && cpu_has_avx2())
+    return *avx2_kernels();
+  return scalar_kernels();
+}
+
+Status dequantize(const Kernels &k, uint32_t ggml_type, const uint8_t *src, uint64_t src_bytes,
+                  uint64_t elements, uint32_t out_dtype, void *dst, uint64_t dst_bytes,
+                  const Diag &diag) {
+  if (&k == &active_kernels() && std::strcmp(active_kernel_name(), "unavailable") == 0)
+    return diag.fail(kStatusKernelUnavailable, TBLOB_NO_OFFSET, -1,
+                     "TBLOB_KERNEL names a kernel set this host or build cannot run");
+  const TypeInfo *t = type_info(ggml_type);
+  if (!t)
+    return diag.fail(TBLOB_E_UNSUPPORTED, TBLOB_NO_OFFSET, -1, "ggml type %u is not one this library decodes",
+                     ggml_type);
+  uint32_t esize;
+  switch (out_dtype) {
+    case TBLOB_DTYPE_F32: esize = 4; break;
+    case TBLOB_DTYPE_F16:
+    case TBLOB_DTYPE_BF16: esize = 2; break;
+    default:
+      return diag.fail(TBLOB_E_INVALID_ARGUMENT, TBLOB_NO_OFFSET, -1,
+                       "output dtype %u is not F32, F16 or BF16", out_dtype);
+  }
+  uint64_t need_src;
+  if (elements % t->block_elems != 0)
+    return diag.fail(TBLOB_E_TENSOR_SIZE, TBLOB_NO_OFFSET, -1,
+                     "%llu elements is not a whole number of %s blocks of %u",
+                     static_cast<unsigned long long>(elements), t->name, t->block_elems);
+  if (!bytes_for(*t, elements, &need_src))
+    return diag.fail(TBLOB_E_SHAPE_OVERFLOW, TBLOB_NO_OFFSET, -1, "%s byte count overflows", t->name);
+  if (need_src != src_bytes)
+    return diag.fail(TBLOB_E_TENSOR_SIZE, TBLOB_NO_OFFSET, -1,
+                     "%llu %s elements need %llu bytes of blocks, got %llu",
+                     static_cast<unsigned long long>(elements), t->name,
+                     static_cast<unsigned long long>(need_src), static_cast<unsigned long long>(src_bytes));
+  uint64_t need_dst;
+  if (!checked_mul(elements, esize, &need_dst))
+    return diag.fail(TBLOB_E_SHAPE_OVERFLOW, TBLOB_NO_OFFSET, -1, "output byte count overflows");
+  if (need_dst > dst_bytes)
+    return diag.fail(TBLOB_E_BUFFER_TOO_SMALL, TBLOB_NO_OFFSET, -1,
+                     "output needs %llu bytes, the buffer has %llu",
+                     static_cast<unsigned long long>(need_dst), static_cast<unsigned long long>(dst_bytes));
+  if (elements == 0) return TBLOB_OK;
+  if (!src || !dst) return diag.fail(TBLOB_E_INVALID_ARGUMENT, TBLOB_NO_OFFSET, -1, "NULL source or destination");
+  size_t nblocks;
+  if (!to_size(elements / t->block_elems, &nblocks))
+    return diag.fail(TBLOB_E_SHAPE_OVERFLOW, TBLOB_NO_OFFSET, -1, "block count exceeds size_t");
+  const BlocksToF32 fn = k.to_f32[t->slot];
+  if (out_dtype == TBLOB_DTYPE_F32) {
+    fn(src, nblocks, static_cast<float *>(dst), need_dst >= stream_threshold() ? kStream : 0u);
+    return TBLOB_OK;
+  }
+  // f16 / bf16: decode a chunk of blocks to f32 on the stack, then narrow it.
+  constexpr size_t kChunkFloats = 4096;
+  alignas(64) float buf[kChunkFloats];
+  const size_t per = kChunkFloats / t->block_elems;  // block_elems <= 256
+  const F32ToHalf narrow = out_dtype == TBLOB_DTYPE_F16 ? k.to_f16 : k.to_bf16;
+  uint16_t *out = static_cast<uint16_t *>(dst);
+  for (size_t i = 0; i < nblocks; i += per) {
+    const size_t nb = nblocks - i < per ? nblocks - i : per;
+    fn(src + i * t->block_bytes, nb, buf, 0u);
+    narrow(buf, nb * t->block_elems, out + i * t->block_elems);
+  }
+  return TBLOB_OK;
+}
+
+}  // namespace ggml
+}  // namespace tblob

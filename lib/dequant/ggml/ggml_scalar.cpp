@@ -1,0 +1,250 @@
+// Scalar reference decoders for GGML blocks: the definition every other kernel set matches.
+// Layouts and formulas: reference/uqff.md section 4.1 (ggml `src/ggml-common.h`,
+// `dequantize_row_*` in `src/ggml-quants.c`). Integer bit code plus separately rounded f32
+// operations; NaN results are canonical (see ggml.h).
+#include <cstring>
+
+#include "dequant/convert.h"
+#include "dequant/ggml/ggml_blocks.h"
+
+namespace tblob {
+namespace ggml {
+namespace {
+
+using dq::f32_bits;
+using dq::f32_from_bits;
+using dq::no_contract;
+
+// Writes v, canonicalising NaN (only blocks with non-finite scales can produce one).
+inline void put(float *y, float v) {
+  uint32_t u = f32_bits(v);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) u = 0x7FC00000u;
+  std::memcpy(y, &u, 4);
+}
+
+void blk_q4_0(const uint8_t *b, float *y) {
+  const float d = half(b);
+  const uint8_t *qs = b + 2;
+  for (int j = 0; j < 16; ++j) {
+    put(y + j, static_cast<float>((qs[j] & 0xF) - 8) * d);
+    put(y + j + 16, static_cast<float>((qs[j] >> 4) - 8) * d);
+  }
+}
+
+void blk_q4_1(const uint8_t *b, float *y) {
+  const float d = half(b), m = half(b + 2);
+  const uint8_t *qs = b + 4;
+  for (int j = 0; j < 16; ++j) {
+    put(y + j, no_contract(static_cast<float>(qs[j] & 0xF) * d) + m);
+    put(y + j + 16, no_contract(static_cast<float>(qs[j] >> 4) * d) + m);
+  }
+}
+
+void blk_q5_0(const uint8_t *b, float *y) {
+  const float d = half(b);
+  const uint32_t qh = le32(b + 2);
+  const uint8_t *qs = b + 6;
+  for (int j = 0; j < 16; ++j) {
+    const int x0 = static_cast<int>((qs[j] & 0xF) | (((qh >> j) & 1u) << 4)) - 16;
+    const int x1 = static_cast<int>((qs[j] >> 4) | (((qh >> (j + 16)) & 1u) << 4)) - 16;
+    put(y + j, static_cast<float>(x0) * d);
+    put(y + j + 16, static_cast<float>(x1) * d);
+  }
+}
+
+void blk_q5_1(const uint8_t *b, float *y) {
+  const float d = half(b), m = half(b + 2);
+  const uint32_t qh = le32(b + 4);
+  const uint8_t *qs = b + 8;
+  for (int j = 0; j < 16; ++j) {
+    const uint32_t x0 = (qs[j] & 0xFu) | (((qh >> j) & 1u) << 4);
+    const uint32_t x1 = (qs[j] >> 4) | (((qh >> (j + 16)) & 1u) << 4);
+    put(y + j, no_contract(static_cast<float>(x0) * d) + m);
+    put(y + j + 16, no_contract(static_cast<float>(x1) * d) + m);
+  }
+}
+
+void blk_q8_0(const uint8_t *b, float *y) {
+  const float d = half(b);
+  const int8_t *qs = reinterpret_cast<const int8_t *>(b + 2);
+  for (int j = 0; j < 32; ++j) put(y + j, static_cast<float>(qs[j]) * d);
+}
+
+void blk_q8_1(const uint8_t *b, float *y) {
+  const float d = half(b);  // b + 2 holds s = d * sum(qs): not used to decode
+  const int8_t *qs = reinterpret_cast<const int8_t *>(b + 4);
+  for (int j = 0; j < 32; ++j) put(y + j, static_cast<float>(qs[j]) * d);
+}
+
+void blk_q2_k(const uint8_t *b, float *y) {
+  const uint8_t *sc = b;
+  const uint8_t *q = b + 16;
+  const float d = half(b + 80), dmin = half(b + 82);
+  int is = 0;
+  for (int n = 0; n < 256; n += 128) {
+    for (int shift = 0; shift < 8; shift += 2) {
+      for (int g = 0; g < 2; ++g) {
+        const uint8_t s = sc[is++];
+        const float dl = d * static_cast<float>(s & 0xF);
+        const float ml = dmin * static_cast<float>(s >> 4);
+        for (int l = 0; l < 16; ++l)
+          put(y++, no_contract(dl * static_cast<float>((q[l + 16 * g] >> shift) & 3)) - ml);
+      }
+    }
+    q += 32;
+  }
+}
+
+void blk_q3_k(const uint8_t *b, float *y) {
+  const uint8_t *hm = b;
+  const uint8_t *q = b + 32;
+  const uint8_t *s = b + 96;
+  const float d = half(b + 108);
+  int8_t scales[16];
+  q3k_scales(s, scales);
+  int is = 0;
+  uint32_t m = 1;
+  for (int n = 0; n < 256; n += 128) {
+    for (int shift = 0; shift < 8; shift += 2) {
+      for (int g = 0; g < 2; ++g) {
+        const float dl = d * static_cast<float>(scales[is++] - 32);
+        for (int l = 0; l < 16; ++l) {
+          const int v = static_cast<int>((q[l + 16 * g] >> shift) & 3) - ((hm[l + 16 * g] & m) ? 0 : 4);
+          put(y++, dl * static_cast<float>(v));
+        }
+      }
+      m <<= 1;
+    }
+    q += 32;
+  }
+}
+
+void blk_q4_k(const uint8_t *b, float *y) {
+  const float d = half(b), dmin = half(b + 2);
+  const uint8_t *sc = b + 4;
+  const uint8_t *q = b + 16;
+  for (int c = 0; c < 4; ++c) {
+    uint8_t s1, m1, s2, m2;
+    scale_min_k4(2 * c, sc, &s1, &m1);
+    scale_min_k4(2 * c + 1, sc, &s2, &m2);
+    const float d1 = d * static_cast<float>(s1), mm1 = dmin * static_cast<float>(m1);
+    const float d2 = d * static_cast<float>(s2), mm2 = dmin * static_cast<float>(m2);
+    for (int l = 0; l < 32; ++l) put(y + l, no_contract(d1 * static_cast<float>(q[l] & 0xF)) - mm1);
+    for (int l = 0; l < 32; ++l) put(y + 32 + l, no_contract(d2 * static_cast<float>(q[l] >> 4)) - mm2);
+    y += 64;
+    q += 32;
+  }
+}
+
+void blk_q5_k(const uint8_t *b, float *y) {
+  const float d = half(b), dmin = half(b + 2);
+  const uint8_t *sc = b + 4;
+  const uint8_t *qh = b + 16;
+  const uint8_t *ql = b + 48;
+  uint32_t u1 = 1, u2 = 2;
+  for (int c = 0; c < 4; ++c) {
+    uint8_t s1, m1, s2, m2;
+    scale_min_k4(2 * c, sc, &s1, &m1);
+    scale_min_k4(2 * c + 1, sc, &s2, &m2);
+    const float d1 = d * static_cast<float>(s1), mm1 = dmin * static_cast<float>(m1);
+    const float d2 = d * static_cast<float>(s2), mm2 = dmin * static_cast<float>(m2);
+    for (int l = 0; l < 32; ++l) {
+      const uint32_t v = (ql[l] & 0xFu) + ((qh[l] & u1) ? 16u : 0u);
+      put(y + l, no_contract(d1 * static_cast<float>(v)) - mm1);
+    }
+    for (int l = 0; l < 32; ++l) {
+      const uint32_t v = (ql[l] >> 4) + ((qh[l] & u2) ? 16u : 0u);
+      put(y + 32 + l, no_contract(d2 * static_cast<float>(v)) - mm2);
+    }
+    y += 64;
+    ql += 32;
+    u1 <<= 2;
+    u2 <<= 2;
+  }
+}
+
+void blk_q6_k(const uint8_t *b, float *y) {
+  const uint8_t *ql = b;
+  const uint8_t *qh = b + 128;
+  const int8_t *sc = reinterpret_cast<const int8_t *>(b + 192);
+  const float d = half(b + 208);
+  for (int n = 0; n < 256; n += 128) {
+    for (int l = 0; l < 32; ++l) {
+      const int is = l / 16;
+      const int q1 = static_cast<int>((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
+      const int q2 = static_cast<int>((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
+      const int q3 = static_cast<int>((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+      const int q4 = static_cast<int>((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+      put(y + l, (d * static_cast<float>(sc[is])) * static_cast<float>(q1));
+      put(y + l + 32, (d * static_cast<float>(sc[is + 2])) * static_cast<float>(q2));
+      put(y + l + 64, (d * static_cast<float>(sc[is + 4])) * static_cast<float>(q3));
+      put(y + l + 96, (d * static_cast<float>(sc[is + 6])) * static_cast<float>(q4));
+    }
+    y += 128;
+    ql += 64;
+    qh += 32;
+    sc += 8;
+  }
+}
+
+void blk_q8_k(const uint8_t *b, float *y) {
+  const float d = f32_from_bits(le32(b));
+  const int8_t *qs = reinterpret_cast<const int8_t *>(b + 4);
+  for (int j = 0; j < 256; ++j) put(y + j, d * static_cast<float>(qs[j]));
+}
+
+// Float "blocks" of one element: exact widening, values (NaN payloads included) unchanged.
+void blk_f32(const uint8_t *b, float *y) { std::memcpy(y, b, 4); }
+void blk_f16(const uint8_t *b, float *y) {
+  const uint32_t u = dq::f16_to_f32(static_cast<uint16_t>(b[0] | (b[1] << 8)));
+  std::memcpy(y, &u, 4);
+}
+void blk_bf16(const uint8_t *b, float *y) {
+  const uint32_t u = dq::bf16_to_f32(static_cast<uint16_t>(b[0] | (b[1] << 8)));
+  std::memcpy(y, &u, 4);
+}
+
+using BlockFn = void (*)(const uint8_t *, float *);
+constexpr BlockFn kBlock[kSlotCount] = {blk_f32,  blk_f16,  blk_bf16, blk_q4_0, blk_q4_1,
+                                        blk_q5_0, blk_q5_1, blk_q8_0, blk_q8_1, blk_q2_k,
+                                        blk_q3_k, blk_q4_k, blk_q5_k, blk_q6_k, blk_q8_k};
+
+template <uint32_t SLOT>
+void rows(const uint8_t *src, size_t nblocks, float *dst, uint32_t /*flags*/) {
+  const TypeInfo *t = type_info_by_slot(SLOT);
+  const size_t bb = t->block_bytes, be = t->block_elems;
+  for (size_t i = 0; i < nblocks; ++i) kBlock[SLOT](src + i * bb, dst + i * be);
+}
+
+void to_f16(const float *src, size_t n, uint16_t *dst) {
+  for (size_t i = 0; i < n; ++i) {
+    const uint16_t h = dq::f32_to_f16(f32_bits(src[i]));
+    std::memcpy(dst + i, &h, 2);
+  }
+}
+void to_bf16(const float *src, size_t n, uint16_t *dst) {
+  for (size_t i = 0; i < n; ++i) {
+    const uint16_t h = dq::f32_to_bf16(f32_bits(src[i]));
+    std::memcpy(dst + i, &h, 2);
+  }
+}
+
+constexpr Kernels kScalar = {
+    "scalar",
+    {rows<kSlotF32>, rows<kSlotF16>, rows<kSlotBF16>, rows<kSlotQ4_0>, rows<kSlotQ4_1>,
+     rows<kSlotQ5_0>, rows<kSlotQ5_1>, rows<kSlotQ8_0>, rows<kSlotQ8_1>, rows<kSlotQ2_K>,
+     rows<kSlotQ3_K>, rows<kSlotQ4_K>, rows<kSlotQ5_K>, rows<kSlotQ6_K>, rows<kSlotQ8_K>},
+    to_f16,
+    to_bf16,
+};
+
+}  // namespace
+
+void scalar_block(uint32_t slot, const uint8_t *src, float *dst) {
+  if (slot < kSlotCount) kBlock[slot](src, dst);
+}
+
+const Kernels &scalar_kernels() { return kScalar; }
+
+}  // namespace ggml
+}  // namespace tblob

@@ -1,0 +1,424 @@
+// UQFF commands:
+//   tensorblob verify [--json] PATH...      per-layer report of UQFF shard sets (cmd_uqff_verify)
+//   tensorblob dequant [--to f32|f16|bf16] [--rows A:B] [--expert N] [--kernel NAME]
+//                      --out FILE PATH TENSOR  (cmd_uqff_dequant, for UQFF inputs)
+// uqff_cli_applies() tells a dispatcher whether the first path argument is UQFF.
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "json_writer.h"
+#include "tensorblob.h"
+
+namespace tbcli {
+
+namespace {
+
+const char *family_text(uint32_t f) {
+  switch (f) {
+    case TBLOB_UQFF_GGUF: return "gguf";
+    case TBLOB_UQFF_UNQUANT: return "unquant";
+    case TBLOB_UQFF_HQQ: return "hqq";
+    case TBLOB_UQFF_FP8: return "fp8";
+    case TBLOB_UQFF_AFQ: return "afq";
+    case TBLOB_UQFF_F8Q8: return "f8q8";
+    case TBLOB_UQFF_MXFP4: return "mxfp4";
+    default: return "none";
+  }
+}
+
+std::string shape_text(const uint64_t *s, uint32_t r) {
+  if (!s) return "?";
+  std::string t = "[";
+  for (uint32_t i = 0; i < r; ++i) {
+    if (i) t += ", ";
+    t += std::to_string(s[i]);
+  }
+  return t + "]";
+}
+
+const char *base_name(const char *p) {
+  const char *b = std::strrchr(p, '/');
+  return b ? b + 1 : p;
+}
+
+struct VerifyCtx {
+  bool json = false;
+  JsonWriter *w = nullptr;
+  bool first_layer = true, first_shard = true;
+  std::vector<std::string> shard_names;
+  std::string set_json;  // the set entry, written last
+  uint64_t errors = 0, warnings = 0;
+};
+
+void json_problems(JsonWriter &w, const tblob_uqff_report_entry *e) {
+  w.raw("[");
+  for (uint32_t i = 0; i < e->problem_count; ++i) {
+    const tblob_uqff_problem &p = e->problems[i];
+    if (i) w.raw(',');
+    w.raw('{');
+    w.key("severity");
+    w.str(p.severity == TBLOB_UQFF_ERROR ? "error" : "warning");
+    w.raw(',');
+    w.key("status");
+    w.str(tblob_status_name(p.status));
+    w.raw(',');
+    w.key("message");
+    w.str(p.message, p.message_len);
+    w.raw('}');
+  }
+  w.raw("]");
+}
+
+void text_problems(const tblob_uqff_report_entry *e, const char *indent) {
+  for (uint32_t i = 0; i < e->problem_count; ++i) {
+    const tblob_uqff_problem &p = e->problems[i];
+    std::printf("%s%s %s: %.*s\n", indent, p.severity == TBLOB_UQFF_ERROR ? "error" : "warning",
+                tblob_status_name(p.status), static_cast<int>(p.message_len), p.message);
+  }
+}
+
+int on_entry(void *user, const tblob_uqff_report_entry *e) {
+  VerifyCtx &c = *static_cast<VerifyCtx *>(user);
+  for (uint32_t i = 0; i < e->problem_count; ++i)
+    (e->problems[i].severity == TBLOB_UQFF_ERROR ? c.errors : c.warnings) += 1;
+  if (e->kind == TBLOB_UQFF_ENTRY_SHARD) {
+    c.shard_names.emplace_back(e->name, e->name_len);
+    if (c.json) {
+      JsonWriter &w = *c.w;
+      if (c.first_shard) w.raw("\"shards\":[");
+      else w.raw(',');
+      c.first_shard = false;
+      w.raw('{');
+      w.key("path");
+      w.str(e->name, e->name_len);
+      w.raw(',');
+      w.key("role");
+      w.str(e->label);
+      w.raw(',');
+      w.key("bytes");
+      w.u64(e->stored_bytes);
+      w.raw(',');
+      w.key("problems");
+      json_problems(w, e);
+      w.raw('}');
+    } else {
+      std::printf("  %s %.*s (%" PRIu64 " bytes)\n", e->label, static_cast<int>(e->name_len), e->name,
+                  e->stored_bytes);
+      text_problems(e, "      ");
+    }
+    return 0;
+  }
+  if (e->kind == TBLOB_UQFF_ENTRY_LAYER) {
+    const std::string shard = e->shard < c.shard_names.size() ? base_name(c.shard_names[e->shard].c_str()) : "?";
+    if (c.json) {
+      JsonWriter &w = *c.w;
+      if (c.first_layer) {
+        if (c.first_shard) w.raw("\"shards\":[");
+        w.raw("],\"layers\":[");
+      } else {
+        w.raw(',');
+      }
+      c.first_layer = false;
+      w.raw('{');
+      w.key("name");
+      w.str(e->name, e->name_len);
+      w.raw(',');
+      w.key("family");
+      w.str(family_text(e->family));
+      w.raw(',');
+      w.key("type");
+      w.str(e->label);
+      w.raw(',');
+      w.key("bits");
+      w.u64(e->bits);
+      w.raw(',');
+      w.key("group_size");
+      w.u64(e->group_size);
+      if (e->ggml_type != UINT32_MAX) {
+        w.raw(',');
+        w.key("ggml_type");
+        w.u64(e->ggml_type);
+      }
+      w.raw(',');
+      w.key("shard");
+      w.str(shard.c_str());
+      w.raw(',');
+      w.key("shard_span");
+      w.u64(e->shard_span);
+      w.raw(',');
+      w.key("shape");
+      if (e->shape) {
+        w.raw('[');
+        for (uint32_t i = 0; i < e->rank; ++i) {
+          if (i) w.raw(',');
+          w.u64(e->shape[i]);
+        }
+        w.raw(']');
+      } else {
+        w.raw("null");
+      }
+      w.raw(',');
+      w.key("experts");
+      w.u64(e->experts);
+      w.raw(',');
+      w.key("bias");
+      w.raw(e->has_bias ? "true" : "false");
+      w.raw(',');
+      w.key("bytes");
+      w.u64(e->stored_bytes);
+      w.raw(',');
+      w.key("ok");
+      bool ok = true;
+      for (uint32_t i = 0; i < e->problem_count; ++i) ok &= e->problems[i].severity != TBLOB_UQFF_ERROR;
+      w.raw(ok ? "true" : "false");
+      w.raw(',');
+      w.key("problems");
+      json_problems(w, e);
+      w.raw('}');
+    } else {
+      char bits[32] = "";
+      if (e->bits) std::snprintf(bits, sizeof(bits), "%u-bit", e->bits);
+      std::printf("  %-48.*s %-8s %-8s %-7s %-16s %s%s%s\n", static_cast<int>(e->name_len), e->name,
+                  family_text(e->family), e->label[0] ? e->label : "-", bits,
+                  shape_text(e->shape, e->rank).c_str(), shard.c_str(), e->shard_span > 1 ? " (straddles)" : "",
+                  e->has_bias ? " +bias" : "");
+      text_problems(e, "      ");
+    }
+    return 0;
+  }
+  // The set (last).
+  if (c.json) {
+    JsonWriter &w = *c.w;
+    if (c.first_layer) {
+      if (c.first_shard) w.raw("\"shards\":[");
+      w.raw("],\"layers\":[");
+    }
+    w.raw("],");
+    w.key("version");
+    char v[48];
+    std::snprintf(v, sizeof(v), "%u.%u.%u", e->version_major, e->version_minor, e->version_patch);
+    w.str(v);
+    w.raw(',');
+    w.key("problems");
+    json_problems(w, e);
+  } else {
+    if (e->problem_count) std::printf("  set:\n");
+    text_problems(e, "      ");
+  }
+  return 0;
+}
+
+bool parse_u64(const char *s, uint64_t *v) {
+  if (!s || !*s) return false;
+  char *end;
+  errno = 0;
+  const unsigned long long x = std::strtoull(s, &end, 10);
+  if (errno || *end || s[0] == '-') return false;
+  *v = x;
+  return true;
+}
+
+}  // namespace
+
+bool uqff_cli_applies(int argc, char **argv) {
+  for (int i = 0; i < argc; ++i) {
+    const char *a = argv[i];
+    if (std::strcmp(a, "--") == 0) return i + 1 < argc && tblob_uqff_detect(argv[i + 1]);
+    if (a[0] == '-' && a[1]) {
+      // options with a value
+      if (!std::strcmp(a, "--to") || !std::strcmp(a, "--rows") || !std::strcmp(a, "--expert") ||
+          !std::strcmp(a, "--kernel") || !std::strcmp(a, "--out") || !std::strcmp(a, "--store") ||
+          !std::strcmp(a, "--threads"))
+        ++i;
+      continue;
+    }
+    return tblob_uqff_detect(a) != 0;
+  }
+  return false;
+}
+
+int cmd_uqff_verify(int argc, char **argv) {
+  bool json = false;
+  int first = 0;
+  for (; first < argc; ++first) {
+    if (std::strcmp(argv[first], "--json") == 0) {
+      json = true;
+    } else if (std::strcmp(argv[first], "--") == 0) {
+      ++first;
+      break;
+    } else if (argv[first][0] == '-' && argv[first][1] != '\0') {
+      std::fprintf(stderr, "tensorblob verify: unknown option '%s'\n", argv[first]);
+      return kExitUsage;
+    } else {
+      break;
+    }
+  }
+  if (first >= argc) {
+    std::fprintf(stderr, "usage: tensorblob verify [--json] UQFF_DIR|SHARD...\n");
+    return kExitUsage;
+  }
+  int rc = kExitOk;
+  for (int i = first; i < argc; ++i) {
+    JsonWriter w;
+    VerifyCtx c;
+    c.json = json;
+    c.w = &w;
+    if (json) {
+      w.raw('{');
+      w.key("path");
+      w.str(argv[i]);
+      w.raw(',');
+      w.key("format");
+      w.str("uqff");
+      w.raw(',');
+    } else {
+      std::printf("%s:\n", argv[i]);
+    }
+    tblob_diag d = TBLOB_DIAG_INIT;
+    tblob_uqff_verify_result r = TBLOB_UQFF_VERIFY_RESULT_INIT;
+    const char *paths[1] = {argv[i]};
+    const tblob_status s = tblob_uqff_verify(paths, 1, nullptr, on_entry, &c, &r, &d);
+    if (s != TBLOB_OK) rc = kExitInvalid;
+    if (json) {
+      if (c.first_shard && c.first_layer && w.buffer().back() == ',') {
+        // nothing was reported (bad arguments): still a complete object
+        w.raw("\"shards\":[],\"layers\":[],\"problems\":[]");
+        w.raw(',');
+      } else {
+        w.raw(',');
+      }
+      w.key("ok");
+      w.raw(s == TBLOB_OK ? "true" : "false");
+      w.raw(',');
+      w.key("status");
+      w.str(tblob_status_name(s));
+      if (s != TBLOB_OK) {
+        w.raw(',');
+        w.key("error");
+        w.str(d.message[0] ? d.message : tblob_status_message(s));
+      }
+      w.raw(',');
+      w.key("layers_count");
+      w.u64(r.layers);
+      w.raw(',');
+      w.key("tensors_count");
+      w.u64(r.tensors);
+      w.raw(',');
+      w.key("errors");
+      w.u64(r.errors);
+      w.raw(',');
+      w.key("warnings");
+      w.u64(r.warnings);
+      w.raw('}');
+      w.flush_line(stdout);
+    } else {
+      std::printf("%s: UQFF %u.%u.%u, %u shard%s, %" PRIu64 " layers, %" PRIu64 " other tensors: %s",
+                  argv[i], r.version_major, r.version_minor, r.version_patch, r.shards, r.shards == 1 ? "" : "s",
+                  r.layers, r.tensors, s == TBLOB_OK ? "OK" : "INVALID");
+      std::printf(" (%" PRIu64 " error%s, %" PRIu64 " warning%s)\n", r.errors, r.errors == 1 ? "" : "s",
+                  r.warnings, r.warnings == 1 ? "" : "s");
+      if (s != TBLOB_OK) std::printf("  first error %s: %s\n", tblob_status_name(s), d.message);
+    }
+  }
+  return rc;
+}
+
+int cmd_uqff_dequant(int argc, char **argv) {
+  uint32_t to = TBLOB_DTYPE_F32;
+  uint64_t rb = 0, re = UINT64_MAX, expert = UINT64_MAX;
+  const char *out = nullptr, *kernel = nullptr;
+  int i = 0;
+  auto usage = [] {
+    std::fprintf(stderr, "usage: tensorblob dequant [--to f32|f16|bf16] [--rows A:B] [--expert N] [--kernel NAME] "
+                         "--out FILE PATH TENSOR\n");
+    return kExitUsage;
+  };
+  for (; i < argc; ++i) {
+    const char *a = argv[i];
+    if (a[0] != '-' || !a[1]) break;
+    if (!std::strcmp(a, "--")) {
+      ++i;
+      break;
+    }
+    if (i + 1 >= argc) return usage();
+    const char *v = argv[++i];
+    if (!std::strcmp(a, "--to")) {
+      if (!std::strcmp(v, "f32")) to = TBLOB_DTYPE_F32;
+      else if (!std::strcmp(v, "f16")) to = TBLOB_DTYPE_F16;
+      else if (!std::strcmp(v, "bf16")) to = TBLOB_DTYPE_BF16;
+      else return usage();
+    } else if (!std::strcmp(a, "--rows")) {
+      const char *colon = std::strchr(v, ':');
+      if (!colon) return usage();
+      std::string lo(v, colon), hi(colon + 1);
+      if ((!lo.empty() && !parse_u64(lo.c_str(), &rb)) || (!hi.empty() && !parse_u64(hi.c_str(), &re))) return usage();
+    } else if (!std::strcmp(a, "--expert")) {
+      if (!parse_u64(v, &expert)) return usage();
+    } else if (!std::strcmp(a, "--kernel")) {
+      kernel = v;
+    } else if (!std::strcmp(a, "--out")) {
+      out = v;
+    } else {
+      std::fprintf(stderr, "tensorblob dequant: unknown option '%s'\n", a);
+      return usage();
+    }
+  }
+  if (!out || argc - i != 2) return usage();
+  const char *path = argv[i], *name = argv[i + 1];
+  tblob_diag d = TBLOB_DIAG_INIT;
+  if (kernel && tblob_set_kernel(kernel, &d) != TBLOB_OK) {
+    std::fprintf(stderr, "tensorblob dequant: kernel %s: %s\n", kernel, d.message);
+    return kExitUsage;
+  }
+  tblob_model *m = nullptr;
+  tblob_status s = tblob_open_path(path, nullptr, &m, &d);
+  if (s != TBLOB_OK) {
+    std::fprintf(stderr, "%s: %s: %s\n", path, tblob_status_name(s), d.message);
+    return kExitInvalid;
+  }
+  int rc = kExitOk;
+  uint64_t index = 0, bytes = 0;
+  std::vector<uint8_t> buf;
+  tblob_uqff_dequant_request req = TBLOB_UQFF_DEQUANT_REQUEST_INIT;
+  req.out_dtype = to;
+  req.row_begin = rb;
+  req.row_end = re;
+  if (tblob_model_format(m) != TBLOB_FORMAT_UQFF) {
+    std::fprintf(stderr, "%s: not a UQFF export\n", path);
+    rc = kExitInvalid;
+  } else if ((s = tblob_find(m, name, std::strlen(name), &index, &d)) != TBLOB_OK) {
+    std::fprintf(stderr, "%s: %s: %s\n", path, tblob_status_name(s), d.message);
+    rc = kExitInvalid;
+  } else {
+    tblob_uqff_layer_info li = TBLOB_UQFF_LAYER_INFO_INIT;
+    tblob_uqff_layer_info_at(m, index, &li, nullptr);
+    req.expert = expert == UINT64_MAX ? (li.experts ? UINT64_MAX : 0) : expert;
+    if ((s = tblob_uqff_dequant_size(m, index, &req, &bytes, &d)) != TBLOB_OK) {
+      std::fprintf(stderr, "%s: %s: %s\n", path, tblob_status_name(s), d.message);
+      rc = s == TBLOB_E_RANGE ? kExitUsage : kExitInvalid;
+    } else {
+      buf.resize(bytes ? bytes : 1);
+      s = tblob_uqff_dequantize(m, index, &req, buf.data(), bytes, &d);
+      if (s != TBLOB_OK) {
+        std::fprintf(stderr, "%s: %s: %s\n", path, tblob_status_name(s), d.message);
+        rc = kExitInvalid;
+      }
+    }
+  }
+  tblob_close(m);
+  if (rc != kExitOk) return rc;
+  FILE *f = std::strcmp(out, "-") == 0 ? stdout : std::fopen(out, "wb");
+  if (!f || std::fwrite(buf.data(), 1, bytes, f) != bytes || (f != stdout && std::fclose(f) != 0)) {
+    std::fprintf(stderr, "tensorblob dequant: cannot write %s: %s\n", out, std::strerror(errno));
+    return kExitInvalid;
+  }
+  return kExitOk;
+}
+
+}  // namespace tbcli
