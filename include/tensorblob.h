@@ -98,17 +98,88 @@ enum {
   TBLOB_E_HASH_COLLISION = -60,     /* two names share a 64-bit hash; never guessed */
   TBLOB_E_DIGEST_MISMATCH = -61,    /* content hash differs from its address */
 
-  /* Dequantization (-70 .. -99) */
+  /* Dequantization (-70 .. -99): a quantization descriptor (tblob_quant_desc, or the one a
+   * model resolved from a tensor and its companions) that cannot be decoded */
+  TBLOB_E_QUANT_SCHEME = -70,       /* unknown scheme, bit width, special-value or global-scale mode */
+  TBLOB_E_QUANT_GROUP_SIZE = -71,   /* group size 0, not dividing the row, or not the scheme's own */
+  TBLOB_E_QUANT_PACKING = -72,      /* codes do not fill whole units (MLX row not whole u32 words) */
+  TBLOB_E_QUANT_DATA_SIZE = -73,    /* packed data length differs from what rows x cols need */
+  TBLOB_E_QUANT_SCALE_DTYPE = -74,  /* scale encoding not allowed for the scheme */
+  TBLOB_E_QUANT_SCALE_SIZE = -75,   /* scale length differs from one scale per group / block */
+  TBLOB_E_QUANT_BIAS_DTYPE = -76,   /* bias missing (affine), of another dtype, or not allowed */
+  TBLOB_E_QUANT_BIAS_SIZE = -77,    /* bias length differs from one bias per group */
+  TBLOB_E_QUANT_GLOBAL_SCALE = -78, /* global scale not nvfp4, missing, or not exactly one f32 */
+  TBLOB_E_DEQUANT_OUT_DTYPE = -79,  /* output dtype is not F32, F16 or BF16 */
+  TBLOB_E_KERNEL_UNAVAILABLE = -80, /* the named kernel set is unknown or this host cannot run it */
+  TBLOB_E_NOT_DEQUANTIZABLE = -81,  /* tensor holds integers/bools/F64...: nothing to dequantize */
   /* @@dequant-status */
 
   /* Ollama stores, manifests, blobs (-100 .. -139) */
+  TBLOB_E_OLLAMA_NAME = -100,                /* model name or tag breaks the name grammar */
+  TBLOB_E_OLLAMA_DIGEST = -101,              /* digest is not sha256: / sha256- + 64 lowercase hex */
+  TBLOB_E_OLLAMA_PATH = -102,                /* a path would leave the store or cross a symlink */
+  TBLOB_E_OLLAMA_NOT_A_FILE = -103,          /* a manifest or blob path is a directory or special */
+  TBLOB_E_OLLAMA_NOT_A_STORE = -104,         /* the root has no manifests/ and blobs/ directories */
+  TBLOB_E_OLLAMA_MODEL_NOT_FOUND = -105,     /* no manifest for that name */
+  TBLOB_E_OLLAMA_MODEL_REQUIRED = -106,      /* the store holds several models: name one */
+  TBLOB_E_OLLAMA_MANIFEST_ZERO_LENGTH = -107,/* manifest file of 0 bytes */
+  TBLOB_E_OLLAMA_MANIFEST_EMPTY = -108,      /* manifest holds only whitespace or NUL bytes */
+  TBLOB_E_OLLAMA_MANIFEST_TRUNCATED = -109,  /* manifest JSON ends before its document does */
+  TBLOB_E_OLLAMA_MANIFEST_DOUBLED = -110,    /* a second JSON document or other bytes follow */
+  TBLOB_E_OLLAMA_MANIFEST_JSON = -111,       /* manifest is not valid JSON */
+  TBLOB_E_OLLAMA_MANIFEST_SCHEMA = -112,     /* valid JSON, wrong structure or field type */
+  TBLOB_E_OLLAMA_MANIFEST_VERSION = -113,    /* schemaVersion other than 2, unknown mediaType */
+  TBLOB_E_OLLAMA_LIMIT_MANIFEST = -114,      /* manifest larger than max_manifest_bytes */
+  TBLOB_E_OLLAMA_LAYER_CONFLICT = -115,      /* one digest listed with different size/mediaType */
+  TBLOB_E_OLLAMA_BLOB_MISSING = -116,        /* a layer's blob file does not exist */
+  TBLOB_E_OLLAMA_BLOB_PARTIAL = -117,        /* only a partial download of the blob exists */
+  TBLOB_E_OLLAMA_BLOB_SIZE = -118,           /* blob length differs from the layer's size */
+  TBLOB_E_OLLAMA_BLOB_EMPTY = -119,          /* zero-length blob (hash e3b0c442...) */
+  TBLOB_E_OLLAMA_LAYER_MISMATCH = -120,      /* manifest dtype/shape differ from the blob */
+  TBLOB_E_OLLAMA_NO_TENSORS = -121,          /* no safetensors tensor layer (a GGUF model?) */
+  TBLOB_E_OLLAMA_CONFIG_JSON = -122,         /* a config or JSON layer is not valid JSON */
+  TBLOB_E_OLLAMA_LIMIT_CONFIG = -123,        /* a config or JSON layer above max_config_bytes */
+  TBLOB_E_OLLAMA_IMPORT_SOURCE = -124,       /* the import source cannot be imported */
+  TBLOB_E_OLLAMA_CORRUPT_STORE = -125,       /* gc refused: some manifest cannot be read */
+  TBLOB_E_OLLAMA_COMPONENT = -126,           /* no tensor layer of the requested component */
   /* @@ollama-status */
 
   /* UQFF (-140 .. -169) */
+  TBLOB_E_UQFF_NO_VERSION = -140,       /* no uqff.version.{major,minor,patch} tensors (pre-1.0?) */
+  TBLOB_E_UQFF_PRE_1_0 = -141,          /* the 0.x layout: every tensor named by a number */
+  TBLOB_E_UQFF_VERSION_MAJOR = -142,    /* another major version: regenerate */
+  TBLOB_E_UQFF_VERSION_NEWER = -143,    /* a newer minor than this reader (1.2): upgrade */
+  TBLOB_E_UQFF_VERSION_CONFLICT = -144, /* version tensors differ between shards */
+  TBLOB_E_UQFF_SCALAR = -145,           /* a scalar entry that is not 0-d of its dtype */
+  TBLOB_E_UQFF_DUPLICATE_KEY = -146,    /* one key in two shards, or in a shard and the residual */
+  TBLOB_E_UQFF_FORMAT_TAG = -147,       /* <key>.weight.format outside 0..6 */
+  TBLOB_E_UQFF_UNRECOGNIZED = -148,     /* entries that form no layer of any family */
+  TBLOB_E_UQFF_AMBIGUOUS = -149,        /* no format tag; the entries fit several families */
+  TBLOB_E_UQFF_MISMATCH = -150,         /* the tag declares one family, the entries are another's */
+  TBLOB_E_UQFF_ENTRIES = -151,          /* a layer lacks entries of its family or has extra ones */
+  TBLOB_E_UQFF_ENTRY_DTYPE = -152,      /* a layer entry has the wrong dtype or rank */
+  TBLOB_E_UQFF_GGML_TYPE = -153,        /* unknown ggml type id, or FP8 dtype code not F8E4M3 */
+  TBLOB_E_UQFF_PARAM = -154,            /* bits, group size or axis outside the family's values */
+  TBLOB_E_UQFF_LAYER_SIZE = -155,       /* stored sizes disagree with the logical shape */
+  TBLOB_E_UQFF_STACK = -156,            /* a stacked [E, out, in] layer of a family that cannot be */
+  TBLOB_E_UQFF_SHARD_MISSING = -157,    /* a shard of the set does not exist (gap, listed) */
+  TBLOB_E_UQFF_SHARD_SET = -158,        /* the paths hold no UQFF shard set */
+  TBLOB_E_UQFF_REPORT = -159,           /* uqff_report.json is not valid */
+  TBLOB_E_UQFF_INCOMPLETE = -160,       /* report warning: config.json's architecture needs more */
+  TBLOB_E_UQFF_PRODUCER = -161,         /* report warning: no uqff.producer in __metadata__ */
+  TBLOB_E_UQFF_CONFIG = -162,           /* report warning: config.json cannot be read */
   /* @@uqff-status */
 
   /* SLM1 (-170 .. -199) */
   /* @@slm1-status */
+  TBLOB_E_SLM1_VERSION = -170,   /* version is not 1 (0x01000000: byte-swapped file) */
+  TBLOB_E_SLM1_HEADER = -171,    /* header_length, flags or a hyperparameter breaks its rule */
+  TBLOB_E_SLM1_TOKENIZER = -172, /* BTOK/BPE1 section malformed or disagreeing with the header */
+  TBLOB_E_SLM1_ENTRY = -173,     /* directory entry: rank, dims, reserved, block_size, scale_offset */
+  TBLOB_E_SLM1_ALIGNMENT = -174, /* a payload or scale array does not start on a multiple of 64 */
+  TBLOB_E_SLM1_PADDING = -175,   /* a padding byte between sections or regions is not zero */
+  TBLOB_E_SLM1_SCALE = -176,     /* a quantization scale is not finite and positive */
+  TBLOB_E_SLM1_CHECKSUM = -177,  /* stored checksum is 0 or differs from docs/slm1.md section 10 */
 
   TBLOB_STATUS_MIN_ = -200
 };
@@ -343,9 +414,20 @@ typedef struct tblob_tensor_info {
   uint64_t data_length;
   uint64_t file_offset;     /* absolute byte offset in that file */
   uint64_t element_count;
+  /* Appended for dequantization; filled when struct_size covers them. A quantized logical
+   * tensor (a packed weight whose companions were resolved at open, see tblob_tensor_quant)
+   * keeps its stored dtype/shape/bytes above and reports its logical shape here. */
+  const uint64_t *logical_shape; /* dequantized shape, borrowed; == shape when not quantized */
+  uint64_t logical_elements;
+  uint32_t logical_rank;
+  uint32_t quant_scheme;         /* tblob_quant_scheme; TBLOB_QUANT_NONE unless quantized */
+  uint32_t quant_flags;          /* TBLOB_TENSOR_QUANTIZED, TBLOB_TENSOR_COMPANION */
 } tblob_tensor_info;
 #define TBLOB_TENSOR_INFO_INIT \
-  {(uint32_t)sizeof(tblob_tensor_info), 0, NULL, 0, NULL, 0, 0, 0, 0, 0, 0}
+  {(uint32_t)sizeof(tblob_tensor_info), 0, NULL, 0, NULL, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0}
+/* tblob_tensor_info.quant_flags / tblob_quant_info.flags */
+#define TBLOB_TENSOR_QUANTIZED 1u /* a packed weight resolved with its companions */
+#define TBLOB_TENSOR_COMPANION 2u /* a scale / bias / global scale of a quantized tensor */
 
 /* Fills *info (whose struct_size the caller sets) for tensor `index` (0-based, in the
  * order of the header's data offsets, file by file). */
@@ -374,22 +456,867 @@ TBLOB_API tblob_status tblob_metadata_find(const tblob_model *model, const char 
 /* ------------------------------------------------------------------------------------------
  * Dequantization
  * ---------------------------------------------------------------------------------------- */
+/* Quantized weights decode to f32, f16 or bf16 (round to nearest even), for a whole tensor
+ * or a row range, into a caller buffer whose size is checked; nothing is allocated. Rows are
+ * the logical shape with every axis but the last folded in: rows = prod(shape[0..rank-2]),
+ * cols = shape[rank-1] (a scalar is 1 x 1). Output is row-major, host byte order. The exact
+ * arithmetic of every scheme is pinned in docs/dequant.md.
+ *
+ * When a safetensors file, buffer or sharded checkpoint is opened, quantized companions are
+ * resolved into one logical tensor named like the packed weight (docs/dequant.md):
+ *   Ollama blobs   `N` (U32) + `N.scale` [+ `N.bias`] [+ `N.global_scale`], or the loader
+ *                  aliases `N_scale` / `N_qbias`; quant_type/group_size from __metadata__
+ *                  (per tensor `N.quant_type` first), else inferred from shapes as Ollama does
+ *   mlx-community  `X.weight` (U32) + `X.scales` [+ `X.biases`], parameters from the
+ *                  `quantization` block of the config.json beside the file
+ *   HF block FP8   `X.weight` (F8_E4M3) + `X.weight_scale_inv` (one scale per 128x128 block,
+ *                  or config.json's quantization_config.weight_block_size)
+ * The companions stay listed and findable under their own names. Unquantized F8_*, F4, F16,
+ * BF16 and F32 tensors dequantize too (plain conversion). */
+
+typedef enum tblob_quant_scheme {
+  TBLOB_QUANT_NONE = 0,          /* not quantized, nothing to dequantize */
+  TBLOB_QUANT_MLX_AFFINE = 1,    /* w = scale * q + bias; bits 1-6, 8; scales F32/F16/BF16 */
+  TBLOB_QUANT_MXFP4 = 2,         /* E2M1 codes, one E8M0 scale per 32 */
+  TBLOB_QUANT_MXFP8 = 3,         /* E4M3 codes, one E8M0 scale per 32 */
+  TBLOB_QUANT_NVFP4 = 4,         /* E2M1 codes, one E4M3 scale per 16, optional global scale */
+  TBLOB_QUANT_F8_E4M3 = 5,       /* plain element types (no scales) */
+  TBLOB_QUANT_F8_E5M2 = 6,
+  TBLOB_QUANT_F8_E8M0 = 7,
+  TBLOB_QUANT_F8_E4M3FNUZ = 8,
+  TBLOB_QUANT_F8_E5M2FNUZ = 9,
+  TBLOB_QUANT_F4 = 10,           /* two E2M1 codes per byte, low nibble first */
+  TBLOB_QUANT_F16 = 11,
+  TBLOB_QUANT_BF16 = 12,
+  TBLOB_QUANT_F32 = 13,
+  TBLOB_QUANT_BLOCK_FP8 = 14     /* E4M3 codes, one F32/BF16/F16 scale per group_size^2 block */
+} tblob_quant_scheme;
+
+/* "mlx-affine", "mxfp4", "mxfp8", "nvfp4", "F8_E4M3", ..., "block-fp8"; "none" for 0 and
+ * NULL for values outside the enum. Static. */
+TBLOB_API const char *tblob_quant_scheme_name(uint32_t scheme) TBLOB_NOEXCEPT;
+
+/* Special values (tblob_quant_desc.special): how E4M3 0x7F/0xFF and E8M0 0x00/0xFF decode.
+ * 0 is OCP / ml_dtypes (E4M3 0x7F NaN, E8M0 0xFF NaN, E8M0 0x00 = 2^-127). */
+#define TBLOB_SPECIAL_E4M3_MAX_FINITE 1u   /* E4M3 0x7F/0xFF = +-480 (MLX CPU/Metal, Ollama) */
+#define TBLOB_SPECIAL_E8M0_MAX_INF 2u      /* E8M0 0xFF = +inf (MLX) */
+#define TBLOB_SPECIAL_E8M0_ZERO_IS_ZERO 4u /* E8M0 0x00 = 0.0 (mistral.rs MXFP4) */
+#define TBLOB_SPECIAL_OCP 0u
+#define TBLOB_SPECIAL_MLX 3u               /* what MLX/Ollama blobs are decoded with */
+#define TBLOB_SPECIAL_MISTRALRS 6u
+
+/* nvfp4 global scale (tblob_quant_desc.global_scale_mode) */
+typedef enum tblob_global_scale_mode {
+  TBLOB_GLOBAL_SCALE_NONE = 0,
+  TBLOB_GLOBAL_SCALE_MULTIPLIER = 1, /* Ollama `N.global_scale`: w = FP4 * E4M3 * g */
+  TBLOB_GLOBAL_SCALE_MLX_AMAX = 2    /* MLX's argument (tensor amax): w = FP4 * E4M3 * g/2688 */
+} tblob_global_scale_mode;
+
+/* Where a logical tensor's companions came from (tblob_quant_info.source). */
+typedef enum tblob_quant_source {
+  TBLOB_QUANT_SOURCE_PLAIN = 0,        /* no companions (plain float/F8/F4, or not dequantizable) */
+  TBLOB_QUANT_SOURCE_OLLAMA = 1,       /* combined blob: .scale / .bias / .global_scale */
+  TBLOB_QUANT_SOURCE_MLX_COMMUNITY = 2,/* .scales / .biases + config.json quantization */
+  TBLOB_QUANT_SOURCE_HF_BLOCK_FP8 = 3  /* F8_E4M3 + weight_scale_inv */
+} tblob_quant_source;
+
+/* A quantized tensor as bytes plus numbers, for tblob_dequant_raw (no model needed). All
+ * inputs are little-endian and may be unaligned; every length must be exact. */
+typedef struct tblob_quant_desc {
+  uint32_t struct_size;
+  uint32_t scheme;             /* tblob_quant_scheme */
+  uint32_t bits;               /* affine: 1-6 or 8; others: 0 (the scheme's own) or that value */
+  uint32_t group_size;         /* affine: divides cols; mx*: 32; nvfp4: 16; block FP8: block
+                                  edge (128); plain types: 0 */
+  uint32_t scale_dtype;        /* tblob_dtype: affine F32/F16/BF16; mx* F8_E8M0; nvfp4
+                                  F8_E4M3 (MLX stores both as U8: say the encoding); block FP8
+                                  F32/BF16/F16; plain types 0 */
+  uint32_t bias_dtype;         /* affine: == scale_dtype; others 0 */
+  uint32_t special;            /* TBLOB_SPECIAL_* bits */
+  uint32_t global_scale_mode;  /* tblob_global_scale_mode (nvfp4 only) */
+  uint64_t rows;
+  uint64_t cols;
+  const void *data;            /* packed codes: each row whole u32 words for MLX schemes */
+  uint64_t data_bytes;
+  const void *scales;          /* rows * (cols / group_size) scales; block FP8:
+                                  ceil(rows/G) * ceil(cols/G), row-major */
+  uint64_t scales_bytes;
+  const void *biases;          /* affine: one per scale */
+  uint64_t biases_bytes;
+  const void *global_scale;    /* one f32 */
+  uint64_t global_scale_bytes;
+} tblob_quant_desc;
+#define TBLOB_QUANT_DESC_INIT \
+  {(uint32_t)sizeof(tblob_quant_desc), 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0}
+
+/* Pass as row_end to mean "to the last row". */
+#define TBLOB_ROWS_END UINT64_MAX
+
+/* Decodes rows [row_begin, row_end) of desc into dst as out_dtype (TBLOB_DTYPE_F32, _F16,
+ * _BF16): (row_end - row_begin) * cols values. dst_bytes may be larger (the rest is left
+ * untouched). Statuses: TBLOB_E_QUANT_* / TBLOB_E_SHAPE_OVERFLOW for a bad descriptor (the
+ * message names the field and the expected length), TBLOB_E_DEQUANT_OUT_DTYPE,
+ * TBLOB_E_RANGE (row_begin > row_end or past rows), TBLOB_E_BUFFER_TOO_SMALL,
+ * TBLOB_E_INVALID_ARGUMENT (NULL desc, short struct_size, NULL pointer with a length). */
+TBLOB_API tblob_status tblob_dequant_raw(const tblob_quant_desc *desc, uint32_t out_dtype,
+                                         uint64_t row_begin, uint64_t row_end, void *dst,
+                                         size_t dst_bytes, tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* The same for tensor `index` of a model: a resolved quantized tensor (give the packed
+ * weight's index) or a plain F8_*, F4, F16, BF16, F32 tensor; a U8 E8M0/E4M3 scale
+ * companion decodes as that encoding. Also TBLOB_E_NOT_DEQUANTIZABLE (integer, bool, F64,
+ * C64 tensors), TBLOB_E_UNSUPPORTED (F6: packing not pinned) and the resolution status of a
+ * tensor whose companions are inconsistent (diag names the tensor, the companion and the
+ * byte offset). Thread-safe on a shared model. */
+TBLOB_API tblob_status tblob_dequantize(const tblob_model *model, uint64_t index,
+                                        uint32_t out_dtype, uint64_t row_begin,
+                                        uint64_t row_end, void *dst, size_t dst_bytes,
+                                        tblob_diag *diag) TBLOB_NOEXCEPT;
+
+typedef struct tblob_quant_info {
+  uint32_t struct_size;
+  uint32_t scheme;             /* tblob_quant_scheme; TBLOB_QUANT_NONE: not dequantizable */
+  uint32_t flags;              /* TBLOB_TENSOR_QUANTIZED, TBLOB_TENSOR_COMPANION */
+  uint32_t source;             /* tblob_quant_source */
+  uint32_t bits;               /* element bits (4 for nvfp4, 16 for BF16, ...) */
+  uint32_t group_size;         /* as in tblob_quant_desc */
+  uint32_t scale_dtype;        /* the scale encoding (F8_E8M0 for mxfp4 even if stored U8) */
+  uint32_t bias_dtype;
+  uint32_t special;            /* TBLOB_SPECIAL_* in effect */
+  uint32_t global_scale_mode;
+  const uint64_t *shape;       /* logical shape, borrowed from the model */
+  uint32_t rank;
+  tblob_status status;         /* TBLOB_OK, or what tblob_dequantize returns for it */
+  uint64_t rows;               /* logical rows (leading axes folded) */
+  uint64_t cols;               /* logical row length */
+  int64_t weight_index;        /* the quantized tensor (for a companion: its owner) or -1 */
+  int64_t scale_index;         /* the owner's companions, -1 when absent */
+  int64_t bias_index;
+  int64_t global_scale_index;
+} tblob_quant_info;
+#define TBLOB_QUANT_INFO_INIT \
+  {(uint32_t)sizeof(tblob_quant_info), 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, -1, -1, -1, -1}
+
+/* How tensor `index` dequantizes: scheme, bits, group size, logical shape, companions.
+ * A companion reports its own (plain) decoding, TBLOB_TENSOR_COMPANION and its owner's
+ * indexes. TBLOB_OK for every valid index (info->status says whether dequantizing works). */
+TBLOB_API tblob_status tblob_tensor_quant(const tblob_model *model, uint64_t index,
+                                          tblob_quant_info *info, tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* The descriptor tblob_dequantize uses for tensor `index` (pointers into the model, valid
+ * until close), e.g. to change `special` and call tblob_dequant_raw. Returns the status
+ * tblob_dequantize would give before decoding; *desc is filled even then (unless the
+ * arguments are invalid), so a caller can inspect or repair it. */
+TBLOB_API tblob_status tblob_tensor_quant_desc(const tblob_model *model, uint64_t index,
+                                               tblob_quant_desc *desc, tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* Kernel sets: "scalar" (the reference, always present), "avx2", "avx512" (x86-64, chosen at
+ * first use by cpuid + xgetbv), "neon" (arm64). The choice is process-wide and made once,
+ * atomically, from TBLOB_KERNEL or the best the host runs. tblob_set_kernel forces one
+ * (NULL or "auto": back to the automatic choice); a set that is unknown, compiled out or
+ * that this host cannot run is TBLOB_E_KERNEL_UNAVAILABLE, never a silent fallback.
+ * Every set gives the same bits. Do not call it while other threads dequantize. */
+TBLOB_API tblob_status tblob_set_kernel(const char *name, tblob_diag *diag) TBLOB_NOEXCEPT;
+/* Name of the kernel set in use ("scalar", "avx2", ...). Static. */
+TBLOB_API const char *tblob_active_kernel(void) TBLOB_NOEXCEPT;
 /* @@dequant-api */
 
 /* ------------------------------------------------------------------------------------------
  * Ollama stores
  * ---------------------------------------------------------------------------------------- */
+/* A store is the directory Ollama keeps models in (its OLLAMA_MODELS):
+ *   <root>/manifests/<host>/<namespace>/<model>/<tag>   one JSON manifest per model
+ *   <root>/blobs/sha256-<64 lowercase hex>               content-addressed layers
+ * Model names are "[host/][namespace/]model[:tag]" with Ollama's defaults
+ * registry.ollama.ai, library and latest, checked by one grammar (docs/ollama.md).
+ * Nothing outside the root is ever opened: every component below it is opened with
+ * O_NOFOLLOW (a symlink inside the store is TBLOB_E_OLLAMA_PATH), and every digest is
+ * checked by one function when the manifest is parsed and again where a path is built.
+ *
+ * tblob_open_path also opens store models: a store manifest file
+ * (<root>/manifests/h/n/m/t), the path "<root>/<name>" when that path does not exist but
+ * <root> is a store (for example "~/.ollama/models/llama3:8b"), and a store root that
+ * holds exactly one model (TBLOB_E_OLLAMA_MODEL_REQUIRED when it holds several). */
+typedef struct tblob_store tblob_store;
+typedef struct tblob_manifest tblob_manifest;
+
+#define TBLOB_OLLAMA_MAX_MANIFEST 16777216u /* default cap on a manifest file (16 MiB) */
+#define TBLOB_OLLAMA_MAX_CONFIG 67108864u   /* default cap on a config/JSON layer read (64 MiB) */
+
+/* tblob_store_options.flags */
+#define TBLOB_STORE_CREATE 1u /* create root, manifests/ and blobs/ when missing (import) */
+
+typedef struct tblob_store_options {
+  uint32_t struct_size;
+  uint32_t flags;                   /* TBLOB_STORE_* */
+  uint64_t max_manifest_bytes;      /* larger manifests: TBLOB_E_OLLAMA_LIMIT_MANIFEST */
+  uint64_t max_config_bytes;        /* larger config layers: TBLOB_E_OLLAMA_LIMIT_CONFIG */
+  const tblob_allocator *allocator; /* NULL: libc */
+} tblob_store_options;
+#define TBLOB_STORE_OPTIONS_INIT \
+  {(uint32_t)sizeof(tblob_store_options), 0u, TBLOB_OLLAMA_MAX_MANIFEST, TBLOB_OLLAMA_MAX_CONFIG, NULL}
+
+/* root NULL: $OLLAMA_MODELS, else $HOME/.ollama/models (Ollama's own default).
+ * The root itself may be a symlink; nothing below it may. options may be NULL. */
+TBLOB_API tblob_status tblob_store_open(const char *root, const tblob_store_options *options,
+                                        tblob_store **out, tblob_diag *diag) TBLOB_NOEXCEPT;
+/* NULL is a no-op. */
+TBLOB_API void tblob_store_close(tblob_store *store) TBLOB_NOEXCEPT;
+/* The root as opened (borrowed, NUL-terminated). */
+TBLOB_API tblob_status tblob_store_root(const tblob_store *store, const char **path,
+                                        size_t *path_len) TBLOB_NOEXCEPT;
+
+/* Writes the full form "host/namespace/model:tag" of a name into buf (NUL-terminated when
+ * it fits; *out_len excludes the NUL and is set even on TBLOB_E_BUFFER_TOO_SMALL).
+ * TBLOB_E_OLLAMA_NAME when the name breaks the grammar. */
+TBLOB_API tblob_status tblob_ollama_name_canonical(const char *name, size_t name_len, char *buf,
+                                                   size_t buf_capacity, size_t *out_len,
+                                                   tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* Checks a digest: form 0 "sha256:<64 lowercase hex>" (manifests), form 1
+ * "sha256-<64 lowercase hex>" (blob file names). TBLOB_E_OLLAMA_DIGEST otherwise. */
+TBLOB_API tblob_status tblob_ollama_digest_check(const char *digest, size_t digest_len,
+                                                 uint32_t form) TBLOB_NOEXCEPT;
+
+/* ---- Listing ---- */
+typedef struct tblob_store_entry {
+  uint32_t struct_size;
+  tblob_status status;         /* TBLOB_OK, or why this manifest cannot be read */
+  const char *name;            /* "host/namespace/model:tag" */
+  size_t name_len;
+  const char *short_name;      /* as `ollama list` shows it ("model:tag" for the defaults) */
+  size_t short_name_len;
+  const char *manifest_id;     /* SHA-256 hex of the manifest bytes (64 chars; "" on error) */
+  size_t manifest_id_len;
+  uint64_t manifest_bytes;
+  uint64_t total_bytes;        /* config + layer sizes as the manifest states them */
+  uint64_t layer_count;
+  uint64_t tensor_layer_count;
+  int64_t modified_unix;       /* manifest mtime, seconds since the epoch */
+  const char *message;         /* NUL-terminated explanation when status != TBLOB_OK */
+} tblob_store_entry;
+/* Called once per manifest, in name order, on the calling thread; the strings live only
+ * during the call. Return non-zero to stop (TBLOB_E_CANCELLED). */
+typedef int (*tblob_store_entry_fn)(void *user, const tblob_store_entry *entry);
+/* Lists manifests/<host>/<namespace>/<model>/<tag> (exactly four levels, as Ollama does).
+ * Unreadable manifests are reported with their status, not skipped. */
+TBLOB_API tblob_status tblob_store_list(const tblob_store *store, tblob_store_entry_fn fn,
+                                        void *user, tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* ---- Manifests ---- */
+typedef enum tblob_layer_kind {
+  TBLOB_LAYER_TENSOR = 1, /* application/vnd.ollama.image.tensor: a safetensors blob */
+  TBLOB_LAYER_JSON = 2,   /* ...image.json / ...image.config / ...image.params: JSON bytes */
+  TBLOB_LAYER_CONFIG = 3, /* the manifest's own "config" entry */
+  TBLOB_LAYER_OTHER = 4   /* template, system, license, GGUF model, ... */
+} tblob_layer_kind;
+
+#define TBLOB_LAYER_CONFIG_INDEX UINT64_MAX /* index of the manifest's config entry */
+
+typedef struct tblob_layer_info {
+  uint32_t struct_size;
+  uint32_t kind;               /* tblob_layer_kind */
+  const char *media_type;
+  size_t media_type_len;
+  const char *digest;          /* "sha256:<64 hex>", validated */
+  size_t digest_len;
+  uint64_t size;
+  const char *name;            /* the layer's "name"; length 0 when absent */
+  size_t name_len;
+  const char *from;            /* "from"; length 0 when absent */
+  size_t from_len;
+  uint32_t dtype;              /* manifest "dtype" (image-generation), TBLOB_DTYPE_INVALID if none */
+  uint32_t has_shape;          /* 1 when the layer carries "shape" */
+  const uint64_t *shape;
+  uint32_t rank;
+} tblob_layer_info;
+#define TBLOB_LAYER_INFO_INIT \
+  {(uint32_t)sizeof(tblob_layer_info), 0, NULL, 0, NULL, 0, 0, NULL, 0, NULL, 0, 0, 0, NULL, 0}
+
+/* Reads and parses the manifest of a model in the store. */
+TBLOB_API tblob_status tblob_store_manifest_open(const tblob_store *store, const char *name,
+                                                 size_t name_len, tblob_manifest **out,
+                                                 tblob_diag *diag) TBLOB_NOEXCEPT;
+/* Parses manifest bytes held by the caller (copied). options may be NULL. */
+TBLOB_API tblob_status tblob_manifest_parse(const void *buf, size_t len,
+                                            const tblob_store_options *options,
+                                            tblob_manifest **out, tblob_diag *diag) TBLOB_NOEXCEPT;
+TBLOB_API void tblob_manifest_close(tblob_manifest *manifest) TBLOB_NOEXCEPT;
+/* Layers in manifest order (the config entry is not counted). */
+TBLOB_API uint64_t tblob_manifest_layer_count(const tblob_manifest *manifest) TBLOB_NOEXCEPT;
+/* index < layer_count, or TBLOB_LAYER_CONFIG_INDEX (TBLOB_E_NOT_FOUND when absent). */
+TBLOB_API tblob_status tblob_manifest_layer_at(const tblob_manifest *manifest, uint64_t index,
+                                               tblob_layer_info *info, tblob_diag *diag) TBLOB_NOEXCEPT;
+/* Copies the bytes of a layer's blob into buf after checking its length against the layer
+ * size; JSON and config layers are also checked to be one valid JSON document.
+ * *out_len receives the blob length even on TBLOB_E_BUFFER_TOO_SMALL (pass buf NULL and
+ * capacity 0 to ask). Tensor layers are not JSON-checked. */
+TBLOB_API tblob_status tblob_store_read_layer(const tblob_store *store,
+                                              const tblob_manifest *manifest, uint64_t index,
+                                              void *buf, size_t buf_capacity, size_t *out_len,
+                                              tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* ---- Models ---- */
+typedef struct tblob_store_open_options {
+  uint32_t struct_size;
+  uint32_t flags;                   /* none yet: 0 */
+  const tblob_open_options *open;   /* mode, limits, allocator; NULL: defaults */
+  const char *component;            /* "text_encoder", "transformer", "vae"...; NULL: all */
+  size_t component_len;
+} tblob_store_open_options;
+#define TBLOB_STORE_OPEN_OPTIONS_INIT \
+  {(uint32_t)sizeof(tblob_store_open_options), 0u, NULL, NULL, 0}
+
+/* Opens a model of the store as one table (format TBLOB_FORMAT_OLLAMA) holding every
+ * tensor of every tensor blob, each blob one file (tblob_file_path gives its path).
+ * Names come from the blob headers, except that a blob whose single tensor is keyed
+ * "data" (early 2026) takes its layer's name, and path-style layers
+ * ("component/tensor") prefix the component to bare keys. The metadata table holds
+ * "ollama.name" and "ollama.manifest_id", then each blob's __metadata__ in blob order
+ * (a key such as quant_type may repeat across blobs; tblob_metadata_find returns the
+ * first). A component filter keeps only layers named "<component>/...". */
+TBLOB_API tblob_status tblob_store_open_model(const tblob_store *store, const char *name,
+                                              size_t name_len,
+                                              const tblob_store_open_options *options,
+                                              tblob_model **out, tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* ---- Verification (SHA-256 of each blob against its digest and size) ---- */
+typedef struct tblob_verify_progress {
+  uint32_t struct_size;
+  uint32_t reserved;
+  uint64_t blobs_total;
+  uint64_t blobs_done;
+  uint64_t bytes_total;
+  uint64_t bytes_done;
+} tblob_verify_progress;
+/* Called on the calling thread only, during the call. Return non-zero to cancel
+ * (TBLOB_E_CANCELLED). */
+typedef int (*tblob_verify_progress_fn)(void *user, const tblob_verify_progress *progress);
+
+typedef struct tblob_blob_result {
+  uint32_t struct_size;
+  tblob_status status;         /* TBLOB_OK or why the blob is bad */
+  const char *digest;          /* expected "sha256:<hex>" */
+  size_t digest_len;
+  const char *actual_digest;   /* computed "sha256:<hex>"; length 0 when not hashed */
+  size_t actual_digest_len;
+  uint64_t expected_size;
+  uint64_t actual_size;        /* UINT64_MAX when the file could not be examined */
+  const char *path;            /* the blob file path */
+  size_t path_len;
+  const char *message;         /* NUL-terminated explanation */
+} tblob_blob_result;
+/* Called once per distinct blob after it is checked, on the calling thread only; the
+ * strings live only during the call. Return non-zero to cancel. */
+typedef int (*tblob_blob_result_fn)(void *user, const tblob_blob_result *result);
+
+typedef struct tblob_verify_options {
+  uint32_t struct_size;
+  uint32_t threads;                  /* 0: one per online CPU */
+  tblob_verify_progress_fn progress; /* may be NULL */
+  void *progress_user;
+  tblob_blob_result_fn on_blob;      /* may be NULL */
+  void *on_blob_user;
+} tblob_verify_options;
+#define TBLOB_VERIFY_OPTIONS_INIT \
+  {(uint32_t)sizeof(tblob_verify_options), 0u, NULL, NULL, NULL, NULL}
+
+typedef struct tblob_verify_summary {
+  uint32_t struct_size;
+  uint32_t threads_used;
+  uint64_t manifests;          /* manifests read */
+  uint64_t manifests_bad;      /* manifests that could not be read */
+  uint64_t blobs;              /* distinct blobs checked */
+  uint64_t blobs_bad;
+  uint64_t bytes_hashed;
+} tblob_verify_summary;
+#define TBLOB_VERIFY_SUMMARY_INIT {(uint32_t)sizeof(tblob_verify_summary), 0, 0, 0, 0, 0, 0}
+
+/* Verifies every blob (config and layers) of one model, or of every model when name is
+ * NULL. Sizes are checked before hashing; each distinct digest is hashed once, whatever
+ * shares it. Returns TBLOB_OK when everything matches, otherwise the status of the first
+ * bad blob or manifest in name/manifest order (diag names it) after checking all of
+ * them: TBLOB_E_DIGEST_MISMATCH, TBLOB_E_OLLAMA_BLOB_SIZE, _BLOB_EMPTY, _BLOB_MISSING, ...
+ * summary may be NULL. */
+TBLOB_API tblob_status tblob_store_verify(const tblob_store *store, const char *name,
+                                          size_t name_len, const tblob_verify_options *options,
+                                          tblob_verify_summary *summary,
+                                          tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* Incremental verification of one blob whose bytes arrive in chunks (a downloader).
+ * expected_size UINT64_MAX: unknown. update fails with TBLOB_E_OLLAMA_BLOB_SIZE as soon as
+ * more bytes than expected arrive; final returns TBLOB_OK, TBLOB_E_OLLAMA_BLOB_EMPTY,
+ * TBLOB_E_OLLAMA_BLOB_SIZE or TBLOB_E_DIGEST_MISMATCH, the statuses tblob_store_verify
+ * reports for the same bytes. A verifier is used by one thread at a time. */
+typedef struct tblob_verifier tblob_verifier;
+TBLOB_API tblob_status tblob_verifier_open(const char *digest, size_t digest_len,
+                                           uint64_t expected_size, tblob_verifier **out,
+                                           tblob_diag *diag) TBLOB_NOEXCEPT;
+TBLOB_API tblob_status tblob_verifier_update(tblob_verifier *verifier, const void *data,
+                                             size_t len, tblob_diag *diag) TBLOB_NOEXCEPT;
+/* actual_digest (may be NULL) receives "sha256:<hex>" and a NUL: at least 72 bytes. */
+TBLOB_API tblob_status tblob_verifier_final(tblob_verifier *verifier, char *actual_digest,
+                                            size_t actual_digest_capacity,
+                                            tblob_diag *diag) TBLOB_NOEXCEPT;
+TBLOB_API void tblob_verifier_close(tblob_verifier *verifier) TBLOB_NOEXCEPT;
+
+/* ---- Import (the `ollama create` flow for a safetensors directory) ---- */
+/* tblob_import_options.flags */
+#define TBLOB_IMPORT_TRUST_EXISTING 1u /* reuse a blob already present by size, unhashed */
+
+typedef struct tblob_import_options {
+  uint32_t struct_size;
+  uint32_t flags;                   /* TBLOB_IMPORT_* */
+  const tblob_open_options *open;   /* limits for reading the source; NULL: defaults */
+} tblob_import_options;
+#define TBLOB_IMPORT_OPTIONS_INIT {(uint32_t)sizeof(tblob_import_options), 0u, NULL}
+
+typedef struct tblob_import_result {
+  uint32_t struct_size;
+  uint32_t manifest_written;   /* 0 when the manifest already had these exact bytes */
+  uint64_t layers;             /* layers in the manifest */
+  uint64_t tensors;
+  uint64_t blobs_written;
+  uint64_t blobs_reused;       /* already in the store (de-duplicated) */
+  uint64_t bytes_written;
+} tblob_import_result;
+#define TBLOB_IMPORT_RESULT_INIT {(uint32_t)sizeof(tblob_import_result), 0, 0, 0, 0, 0, 0}
+
+/* Imports source_dir (config.json, *.safetensors or a sharded checkpoint, other *.json,
+ * and component subdirectories such as text_encoder/ transformer/ vae/) as model `name`:
+ * one minimal blob per tensor (Go writer header: sorted keys, space padding to 8 bytes),
+ * expert tensors grouped per layer (model.layers.N.mlp.experts / .shared_experts ...)
+ * into packed blobs, JSON files as ...image.json layers, a ConfigV2 config blob, each
+ * blob written atomically (temp file, fsync, rename) and de-duplicated by content,
+ * and the manifest written atomically last. Running it again changes nothing. */
+TBLOB_API tblob_status tblob_store_import(const tblob_store *store, const char *name,
+                                          size_t name_len, const char *source_dir,
+                                          const tblob_import_options *options,
+                                          tblob_import_result *result,
+                                          tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* ---- Garbage collection ---- */
+/* tblob_gc_options.flags */
+#define TBLOB_GC_REMOVE 1u /* delete what is listed (default: dry run) */
+
+typedef enum tblob_gc_kind {
+  TBLOB_GC_UNREFERENCED = 1, /* sha256-<hex> that no manifest references */
+  TBLOB_GC_PARTIAL = 2,      /* a partial download (sha256-<hex>-partial...) */
+  TBLOB_GC_TEMP = 3          /* a temporary file left by an interrupted write */
+} tblob_gc_kind;
+
+typedef struct tblob_gc_entry {
+  uint32_t struct_size;
+  uint32_t kind;               /* tblob_gc_kind */
+  const char *file_name;       /* inside blobs/ */
+  size_t file_name_len;
+  uint64_t size;
+  tblob_status removed;        /* with TBLOB_GC_REMOVE: TBLOB_OK or why unlink failed */
+} tblob_gc_entry;
+typedef int (*tblob_gc_fn)(void *user, const tblob_gc_entry *entry);
+
+typedef struct tblob_gc_options {
+  uint32_t struct_size;
+  uint32_t flags;              /* TBLOB_GC_* */
+  tblob_gc_fn on_entry;        /* may be NULL; called on the calling thread, during the call */
+  void *user;
+  int64_t min_age_seconds;     /* partial and temp files younger than this are left alone */
+} tblob_gc_options;
+#define TBLOB_GC_OPTIONS_INIT {(uint32_t)sizeof(tblob_gc_options), 0u, NULL, NULL, 3600}
+
+typedef struct tblob_gc_result {
+  uint32_t struct_size;
+  uint32_t reserved;
+  uint64_t manifests;
+  uint64_t referenced_blobs;
+  uint64_t listed_files;
+  uint64_t listed_bytes;
+  uint64_t removed_files;
+  uint64_t removed_bytes;
+} tblob_gc_result;
+#define TBLOB_GC_RESULT_INIT {(uint32_t)sizeof(tblob_gc_result), 0, 0, 0, 0, 0, 0, 0}
+
+/* Lists (and with TBLOB_GC_REMOVE deletes) the files in blobs/ that no manifest
+ * references. Refuses with TBLOB_E_OLLAMA_CORRUPT_STORE when any manifest cannot be read,
+ * since its blobs would look unreferenced. Files not named like blobs are never touched. */
+TBLOB_API tblob_status tblob_store_gc(const tblob_store *store, const tblob_gc_options *options,
+                                      tblob_gc_result *result, tblob_diag *diag) TBLOB_NOEXCEPT;
 /* @@ollama-api */
 
 /* ------------------------------------------------------------------------------------------
  * UQFF (mistral.rs)
  * ---------------------------------------------------------------------------------------- */
+/* A UQFF export (mistral.rs) is a directory of `<stem>-N.uqff` shards (safetensors files),
+ * residual.safetensors and JSON assets (docs/uqff.md). tblob_open_path opens a UQFF
+ * directory or any shard of a set (its siblings are found). The model's table holds:
+ *  - one row per quantized layer, named "<key>.weight". dtype, data_offset, data_length and
+ *    tblob_tensor_data describe the stored `<key>.weight` entry (raw ggml blocks as U8, AFQ's
+ *    U32 words, F8_E4M3, ...); shape and element_count are the LOGICAL shape ([out, in], or
+ *    [E, out, in] for stacked experts). tblob_uqff_layer_info tells family and parameters;
+ *  - one row per `<key>.bias` and per residual.safetensors tensor, as stored.
+ * The files are the shards (in set order), then residual.safetensors, then the assets. */
+#define TBLOB_UQFF_READER_MAJOR 1 /* the UQFF version this library reads: 1.x up to 1.2 */
+#define TBLOB_UQFF_READER_MINOR 2
+
+typedef enum tblob_uqff_family {
+  TBLOB_UQFF_GGUF = 0,    /* ggml blocks (Q4_0 ... Q8_K) and F32/F16/BF16 fallbacks */
+  TBLOB_UQFF_UNQUANT = 1, /* a dense tensor */
+  TBLOB_UQFF_HQQ = 2,     /* HQQ 4/8 bit */
+  TBLOB_UQFF_FP8 = 3,     /* per-tensor F8_E4M3 with one scale */
+  TBLOB_UQFF_AFQ = 4,     /* MLX-style affine, 2/3/4/6/8 bit */
+  TBLOB_UQFF_F8Q8 = 5,    /* 33-byte blocks: E4M3 scale + 32 int8 */
+  TBLOB_UQFF_MXFP4 = 6,   /* E2M1 pairs + separate E8M0 scales (UQFF nibble order) */
+  TBLOB_UQFF_PLAIN = 255  /* not a layer: a bias or residual tensor */
+} tblob_uqff_family;
+
+/* Opens a shard set: paths is one directory, one shard (its `<stem>-N.uqff` siblings, or the
+ * shards uqff_report.json lists with it), or path_count shard files used as given. Every
+ * shard is validated as safetensors and indexed before layers are resolved (a layer's
+ * entries may straddle shards). Version rules (mistral.rs UqffReader::open): version tensors
+ * anywhere in the set (mistral.rs writes them to shard 0 only), equal where repeated, U32
+ * 0-d; major 1; minor <= 2; a `uqff.version` metadata string does not replace them. Every
+ * layer must pass the structural and size checks of tblob_uqff_verify (the first problem is
+ * the error). options may be NULL. */
+TBLOB_API tblob_status tblob_uqff_open(const char *const *paths, size_t path_count,
+                                       const tblob_open_options *options, tblob_model **out,
+                                       tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* The same for shards held in caller buffers, which must outlive the model (borrowed, never
+ * copied; no residual or assets; file paths read "(memory shard N)"). */
+TBLOB_API tblob_status tblob_uqff_open_memory(const void *const *bufs, const size_t *lens,
+                                              size_t count, const tblob_open_options *options,
+                                              tblob_model **out, tblob_diag *diag) TBLOB_NOEXCEPT;
+
+typedef struct tblob_uqff_layer_info {
+  uint32_t struct_size;
+  uint32_t family;        /* tblob_uqff_family */
+  const char *label;      /* static, as mistral.rs labels stored types: "q4k", "q8_0", "f16",
+                             "afq4", "hqq8", "fp8", "f8q8", "mxfp4", "unquant"; "bias",
+                             "residual" for plain rows */
+  uint32_t ggml_type;     /* GGUF: ggml_type id (2 Q4_0 ... 15 Q8_K, 0/1/30 floats), else UINT32_MAX */
+  uint32_t bits;          /* bits per stored element (GGUF: nominal, Q4_K = 4) */
+  uint32_t group_size;    /* AFQ/HQQ group; GGUF block (32, 256; 1 for floats); F8Q8/MXFP4 32 */
+  uint32_t weight_dtype;  /* tblob_dtype of the stored <key>.weight (plain rows: the tensor) */
+  uint32_t scale_dtype;   /* AFQ/HQQ scales; F32 for FP8; F8_E8M0 for MXFP4; 0 when none */
+  uint32_t shard;         /* file index of <key>.weight */
+  uint32_t shard_span;    /* shards holding the layer's entries (2 or more: it straddles) */
+  uint32_t has_bias;      /* a "<key>.bias" row exists */
+  uint64_t experts;       /* E of a stacked [E, out, in] layer, 0 otherwise */
+  uint64_t rows;          /* rows per expert; product of the leading dims otherwise */
+  uint64_t cols;          /* the last logical dim (1 for a 0-d tensor) */
+  uint64_t stored_bytes;  /* bytes of all the layer's entries */
+} tblob_uqff_layer_info;
+#define TBLOB_UQFF_LAYER_INFO_INIT \
+  {(uint32_t)sizeof(tblob_uqff_layer_info), 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+
+/* The quant scheme of row `index` of a UQFF model (TBLOB_E_INVALID_ARGUMENT otherwise). */
+TBLOB_API tblob_status tblob_uqff_layer_info_at(const tblob_model *model, uint64_t index,
+                                                tblob_uqff_layer_info *info,
+                                                tblob_diag *diag) TBLOB_NOEXCEPT;
+
+typedef struct tblob_uqff_dequant_request {
+  uint32_t struct_size;
+  uint32_t out_dtype;  /* TBLOB_DTYPE_F32, TBLOB_DTYPE_F16 or TBLOB_DTYPE_BF16 */
+  uint64_t expert;     /* stacked [E, out, in] layers: the expert; must be 0 otherwise */
+  uint64_t row_begin;  /* rows of the layer (of the expert): [row_begin, row_end) */
+  uint64_t row_end;    /* UINT64_MAX: through the last row */
+} tblob_uqff_dequant_request;
+#define TBLOB_UQFF_DEQUANT_REQUEST_INIT \
+  {(uint32_t)sizeof(tblob_uqff_dequant_request), TBLOB_DTYPE_F32, 0, 0, UINT64_MAX}
+
+/* Bytes tblob_uqff_dequantize writes for the request (checks it the same way). */
+TBLOB_API tblob_status tblob_uqff_dequant_size(const tblob_model *model, uint64_t index,
+                                               const tblob_uqff_dequant_request *request,
+                                               uint64_t *bytes, tblob_diag *diag) TBLOB_NOEXCEPT;
+/* Decodes rows of a layer (or of a plain F32/F16/BF16/F64/F8 tensor) into dst, row-major,
+ * host byte order; request NULL means all rows to f32. Values follow mistral.rs's decoders:
+ * ggml reference arithmetic, OCP E4M3, MXFP4 scale byte 0 = 0.0; AFQ uses the MLX affine
+ * kernel. NaN results are the canonical quiet NaN. TBLOB_E_BUFFER_TOO_SMALL before writing
+ * anything; TBLOB_E_RANGE for rows or an expert outside the layer; TBLOB_E_UNSUPPORTED for
+ * data no decoder exists for (an integer tensor, HQQ axis 1). */
+TBLOB_API tblob_status tblob_uqff_dequantize(const tblob_model *model, uint64_t index,
+                                             const tblob_uqff_dequant_request *request,
+                                             void *dst, size_t dst_bytes,
+                                             tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* ---- Verify: every problem of a shard set, as `mistralrs uqff verify` reports them ---- */
+typedef enum tblob_uqff_entry_kind {
+  TBLOB_UQFF_ENTRY_SET = 0,   /* last entry: the set, its version and set-level problems */
+  TBLOB_UQFF_ENTRY_SHARD = 1, /* one per shard / residual file, as it is scanned */
+  TBLOB_UQFF_ENTRY_LAYER = 2  /* one per layer key (and per stray entry) */
+} tblob_uqff_entry_kind;
+
+typedef enum tblob_uqff_severity { TBLOB_UQFF_ERROR = 0, TBLOB_UQFF_WARNING = 1 } tblob_uqff_severity;
+
+typedef struct tblob_uqff_problem {
+  uint32_t struct_size;
+  uint32_t severity;   /* tblob_uqff_severity */
+  tblob_status status; /* TBLOB_E_UQFF_* (warnings too carry one) */
+  const char *message; /* NUL-terminated, names the layer / tensor / file */
+  size_t message_len;
+} tblob_uqff_problem;
+
+typedef struct tblob_uqff_report_entry {
+  uint32_t struct_size;
+  uint32_t kind;           /* tblob_uqff_entry_kind */
+  const char *name;        /* set: the first path; shard: its path; layer: "<key>.weight" */
+  size_t name_len;
+  uint32_t family;         /* layers: tblob_uqff_family (TBLOB_UQFF_PLAIN when unresolved) */
+  const char *label;       /* as tblob_uqff_layer_info.label; "" when unresolved */
+  uint32_t ggml_type;      /* UINT32_MAX unless GGUF */
+  uint32_t bits;
+  uint32_t group_size;
+  uint32_t shard;          /* layer: file index of <key>.weight; shard: its index; set: shard count */
+  uint32_t shard_span;
+  uint32_t dtype;          /* stored dtype of <key>.weight */
+  const uint64_t *shape;   /* logical shape, NULL when the layer did not resolve */
+  uint32_t rank;
+  uint32_t has_bias;
+  uint64_t experts;
+  uint64_t stored_bytes;
+  uint32_t version_major;  /* set entry: the version found (0 when absent) */
+  uint32_t version_minor;
+  uint32_t version_patch;
+  uint32_t problem_count;
+  const tblob_uqff_problem *problems;
+} tblob_uqff_report_entry;
+
+/* Called on the calling thread; everything is borrowed for the call. Non-zero stops the
+ * verify (TBLOB_E_CANCELLED). */
+typedef int (*tblob_uqff_report_fn)(void *user, const tblob_uqff_report_entry *entry);
+
+typedef struct tblob_uqff_verify_result {
+  uint32_t struct_size;
+  uint32_t version_major, version_minor, version_patch;
+  uint32_t shards;
+  uint64_t layers;
+  uint64_t tensors;  /* bias and residual tensors */
+  uint64_t errors;
+  uint64_t warnings; /* missing producer metadata, tensors config.json needs, ... */
+} tblob_uqff_verify_result;
+#define TBLOB_UQFF_VERIFY_RESULT_INIT \
+  {(uint32_t)sizeof(tblob_uqff_verify_result), 0, 0, 0, 0, 0, 0, 0, 0}
+
+/* Checks a shard set as tblob_uqff_open does but goes on after problems, reporting each
+ * shard, each layer (family, bits, shard, problems) and finally the set. Returns TBLOB_OK
+ * when no error was found (warnings allowed), else the first error (in diag). A container
+ * error in a shard (not safetensors) ends the verify after reporting it. fn may be NULL. */
+TBLOB_API tblob_status tblob_uqff_verify(const char *const *paths, size_t path_count,
+                                         const tblob_open_options *options,
+                                         tblob_uqff_report_fn fn, void *user,
+                                         tblob_uqff_verify_result *result,
+                                         tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* tblob_uqff_verify over shards held in caller buffers (as tblob_uqff_open_memory). */
+TBLOB_API tblob_status tblob_uqff_verify_memory(const void *const *bufs, const size_t *lens,
+                                                size_t count, const tblob_open_options *options,
+                                                tblob_uqff_report_fn fn, void *user,
+                                                tblob_uqff_verify_result *result,
+                                                tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* Raw ggml blocks (no model): `elements` values (a multiple of the type's block size) of
+ * ggml type `ggml_type` (as tblob_uqff_layer_info.ggml_type) from exactly the bytes they
+ * take, to out_dtype F32/F16/BF16. */
+TBLOB_API tblob_status tblob_ggml_dequantize(uint32_t ggml_type, const void *src, size_t src_bytes,
+                                             uint64_t elements, uint32_t out_dtype, void *dst,
+                                             size_t dst_bytes, tblob_diag *diag) TBLOB_NOEXCEPT;
+/* The GGML kernel set in use: "scalar" or "avx2"; it follows tblob_set_kernel / TBLOB_KERNEL
+ * ("avx512" runs the AVX2 GGML kernels, "neon" the scalar ones). */
+TBLOB_API const char *tblob_ggml_kernel_name(void) TBLOB_NOEXCEPT;
+/* 1 when path is a directory holding `*.uqff` shards or uqff_report.json, or a file whose
+ * safetensors header names UQFF entries (what tblob_open_path opens as UQFF); else 0. */
+TBLOB_API int tblob_uqff_detect(const char *path) TBLOB_NOEXCEPT;
 /* @@uqff-api */
 
 /* ------------------------------------------------------------------------------------------
  * SLM1
  * ---------------------------------------------------------------------------------------- */
 /* @@slm1-api */
+/* SLM1 (.slm, TinyRustLM's container) as pinned by docs/slm1.md. tblob_open_path detects it
+ * by its magic; the calls below add what only SLM1 has. In the generic table an SLM1 tensor:
+ *  - has index = its directory index (not sorted by offset);
+ *  - is named by the caller's list (tblob_slm1_open_options) when a listed name hashes to its
+ *    entry, else by the synthetic "fnv1a:<16 lowercase hex>" (files store only hashes; that
+ *    text is a label: tblob_find hashes it like any name, use tblob_slm1_find_hash instead);
+ *  - describes its stored payload bytes: dtype F32 (f32), I8 (q8_0 codes, shape as stored) or
+ *    U8 (q4_0, two codes per byte: shape as stored with the last dimension halved). The SLM1
+ *    dtype, logical shape, block size and scales come from tblob_slm1_tensor_at.
+ * tblob_find on an SLM1 model hashes the name with FNV-1a 64 and looks the hash up; a name
+ * whose hash belongs to a different name of the caller's list is TBLOB_E_HASH_COLLISION.
+ * The header fields also appear as metadata ("hidden_size" -> "4", ..., "checksum"). */
+
+/* tblob_open_options.flags bits for SLM1 (0 = the strict default). */
+#define TBLOB_OPEN_FLAG_SLM1_NO_CHECKSUM (1u << 16)    /* skip only the checksum (section 10) */
+#define TBLOB_OPEN_FLAG_SLM1_NO_SCALE_CHECK (1u << 17) /* skip finite/positive scale checks */
+
+typedef enum tblob_slm1_dtype {
+  TBLOB_SLM1_F32 = 1,
+  TBLOB_SLM1_Q8_0 = 2, /* i8 codes, one f32 scale per row (block_size == cols) */
+  TBLOB_SLM1_Q4_0 = 3  /* signed nibbles, low first; one f32 scale per block_size values */
+} tblob_slm1_dtype;
+
+typedef enum tblob_slm1_tokenizer_kind {
+  TBLOB_SLM1_TOKENIZER_BTOK = 1, /* byte tokenizer, vocabulary 260 */
+  TBLOB_SLM1_TOKENIZER_BPE1 = 2
+} tblob_slm1_tokenizer_kind;
+
+/* FNV-1a 64 (basis 0xcbf29ce484222325, prime 0x100000001b3) of exactly these bytes. */
+TBLOB_API uint64_t tblob_fnv1a64(const void *data, size_t len) TBLOB_NOEXCEPT;
+
+/* The names a runtime will look up. Checked at open: two different names with one hash are
+ * TBLOB_E_HASH_COLLISION (the same name twice counts once); afterwards a name that is not
+ * listed but hashes like a listed one is refused by tblob_find. Listed names are copied. */
+typedef struct tblob_slm1_open_options {
+  uint32_t struct_size;
+  uint32_t reserved;                 /* 0 */
+  const char *const *required_names; /* UTF-8 bytes, not NUL-terminated */
+  const size_t *required_name_lens;
+  size_t required_name_count;
+} tblob_slm1_open_options;
+#define TBLOB_SLM1_OPEN_OPTIONS_INIT \
+  {(uint32_t)sizeof(tblob_slm1_open_options), 0u, NULL, NULL, 0}
+
+/* Open an SLM1 file or buffer (anything else: TBLOB_E_UNKNOWN_FORMAT). options and
+ * slm1_options may be NULL. The buffer of _memory must outlive the model. */
+TBLOB_API tblob_status tblob_slm1_open_path(const char *path, const tblob_open_options *options,
+                                            const tblob_slm1_open_options *slm1_options,
+                                            tblob_model **out, tblob_diag *diag) TBLOB_NOEXCEPT;
+TBLOB_API tblob_status tblob_slm1_open_memory(const void *buf, size_t len,
+                                              const tblob_open_options *options,
+                                              const tblob_slm1_open_options *slm1_options,
+                                              tblob_model **out, tblob_diag *diag) TBLOB_NOEXCEPT;
+
+typedef struct tblob_slm1_header_info {
+  uint32_t struct_size;
+  uint32_t version;
+  uint32_t header_length;
+  uint32_t model_type;
+  uint32_t flags;               /* bit 0: tied output projection */
+  uint32_t vocab_size;
+  uint32_t special_token_count;
+  uint32_t hidden_size;
+  uint32_t layer_count;
+  uint32_t head_count;
+  uint32_t kv_head_count;
+  uint32_t head_dim;
+  uint32_t ffn_size;
+  uint32_t max_context;
+  float rope_theta;
+  float rms_norm_epsilon;
+  uint32_t tokenizer_kind;      /* tblob_slm1_tokenizer_kind */
+  uint32_t tensor_count;
+  uint64_t tokenizer_offset;
+  uint64_t tokenizer_length;
+  uint64_t tensor_directory_offset;
+  uint64_t tensor_data_offset;
+  uint64_t checksum;            /* as stored */
+  uint32_t checksum_verified;   /* 0 when TBLOB_OPEN_FLAG_SLM1_NO_CHECKSUM skipped it */
+  uint32_t directory_sorted;    /* 1: hashes strictly increasing (binary search) */
+  const uint8_t *tokenizer;     /* the section's bytes, borrowed */
+} tblob_slm1_header_info;
+#define TBLOB_SLM1_HEADER_INFO_INIT                                                            \
+  {(uint32_t)sizeof(tblob_slm1_header_info), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.0f, 0.0f, \
+   0, 0, 0, 0, 0, 0, 0, 0, 0, NULL}
+
+/* TBLOB_E_INVALID_ARGUMENT when the model is not SLM1. */
+TBLOB_API tblob_status tblob_slm1_header(const tblob_model *model, tblob_slm1_header_info *info,
+                                         tblob_diag *diag) TBLOB_NOEXCEPT;
+
+typedef struct tblob_slm1_tensor_info {
+  uint32_t struct_size;
+  uint32_t dtype;            /* tblob_slm1_dtype */
+  uint64_t name_hash;
+  uint32_t rank;             /* 1..4 */
+  uint32_t block_size;       /* 0 for f32; cols for q8_0 */
+  uint64_t dims[4];          /* logical shape, outermost first, 0 beyond rank */
+  uint64_t rows;             /* product of all dims but the last */
+  uint64_t cols;             /* the last dim */
+  uint64_t byte_offset;      /* payload, absolute; multiple of 64 */
+  uint64_t byte_length;
+  uint64_t scale_offset;     /* absolute; 0 for f32 */
+  uint64_t scale_length;     /* bytes of f32 scales; 0 for f32 */
+  const void *payload;       /* zero-copy views, valid until close */
+  const void *scales;        /* NULL for f32 */
+  uint64_t entry_offset;     /* byte offset of the 64-byte directory entry */
+  uint32_t name_listed;      /* 1: the name came from the caller's list */
+  uint32_t reserved;
+} tblob_slm1_tensor_info;
+#define TBLOB_SLM1_TENSOR_INFO_INIT                                                       \
+  {(uint32_t)sizeof(tblob_slm1_tensor_info), 0, 0, 0, 0, {0, 0, 0, 0}, 0, 0, 0, 0, 0, 0, \
+   NULL, NULL, 0, 0, 0}
+
+TBLOB_API tblob_status tblob_slm1_tensor_at(const tblob_model *model, uint64_t index,
+                                            tblob_slm1_tensor_info *info,
+                                            tblob_diag *diag) TBLOB_NOEXCEPT;
+/* Finds the entry whose stored name_hash is exactly this value (no name check). */
+TBLOB_API tblob_status tblob_slm1_find_hash(const tblob_model *model, uint64_t name_hash,
+                                            uint64_t *index, tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* Writer: collects tensors, then writes one canonical file (entries sorted by hash, every
+ * payload and scale array 64-byte aligned, checksum set). Tensors are encoded when added and
+ * kept in memory until finish. Names must be non-empty UTF-8 without NUL; the same name twice
+ * is TBLOB_E_DUPLICATE_NAME and two names with one hash TBLOB_E_HASH_COLLISION (at finish). */
+typedef struct tblob_slm1_writer tblob_slm1_writer;
+
+typedef struct tblob_slm1_writer_options {
+  uint32_t struct_size;
+  uint32_t model_type;          /* default 1 */
+  uint32_t flags;               /* header flags; bit 0: tied output projection */
+  uint32_t hidden_size;         /* required */
+  uint32_t layer_count;         /* required */
+  uint32_t head_count;          /* required */
+  uint32_t kv_head_count;       /* 0: head_count */
+  uint32_t head_dim;            /* 0: hidden_size / head_count */
+  uint32_t ffn_size;            /* required */
+  uint32_t max_context;         /* required */
+  float rope_theta;             /* default 10000 */
+  float rms_norm_epsilon;       /* default 1e-5 */
+  uint32_t special_token_count; /* 0: 4 */
+  const void *tokenizer;        /* a whole BTOK or BPE1 section; NULL: BTOK (vocabulary 260) */
+  size_t tokenizer_length;
+  const tblob_allocator *allocator; /* NULL: libc */
+} tblob_slm1_writer_options;
+#define TBLOB_SLM1_WRITER_OPTIONS_INIT                                                  \
+  {(uint32_t)sizeof(tblob_slm1_writer_options), 1u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, \
+   10000.0f, 1e-5f, 0u, NULL, 0, NULL}
+
+/* Sets the fields a Hugging Face config.json gives (hidden_size, num_hidden_layers,
+ * num_attention_heads, num_key_value_heads, head_dim, intermediate_size,
+ * max_position_embeddings, rope_theta, rms_norm_eps, tie_word_embeddings); leaves the others.
+ * TBLOB_E_JSON for bad JSON, TBLOB_E_SCHEMA for a known key of the wrong type or range. */
+TBLOB_API tblob_status tblob_slm1_writer_options_from_config(tblob_slm1_writer_options *options,
+                                                             const char *json, size_t json_len,
+                                                             tblob_diag *diag) TBLOB_NOEXCEPT;
+
+TBLOB_API tblob_status tblob_slm1_writer_create(const tblob_slm1_writer_options *options,
+                                                tblob_slm1_writer **out,
+                                                tblob_diag *diag) TBLOB_NOEXCEPT;
+/* NULL is a no-op. */
+TBLOB_API void tblob_slm1_writer_free(tblob_slm1_writer *writer) TBLOB_NOEXCEPT;
+
+/* Adds f32 values (row-major, value_count = product of shape), stored as dtype: f32 as is,
+ * q8_0 with one scale per row, q4_0 with one scale per block_size values (0: 32; it must be
+ * even and divide the last dim). Every value must be finite. shape: rank 1..4 dims, each
+ * 1..2^32-1. */
+TBLOB_API tblob_status tblob_slm1_writer_add_f32(tblob_slm1_writer *writer, const char *name,
+                                                 size_t name_len, const uint64_t *shape,
+                                                 uint32_t rank, const float *values,
+                                                 uint64_t value_count, uint32_t dtype,
+                                                 uint32_t block_size,
+                                                 tblob_diag *diag) TBLOB_NOEXCEPT;
+/* Adds an already-encoded tensor: payload and scales exactly as stored (lengths and scale
+ * values checked as the reader checks them; scales NULL/0 for f32). */
+TBLOB_API tblob_status tblob_slm1_writer_add_encoded(
+    tblob_slm1_writer *writer, const char *name, size_t name_len, const uint64_t *shape,
+    uint32_t rank, uint32_t dtype, uint32_t block_size, const void *payload,
+    size_t payload_length, const void *scales, size_t scale_length,
+    tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* Writes the file: to a temporary file beside path, flushed, then renamed over path, so
+ * path holds either its old content or the whole new file. The writer accepts no more tensors
+ * afterwards. */
+TBLOB_API tblob_status tblob_slm1_writer_finish(tblob_slm1_writer *writer, const char *path,
+                                                tblob_diag *diag) TBLOB_NOEXCEPT;
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -1,5 +1,9 @@
 // The extern "C" dequantization API: descriptors in and out, argument checks, diagnostics
 // that name the tensor, the companion and the field. Decoding itself is lib/dequant/.
+#include "tblob_config.h"
+#if TBLOB_HAVE_UQFF
+#include "formats/uqff/uqff.h"
+#endif
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
@@ -538,6 +542,12 @@ TBLOB_API tblob_status tblob_dequantize(const tblob_model *model, uint64_t index
   if (index >= model->tensors.size())
     return d.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "tensor index %llu out of range (%zu tensors)",
                   static_cast<unsigned long long>(index), model->tensors.size());
+#if TBLOB_HAVE_UQFF
+  // UQFF layers carry their own families (GGML blocks, HQQ, FP8 with a scale, ...).
+  if (model->format == TBLOB_FORMAT_UQFF)
+    return tblob::uqff::dequantize(model, index, out_dtype, tblob::uqff::kAllExperts, row_begin,
+                                   row_end, dst, dst_bytes, d);
+#endif
   TensorView v;
   Status s = view_of(model, index, &v);
   if (row_end == TBLOB_ROWS_END) row_end = v.q.rows;

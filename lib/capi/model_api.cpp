@@ -133,6 +133,7 @@ TBLOB_API tblob_status tblob_tensor_at(const tblob_model *model, uint64_t index,
   info->data_length = t.end - t.begin;
   info->file_offset = t.file_offset;
   info->element_count = t.elements;
+  tblob::tensor_info_quant_fields(model, static_cast<size_t>(index), info);  // appended fields
   return TBLOB_OK;
 }
 
@@ -140,6 +141,7 @@ TBLOB_API tblob_status tblob_find(const tblob_model *model, const char *name, si
                                   uint64_t *index, tblob_diag *diag) noexcept {
   Diag d = begin(diag);
   if (!model || !index || (!name && name_len)) return bad_arg(d, "model, name and index are required");
+  if (model->find_fn) return model->find_fn(model, name ? name : "", name_len, index, d);  // SLM1: hashes
   const size_t pos = model->tensor_index.find(name ? name : "", name_len);
   if (pos == SIZE_MAX) {
     const char *ell;

@@ -186,6 +186,13 @@ class EventSink final : public tblob::StSink {
   size_t tn_ = 0, mn_ = 0;
 };
 
+// The same offset and wording as the open path (st_model.cpp): where the tensors stop
+// matching the data region.
+Status length_error(const Diag &d, Status s, uint64_t data_offset, uint64_t covered,
+                    uint64_t available) {
+  return tblob::st_length_error(d, s, data_offset, covered, available);
+}
+
 Status entry_error(const Diag &d, Status s, const TensorRec &r, uint64_t expected) {
   tblob::json::StringSlice name;
   name.ptr = r.name;
@@ -229,11 +236,13 @@ TBLOB_API tblob_status tblob_st_scan(const uint8_t *buf, size_t len,
   TensorRec *trecs = nullptr;
   MetaRec *mrecs = nullptr;
   size_t tcap = 0, mcap = 0;
-  if (scratch && scratch_bytes >= 16) {
-    uintptr_t base = (reinterpret_cast<uintptr_t>(scratch) + 7) & ~uintptr_t{7};
-    size_t usable = scratch_bytes - static_cast<size_t>(base - reinterpret_cast<uintptr_t>(scratch));
+  if (scratch) {
+    // Any non-NULL scratch asks for the whole-table checks; too little of it is reported
+    // as TBLOB_E_BUFFER_TOO_SMALL after the scan, never silently skipped.
+    const uintptr_t base = (reinterpret_cast<uintptr_t>(scratch) + 7) & ~uintptr_t{7};
+    const size_t slack = static_cast<size_t>(base - reinterpret_cast<uintptr_t>(scratch));
     trecs = reinterpret_cast<TensorRec *>(base);
-    tcap = usable / sizeof(TensorRec);
+    tcap = scratch_bytes > slack ? (scratch_bytes - slack) / sizeof(TensorRec) : 0;
   }
   // First pass fills tensor records; metadata records are placed after the tensor count
   // is known, so give the sink all of it for tensors and split after.
@@ -264,10 +273,7 @@ TBLOB_API tblob_status tblob_st_scan(const uint8_t *buf, size_t len,
       return entry_error(d, sum.first_entry_status, r, sum.first_entry_bytes);
     }
     s = tblob::check_region_length(sum.max_end, sum.data_available);
-    if (s != TBLOB_OK)
-      return d.fail(s, sum.data_offset, -1, "tensors cover %llu bytes; the data region has %llu",
-                    static_cast<unsigned long long>(sum.max_end),
-                    static_cast<unsigned long long>(sum.data_available));
+    if (s != TBLOB_OK) return length_error(d, s, sum.data_offset, sum.max_end, sum.data_available);
     return TBLOB_OK;
   }
 
@@ -310,10 +316,7 @@ TBLOB_API tblob_status tblob_st_scan(const uint8_t *buf, size_t len,
   if (s != TBLOB_OK)
     return entry_error(d, s, trecs[bad], s == TBLOB_E_TENSOR_SIZE ? trecs[bad].bytes : cursor);
   s = tblob::check_region_length(cursor, sum.data_available);
-  if (s != TBLOB_OK)
-    return d.fail(s, sum.data_offset, -1, "tensors cover %llu bytes; the data region has %llu",
-                  static_cast<unsigned long long>(cursor),
-                  static_cast<unsigned long long>(sum.data_available));
+  if (s != TBLOB_OK) return length_error(d, s, sum.data_offset, cursor, sum.data_available);
   if (result) result->whole_table_checked = 1;
   return TBLOB_OK;
 }
@@ -367,6 +370,8 @@ TBLOB_API tblob_status tblob_json_unescape(const char *src, size_t src_len, char
       i += 6;
     }
   }
+  if (tblob::json::first_invalid_utf8(reinterpret_cast<const uint8_t *>(src), src_len) >= 0)
+    return TBLOB_E_UTF8;
   tblob::json::StringSlice s;
   s.ptr = src;
   s.len = src_len;

@@ -26,6 +26,12 @@ bool resolve_limits(const tblob_open_options *options, Limits *out) {
   if (out->max_header_bytes > TBLOB_SAFETENSORS_MAX_HEADER)
     out->max_header_bytes = TBLOB_SAFETENSORS_MAX_HEADER;
   if (out->mode > TBLOB_OPEN_READ) return false;
+  // The JSON walker keeps its container stack in a fixed bitset: 1024 levels at most, so
+  // say so through the limit rather than quoting a number that cannot apply.
+  if (out->max_json_depth > kMaxJsonDepth) out->max_json_depth = kMaxJsonDepth;
+  // An allocator hook must be complete: half a hook is a caller bug, not a request for libc.
+  const tblob_allocator *a = out->allocator;
+  if (a && (a->struct_size < sizeof(tblob_allocator) || !a->alloc || !a->free)) return false;
   return true;
 }
 

@@ -6,6 +6,9 @@
 
 namespace tblob {
 
+// Deepest JSON nesting any parser here follows (json_lex.cpp's fixed container stack).
+constexpr uint32_t kMaxJsonDepth = 1024;
+
 struct Limits {
   uint64_t max_header_bytes = TBLOB_SAFETENSORS_MAX_HEADER;
   uint64_t max_tensors = UINT64_MAX;
@@ -19,7 +22,8 @@ struct Limits {
 };
 
 // Reads the fields present in options (older, shorter structs keep the defaults of the
-// fields they lack). False when options->struct_size is too small to be an options struct.
+// fields they lack). False when options->struct_size is too small to be an options struct,
+// the mode is unknown, or the allocator hook is incomplete.
 bool resolve_limits(const tblob_open_options *options, Limits *out);
 
 }  // namespace tblob

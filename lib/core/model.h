@@ -43,11 +43,27 @@ struct FileDesc {
   size_t metadata_begin, metadata_end;  // and in the metadata table
 };
 
+// A quantized logical tensor resolved from a packed weight and its companions at open
+// (formats/safetensors/st_companions.cpp). The logical tensor is the packed weight's row.
+constexpr uint64_t kNoTensor = UINT64_MAX;
+struct QuantRecord {
+  uint64_t tensor;                     // the packed weight
+  uint64_t scale, bias, global_scale;  // companion rows, kNoTensor when absent
+  const uint64_t *shape;               // logical shape (arena), `rank` dims
+  uint32_t rank;
+  uint32_t scheme;                     // dequant/quant_desc.h QuantScheme value
+  uint32_t bits, group_size, scale_dtype, bias_dtype, special, global_scale_mode;
+  uint32_t source;                     // tblob_quant_source
+  Status status;                       // TBLOB_OK, or what dequantizing it returns
+  const char *note;                    // static text explaining a resolution-time status
+  uint64_t rows, cols;                 // logical matrix view (leading axes folded into rows)
+};
+
 }  // namespace tblob
 
 struct tblob_model {
   explicit tblob_model(const tblob_allocator *hook)
-      : alloc(hook), arena(&alloc), tensors(&alloc), metadata(&alloc), files(&alloc) {}
+      : alloc(hook), arena(&alloc), tensors(&alloc), metadata(&alloc), files(&alloc), quant(&alloc) {}
   ~tblob_model();
 
   tblob::Allocator alloc;
@@ -58,6 +74,17 @@ struct tblob_model {
   tblob::PodVec<tblob::FileDesc> files;
   tblob::NameIndex tensor_index;
   tblob::NameIndex metadata_index;
+  // Format-specific lookup: when set, tblob_find calls it instead of tensor_index (SLM1
+  // stores only name hashes). ext is that format's state, allocated in the arena (trivially
+  // destructible, released with it); nullptr for formats that need none.
+  tblob::Status (*find_fn)(const tblob_model *m, const char *name, size_t name_len,
+                           uint64_t *index, const tblob::Diag &diag) = nullptr;
+  const void *ext = nullptr;
+  // Quantized companions: records in tensor order; quant_of (arena, one per tensor, null
+  // when there are no records) holds 1 + the record a tensor belongs to, as weight or
+  // companion, 0 for none.
+  tblob::PodVec<tblob::QuantRecord> quant;
+  uint32_t *quant_of = nullptr;
 
   // Builds the tensor name index; DUPLICATE_NAME when two tensors share a name.
   tblob::Status index_names(const tblob::Diag &diag);
@@ -70,4 +97,7 @@ namespace tblob {
 // Creates an empty model through the allocator in options (nullptr on OOM).
 tblob_model *model_new(const tblob_allocator *hook);
 void model_free(tblob_model *m);
+// Fills the dequantization fields appended to tblob_tensor_info (logical shape, quant scheme
+// and flags) that fit in info->struct_size (lib/capi/dequant_api.cpp).
+void tensor_info_quant_fields(const tblob_model *m, size_t index, tblob_tensor_info *info);
 }  // namespace tblob

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "formats/safetensors/safetensors.h"
+#include "tblob_config.h"
 
 namespace tblob {
 
@@ -67,7 +68,25 @@ Status open_path(const char *path, const Limits &limits, tblob_model **out, cons
   tblob_model *m = model_new(limits.allocator);
   if (!m) return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
   Status s;
+#if TBLOB_HAVE_OLLAMA
+  {  // Ollama: a store root, "<root>/<model>[:tag]" or <root>/manifests/<h>/<n>/<m>/<t>
+    Status ollama_try_open_path(const char *, const Limits &, tblob_model **, bool *, const Diag &);
+    bool handled = false;
+    s = ollama_try_open_path(path, limits, out, &handled, diag);
+    if (handled) {
+      model_free(m);
+      return s;
+    }
+  }
+#endif
   // @@detect-path (formats that recognise a path before the safetensors fallbacks)
+#if TBLOB_HAVE_UQFF
+  {  // UQFF: a directory holding *.uqff shards or uqff_report.json (formats/uqff/uqff_detect.cpp)
+    bool uqff_is_dir(const char *);
+    Status uqff_open_detected(tblob_model *, const char *, const Limits &, const Diag &);
+    if (path_is_directory(path) && uqff_is_dir(path)) return finish(m, uqff_open_detected(m, path, limits, diag), out);
+  }
+#endif
   if (path_is_directory(path)) {
     const size_t n = std::strlen(path);
     char *index = static_cast<char *>(m->arena.alloc(n + sizeof(kShardIndexName) + 1));
@@ -88,8 +107,36 @@ Status open_path(const char *path, const Limits &limits, tblob_model **out, cons
     s = add_file(m, path, limits.mode, diag);  // reports the open error
     return finish(m, s == TBLOB_OK ? diag.fail_plain(TBLOB_E_IO) : s, out);
   }
+#if TBLOB_HAVE_OLLAMA
+  {  // an Ollama manifest outside a store layout: say so instead of reading it as safetensors
+    bool ollama_looks_like_manifest(const uint8_t *, size_t);
+    Status ollama_open_manifest_path(const char *, const Limits &, tblob_model **, const Diag &);
+    if (ollama_looks_like_manifest(head, static_cast<size_t>(got))) {
+      model_free(m);
+      return ollama_open_manifest_path(path, limits, out, diag);
+    }
+  }
+#endif
   // @@detect-content (formats recognised by their first bytes: magic numbers)
-  if (st_looks_like_shard_index(head, static_cast<size_t>(got)))
+#if TBLOB_HAVE_UQFF
+  {  // UQFF shard: a safetensors header naming uqff.version.* or *.weight.format entries
+    bool uqff_is_shard(const char *, const uint8_t *, size_t);
+    Status uqff_open_detected(tblob_model *, const char *, const Limits &, const Diag &);
+    if (uqff_is_shard(path, head, static_cast<size_t>(got))) return finish(m, uqff_open_detected(m, path, limits, diag), out);
+  }
+#endif
+#if TBLOB_HAVE_SLM1
+  {  // SLM1: magic "SLM1" (docs/slm1.md); formats/slm1/slm1.h declares these
+    bool slm1_looks_like(const uint8_t *, size_t);
+    Status slm1_open_detected(tblob_model *, const Limits &, const Diag &);
+    if (slm1_looks_like(head, static_cast<size_t>(got))) {
+      s = add_file(m, path, limits.mode, diag);
+      if (s == TBLOB_OK) s = slm1_open_detected(m, limits, diag);
+      return finish(m, s, out);
+    }
+  }
+#endif
+  if (st_looks_like_shard_index(head, static_cast<size_t>(got), path_file_size(path)))
     return finish(m, open_shard_index(m, path, limits, diag), out);
   // Anything else is read as safetensors, whose checks say precisely what is wrong.
   s = add_file(m, path, limits.mode, diag);

@@ -1,5 +1,7 @@
 #include "json/json_lex.h"
 
+#include "core/limits.h"
+
 #include <cstring>
 
 #if defined(__SSE2__)
@@ -15,7 +17,7 @@ namespace {
 
 // Containers nest at most this deep whatever the caller's limit: skip_value keeps its
 // container stack in a fixed bitset on the stack.
-constexpr uint32_t kHardDepth = 1024;
+constexpr uint32_t kHardDepth = kMaxJsonDepth;
 
 inline bool is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
 

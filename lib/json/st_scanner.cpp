@@ -684,4 +684,15 @@ Status st_entry_error(const Diag &diag, Status s, uint64_t index, const json::St
   }
 }
 
+Status st_length_error(const Diag &diag, Status s, uint64_t data_offset, uint64_t covered,
+                       uint64_t available) {
+  const auto ull = [](uint64_t v) { return static_cast<unsigned long long>(v); };
+  const uint64_t at = data_offset + (covered < available ? covered : available);
+  if (s == TBLOB_E_TRAILING_BYTES)
+    return diag.fail(s, at, -1, "%llu bytes follow the last tensor, which ends at data offset %llu",
+                     ull(available - covered), ull(covered));
+  return diag.fail(s, at, -1, "the data region is %llu bytes short: tensors cover %llu bytes, it has %llu",
+                   ull(covered - available), ull(covered), ull(available));
+}
+
 }  // namespace tblob

@@ -79,4 +79,9 @@ void st_parse_dims(const char *shape_json, size_t len, uint64_t *dims, uint32_t 
 Status st_entry_error(const Diag &diag, Status s, uint64_t index, const json::StringSlice &name,
                       uint64_t key_offset, uint64_t begin, uint64_t end, uint64_t expected);
 
+// Formats the diagnostic of a data region whose length differs from what the tensors cover
+// (TBLOB_E_TRAILING_BYTES / TBLOB_E_TRUNCATED), at the offset where they stop matching.
+Status st_length_error(const Diag &diag, Status s, uint64_t data_offset, uint64_t covered,
+                       uint64_t available);
+
 }  // namespace tblob

@@ -19,6 +19,59 @@ const char *base_name(const char *p, size_t n, size_t *len) {
   return p + i;
 }
 
+// A quantized logical tensor (resolved companions): scheme, bits, group size, logical shape
+// and its companions. Nothing for other tensors.
+bool quant_info(const tblob_model *m, uint64_t i, tblob_quant_info *q) {
+  return tblob_tensor_quant(m, i, q, nullptr) == TBLOB_OK && (q->flags & TBLOB_TENSOR_QUANTIZED);
+}
+
+void json_quant(JsonWriter &w, const tblob_model *m, uint64_t i) {
+  tblob_quant_info q = TBLOB_QUANT_INFO_INIT;
+  if (!quant_info(m, i, &q)) return;
+  w.lit(",\"quant\":{\"scheme\":");
+  w.str(tblob_quant_scheme_name(q.scheme));
+  w.lit(",\"bits\":");
+  w.u64(q.bits);
+  w.lit(",\"group_size\":");
+  w.u64(q.group_size);
+  w.lit(",\"logical_shape\":[");
+  for (uint32_t k = 0; k < q.rank; ++k) {
+    if (k) w.raw(',');
+    w.u64(q.shape[k]);
+  }
+  w.lit("],\"status\":");
+  w.str(tblob_status_name(q.status));
+  w.lit(",\"companions\":[");
+  const int64_t comp[3] = {q.scale_index, q.bias_index, q.global_scale_index};
+  bool first = true;
+  for (int64_t c : comp) {
+    tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
+    if (c < 0 || tblob_tensor_at(m, static_cast<uint64_t>(c), &t, nullptr) != TBLOB_OK) continue;
+    if (!first) w.raw(',');
+    first = false;
+    w.str(t.name, t.name_len);
+  }
+  w.lit("]}");
+}
+
+void text_quant(const tblob_model *m, uint64_t i) {
+  tblob_quant_info q = TBLOB_QUANT_INFO_INIT;
+  if (!quant_info(m, i, &q)) return;
+  std::string shape = "[";
+  for (uint32_t k = 0; k < q.rank; ++k) shape += (k ? ", " : "") + std::to_string(q.shape[k]);
+  shape += "]";
+  std::printf("    quantized %s %u-bit group %u, logical shape %s%s%s\n", tblob_quant_scheme_name(q.scheme),
+              q.bits, q.group_size, shape.c_str(), q.status == TBLOB_OK ? "" : ", cannot dequantize: ",
+              q.status == TBLOB_OK ? "" : tblob_status_name(q.status));
+  const int64_t comp[3] = {q.scale_index, q.bias_index, q.global_scale_index};
+  static const char *const kRole[3] = {"scale", "bias", "global scale"};
+  for (int k = 0; k < 3; ++k) {
+    tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
+    if (comp[k] < 0 || tblob_tensor_at(m, static_cast<uint64_t>(comp[k]), &t, nullptr) != TBLOB_OK) continue;
+    std::printf("      %-12s %.*s\n", kRole[k], static_cast<int>(t.name_len), t.name);
+  }
+}
+
 void json_error(JsonWriter &w, const char *path, const tblob_diag &d) {
   w.raw("{");
   w.key("path");
@@ -77,6 +130,7 @@ void json_model(JsonWriter &w, const char *path, const tblob_model *m) {
         w.str(b, bl);
       }
     }
+    json_quant(w, m, i);
     w.raw('}');
     w.maybe_flush();
   }
@@ -118,6 +172,7 @@ void text_model(const char *path, const tblob_model *m) {
     std::printf("  %-40.*s %-8s %-20s offset %llu length %llu\n", static_cast<int>(t.name_len), t.name,
                 tblob_dtype_name(t.dtype), shape.c_str(), static_cast<unsigned long long>(t.data_offset),
                 static_cast<unsigned long long>(t.data_length));
+    text_quant(m, i);
   }
 }
 
@@ -125,10 +180,13 @@ void text_model(const char *path, const tblob_model *m) {
 
 int cmd_inspect(int argc, char **argv) {
   bool json = false;
+  tblob_open_options opts = TBLOB_OPEN_OPTIONS_INIT;
   int first = 0;
   for (; first < argc; ++first) {
     if (std::strcmp(argv[first], "--json") == 0) {
       json = true;
+    } else if (std::strcmp(argv[first], "--no-checksum") == 0) {  // SLM1: skip only the checksum
+      opts.flags |= TBLOB_OPEN_FLAG_SLM1_NO_CHECKSUM;
     } else if (std::strcmp(argv[first], "--") == 0) {
       ++first;
       break;
@@ -140,7 +198,7 @@ int cmd_inspect(int argc, char **argv) {
     }
   }
   if (first >= argc) {
-    std::fprintf(stderr, "usage: tensorblob inspect [--json] PATH...\n");
+    std::fprintf(stderr, "usage: tensorblob inspect [--json] [--no-checksum] PATH...\n");
     return kExitUsage;
   }
   int rc = kExitOk;
@@ -148,7 +206,7 @@ int cmd_inspect(int argc, char **argv) {
   for (int i = first; i < argc; ++i) {
     tblob_diag d = TBLOB_DIAG_INIT;
     tblob_model *m = nullptr;
-    const tblob_status s = tblob_open_path(argv[i], nullptr, &m, &d);
+    const tblob_status s = tblob_open_path(argv[i], &opts, &m, &d);
     if (s != TBLOB_OK) {
       rc = kExitInvalid;
       if (json) {

@@ -29,7 +29,25 @@ Status st_open_single(tblob_model *m, const Limits &limits, const Diag &diag);
 Status st_open_sharded(tblob_model *m, const char *dir, const uint8_t *index_json,
                        size_t index_len, const Limits &limits, const Diag &diag);
 
-// True when the bytes look like a shard index (a JSON object with a "weight_map" key).
-bool st_looks_like_shard_index(const uint8_t *p, size_t n);
+// True when a file of file_size bytes starting with p[0..n) is a shard index (a JSON
+// object) rather than a safetensors file.
+bool st_looks_like_shard_index(const uint8_t *p, size_t n, uint64_t file_size);
+
+// Quantized companions (st_companions.cpp, docs/dequant.md): after the table is complete and
+// its names indexed, records each packed weight + companions as one logical tensor in
+// m->quant / m->quant_of. Fails only with TBLOB_E_OUT_OF_MEMORY; an inconsistent set is
+// recorded with the status dequantizing it returns.
+struct CompanionOptions {
+  const char *config_dir = nullptr;      // directory whose config.json is read when needed
+  const uint8_t *config_json = nullptr;  // or its bytes (win over config_dir)
+  size_t config_json_len = 0;
+  // Look metadata up in each tensor's own file range (files[i].metadata_begin/end), as for
+  // the blobs of an Ollama store model, instead of the model-wide metadata index.
+  bool per_file_metadata = false;
+  uint32_t max_json_depth = TBLOB_DEFAULT_JSON_DEPTH;
+};
+Status st_resolve_companions(tblob_model *m, const CompanionOptions &options, const Diag &diag);
+// The same with the config.json of the directory holding file 0 (none for a memory buffer).
+Status st_resolve_companions_beside(tblob_model *m, const Limits &limits, const Diag &diag);
 
 }  // namespace tblob

@@ -163,15 +163,7 @@ Status st_check_ranges(tblob_model *m, uint32_t file_index, const Diag &diag) {
     return st_entry_error(diag, s, t.order, name, t.key_offset, t.begin, t.end, expected);
   }
   s = check_region_length(cursor, f.data_bytes);
-  if (s != TBLOB_OK) {
-    return diag.fail(s, f.data_offset + (cursor < f.data_bytes ? cursor : f.data_bytes), -1,
-                     s == TBLOB_E_TRAILING_BYTES
-                         ? "%llu bytes follow the last tensor, which ends at data offset %llu"
-                         : "the data region is %llu bytes short: tensors cover %llu bytes",
-                     static_cast<unsigned long long>(cursor < f.data_bytes ? f.data_bytes - cursor
-                                                                           : cursor - f.data_bytes),
-                     static_cast<unsigned long long>(cursor));
-  }
+  if (s != TBLOB_OK) return st_length_error(diag, s, f.data_offset, cursor, f.data_bytes);
   return TBLOB_OK;
 }
 
@@ -183,6 +175,7 @@ Status st_open_single(tblob_model *m, const Limits &limits, const Diag &diag) {
   s = m->index_names(diag);  // duplicate names are reported before ranges (our policy)
   if (s == TBLOB_OK) s = st_check_ranges(m, 0, diag);
   if (s == TBLOB_OK) s = m->index_metadata_first_wins(diag);
+  if (s == TBLOB_OK) s = st_resolve_companions_beside(m, limits, diag);
   return s;
 }
 

@@ -107,15 +107,23 @@ Status index_error(const Diag &diag, const Cursor &c) {
 
 }  // namespace
 
-bool st_looks_like_shard_index(const uint8_t *p, size_t n) {
+bool st_looks_like_shard_index(const uint8_t *p, size_t n, uint64_t file_size) {
+  // A safetensors file whose header length happens to start with '{' (N = 123, say) is
+  // still safetensors: its length fits the file and its header opens an object.
+  if (n >= 9 && file_size >= 8) {
+    uint64_t len = 0;
+    for (int i = 7; i >= 0; --i) len = (len << 8) | p[i];
+    if (len <= file_size - 8) {
+      size_t i = 8;
+      while (i < n && json::is_ws(p[i])) ++i;
+      if (i < n && p[i] == '{') return false;
+    }
+  }
+  // Otherwise a file that is a JSON object is taken as an index: its own checks say what
+  // is wrong with it (no weight_map, ...).
   size_t i = 0;
   while (i < n && json::is_ws(p[i])) ++i;
-  if (i >= n || p[i] != '{') return false;
-  static const char kKey[] = "\"weight_map\"";
-  const size_t k = sizeof(kKey) - 1;
-  for (; i + k <= n; ++i)
-    if (std::memcmp(p + i, kKey, k) == 0) return true;
-  return false;
+  return i < n && p[i] == '{';
 }
 
 Status st_open_sharded(tblob_model *m, const char *dir, const uint8_t *index_json,
@@ -217,7 +225,7 @@ Status st_open_sharded(tblob_model *m, const char *dir, const uint8_t *index_jso
                      "weight_map has %llu entries but the shards hold %llu tensors",
                      static_cast<unsigned long long>(entries),
                      static_cast<unsigned long long>(m->tensors.size()));
-  return TBLOB_OK;
+  return st_resolve_companions_beside(m, limits, diag);
 }
 
 }  // namespace tblob
