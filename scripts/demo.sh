@@ -7,3 +7,6 @@ bash scripts/install-deps.sh
 ninja -C build >/dev/null
 ./build/tools/tensorblob/tensorblob inspect examples/tiny-llama/model.safetensors
 ./build/tools/tensorblob/tensorblob inspect --json examples/sharded
+./build/tools/tensorblob/tensorblob ls --store examples/ollama-store/store
+./build/tools/tensorblob/tensorblob inspect --store examples/ollama-store/store tiny-llama:latest
+./build/tools/tensorblob/tensorblob verify --store examples/ollama-store/store
