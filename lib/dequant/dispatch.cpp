@@ -53,7 +53,7 @@ uint32_t detect_features() {
   return f | kFeatDetected;
 }
 
-uint32_t features() {
+[[maybe_unused]] uint32_t features() {
   uint32_t f = g_features.load(std::memory_order_relaxed);
   if ((f & kFeatDetected) == 0) {
     f = detect_features();
@@ -73,7 +73,7 @@ bool runs_avx512() { return (features() & kFeatAvx512) != 0; }
 // A SIMD table is the scalar table with the ISA's entries written over it (built once, on
 // first use, only for sets the host runs), so a scheme without a SIMD kernel keeps its
 // scalar one.
-KernelTable make_table(const char *name, void (*fill)(KernelTable *)) {
+[[maybe_unused]] KernelTable make_table(const char *name, void (*fill)(KernelTable *)) {
   KernelTable t = scalar_kernel_table();
   t.name = name;
   fill(&t);
