@@ -33,12 +33,12 @@ d = json.loads(open(sys.argv[1]).read())
 assert d["ok"] and d["format"] == "ollama" and len(d["tensors"]) == 21, d
 assert all(set(t) >= {"name", "dtype", "shape", "offset", "length"} for t in d["tensors"])
 PY
-if "$TB" inspect --json --store "$T/store" tiny > "$T/out" 2>/dev/null; then
-  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['ok'] and d['format']=='ollama' and len(d['tensors'])==21 and 'metadata' in d, d" "$T/out" || fail=1
-  echo "ok: inspect --store"
-else
-  echo "note: inspect --store is not routed in main.cpp yet (see the report)"
-fi
+"$TB" inspect --json --store "$T/store" tiny > "$T/out"; check "inspect --store" 0 $?
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['ok'] and d['format']=='ollama' and len(d['tensors'])==21 and 'metadata' in d, d" "$T/out" || fail=1
+# dequant from a store model equals dequant of the source file (bf16 -> f32 is exact)
+"$TB" dequant --store "$T/store" --out "$T/a.bin" tiny lm_head.weight; check "dequant --store" 0 $?
+"$TB" dequant --out "$T/b.bin" "$T/src/model.safetensors" lm_head.weight; check "dequant file" 0 $?
+cmp -s "$T/a.bin" "$T/b.bin" && [ "$(wc -c < "$T/a.bin")" -eq 1024 ] || { echo "FAIL: dequant --store output differs"; fail=1; }
 
 "$TB" verify --store "$T/store" > "$T/out"; check "verify" 0 $?
 "$TB" verify --store "$T/store" tiny --json > "$T/out"; check "verify MODEL --json" 0 $?

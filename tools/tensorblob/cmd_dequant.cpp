@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "commands.h"
@@ -15,7 +16,8 @@ namespace tbcli {
 namespace {
 
 const char kUsage[] =
-    "usage: tensorblob dequant [--to f32|f16|bf16] [--rows A:B] [--kernel NAME] --out FILE PATH TENSOR\n"
+    "usage: tensorblob dequant [--to f32|f16|bf16] [--rows A:B] [--kernel NAME] --out FILE\n"
+    "                         (PATH | --store DIR MODEL[:TAG]) TENSOR\n"
     "  --to      output type (default f32); values are raw little-endian, row-major\n"
     "  --rows    rows [A, B) of the logical tensor (A: or :B allowed; default all)\n"
     "  --kernel  scalar|avx2|avx512|neon|auto (default: TBLOB_KERNEL or the best available)\n"
@@ -66,7 +68,7 @@ int cmd_dequant(int argc, char **argv) {
   // @@dequant-formats: formats with their own dequant path (UQFF) hand over here.
   uint32_t out_dtype = TBLOB_DTYPE_F32;
   uint64_t row_begin = 0, row_end = TBLOB_ROWS_END;
-  const char *kernel = nullptr, *out_path = nullptr;
+  const char *kernel = nullptr, *out_path = nullptr, *store = nullptr;
   const char *pos[2] = {nullptr, nullptr};
   int npos = 0;
   for (int i = 0; i < argc; ++i) {
@@ -86,6 +88,8 @@ int cmd_dequant(int argc, char **argv) {
       const char *v = value();
       if (!v) return usage_error("%s needs a value", a);
       if (!parse_rows(v, &row_begin, &row_end)) return usage_error("--rows wants A:B, not '%s'", v);
+    } else if (std::strcmp(a, "--store") == 0) {
+      if (!(store = value())) return usage_error("%s needs a value", a);
     } else if (std::strcmp(a, "--kernel") == 0) {
       if (!(kernel = value())) return usage_error("%s needs a value", a);
     } else if (std::strcmp(a, "--out") == 0 || std::strcmp(a, "-o") == 0) {
@@ -104,7 +108,11 @@ int cmd_dequant(int argc, char **argv) {
   }
   if (npos != 2) return usage_error("%s", "PATH and TENSOR are required");
   if (!out_path) return usage_error("%s", "--out FILE is required");
-  const char *path = pos[0];
+  // With --store, PATH is MODEL[:TAG] in that Ollama store; tblob_open_path resolves the
+  // "<store root>/<model>" form itself.
+  std::string store_path;
+  if (store) store_path = std::string(store) + "/" + pos[0];
+  const char *path = store ? store_path.c_str() : pos[0];
   const char *tensor = pos[1];
 
   tblob_diag d = TBLOB_DIAG_INIT;

@@ -8,6 +8,7 @@
 
 #include "core/name_index.h"
 #include "formats/ollama/ollama.h"
+#include "formats/safetensors/safetensors.h"
 
 namespace tblob {
 namespace ollama {
@@ -86,7 +87,12 @@ Status fill_model(tblob_model *m, const tblob_store &s, const tblob_manifest &ma
   if (st != TBLOB_OK) return st;
   if (!m->metadata_index.build(&m->alloc, m->metadata.size(), meta_name, m->metadata.data()))
     return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
-  return TBLOB_OK;
+  // Combined quantized blobs (name + name.scale + name.bias, quant_type / group_size in each
+  // blob's own __metadata__) become one logical tensor, as in a single safetensors file.
+  CompanionOptions companions;
+  companions.per_file_metadata = true;
+  companions.max_json_depth = limits.max_json_depth;
+  return st_resolve_companions(m, companions, diag);
 }
 
 }  // namespace
