@@ -118,13 +118,6 @@ Status open_path(const char *path, const Limits &limits, tblob_model **out, cons
   }
 #endif
   // @@detect-content (formats recognised by their first bytes: magic numbers)
-#if TBLOB_HAVE_UQFF
-  {  // UQFF shard: a safetensors header naming uqff.version.* or *.weight.format entries
-    bool uqff_is_shard(const char *, const uint8_t *, size_t);
-    Status uqff_open_detected(tblob_model *, const char *, const Limits &, const Diag &);
-    if (uqff_is_shard(path, head, static_cast<size_t>(got))) return finish(m, uqff_open_detected(m, path, limits, diag), out);
-  }
-#endif
 #if TBLOB_HAVE_SLM1
   {  // SLM1: magic "SLM1" (docs/slm1.md); formats/slm1/slm1.h declares these
     bool slm1_looks_like(const uint8_t *, size_t);
@@ -141,6 +134,19 @@ Status open_path(const char *path, const Limits &limits, tblob_model **out, cons
   // Anything else is read as safetensors, whose checks say precisely what is wrong.
   s = add_file(m, path, limits.mode, diag);
   if (s == TBLOB_OK) s = st_open_single(m, limits, diag);
+#if TBLOB_HAVE_UQFF
+  {  // A UQFF shard is a valid safetensors file whose entry names say UQFF: decided from the
+     // table just built, then opened as a shard set (formats/uqff/uqff_detect.cpp).
+    bool uqff_table_says_shard(const tblob_model *, const char *);
+    Status uqff_open_detected(tblob_model *, const char *, const Limits &, const Diag &);
+    if (s == TBLOB_OK && uqff_table_says_shard(m, path)) {
+      model_free(m);
+      m = model_new(limits.allocator);
+      if (!m) return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+      return finish(m, uqff_open_detected(m, path, limits, diag), out);
+    }
+  }
+#endif
   return finish(m, s, out);
 }
 

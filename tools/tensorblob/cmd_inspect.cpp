@@ -130,7 +130,7 @@ void json_model(JsonWriter &w, const char *path, const tblob_model *m) {
         w.str(b, bl);
       }
     }
-    json_quant(w, m, i);
+    if (t.quant_flags & TBLOB_TENSOR_QUANTIZED) json_quant(w, m, i);  // the rare case
     w.raw('}');
     w.maybe_flush();
   }
@@ -172,7 +172,7 @@ void text_model(const char *path, const tblob_model *m) {
     std::printf("  %-40.*s %-8s %-20s offset %llu length %llu\n", static_cast<int>(t.name_len), t.name,
                 tblob_dtype_name(t.dtype), shape.c_str(), static_cast<unsigned long long>(t.data_offset),
                 static_cast<unsigned long long>(t.data_length));
-    text_quant(m, i);
+    if (t.quant_flags & TBLOB_TENSOR_QUANTIZED) text_quant(m, i);
   }
 }
 

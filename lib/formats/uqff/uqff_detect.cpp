@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/allocator.h"
+#include "core/model.h"
 #include "formats/uqff/uqff.h"
 #include "formats/uqff/uqff_discover.h"
 #include "io/source.h"
@@ -12,16 +13,20 @@ namespace uqff {
 
 namespace {
 bool contains(const uint8_t *p, size_t n, const char *needle) {
-  const size_t k = std::strlen(needle);
-  if (n < k) return false;
-  const uint8_t first = static_cast<uint8_t>(needle[0]);
-  for (size_t i = 0; i + k <= n; ++i) {
-    const void *hit = std::memchr(p + i, first, n - k + 1 - i);
-    if (!hit) return false;
-    i = static_cast<size_t>(static_cast<const uint8_t *>(hit) - p);
-    if (std::memcmp(p + i, needle, k) == 0) return true;
-  }
-  return false;
+  return ::memmem(p, n, needle, std::strlen(needle)) != nullptr;
+}
+
+bool ends_with(const char *p, size_t n, const char *suffix) {
+  const size_t k = std::strlen(suffix);
+  return n >= k && std::memcmp(p + n - k, suffix, k) == 0;
+}
+
+bool is_shard_name(const char *path) {
+  const char *base = std::strrchr(path, '/');
+  base = base ? base + 1 : path;
+  size_t stem;
+  uint64_t index;
+  return parse_shard_name(base, std::strlen(base), &stem, &index);
 }
 }  // namespace
 
@@ -54,16 +59,23 @@ bool looks_like_shard(const char *path, const uint8_t *head, size_t head_len) {
     // A later shard of a set may hold only `<key>.weight` entries (the layer's other entries
     // are in an earlier shard): its metadata says UQFF, and so does residual.safetensors'.
     // The two are told apart by the shard name `<stem>-N.uqff` (never the format itself).
-    if (!hit && contains(h, hl, "\"uqff.version\"")) {
-      const char *base = std::strrchr(path, '/');
-      base = base ? base + 1 : path;
-      size_t stem;
-      uint64_t index;
-      hit = parse_shard_name(base, std::strlen(base), &stem, &index);
-    }
+    if (!hit && contains(h, hl, "\"uqff.version\"")) hit = is_shard_name(path);
   }
   source_close(&src, a);
   return hit;
+}
+
+// The same decision from the table of a file already opened as safetensors: one pass over
+// the names instead of searching the header text, so a plain safetensors file pays next to
+// nothing for UQFF detection.
+bool table_says_shard(const tblob_model *m, const char *path) {
+  for (size_t i = 0; i < m->tensors.size(); ++i) {
+    const TensorDesc &t = m->tensors[i];
+    if ((t.name_len > 13 && std::memcmp(t.name, "uqff.version.", 13) == 0) ||
+        ends_with(t.name, t.name_len, ".weight.format"))
+      return true;
+  }
+  return m->metadata_index.find("uqff.version", 12) != SIZE_MAX && is_shard_name(path);
 }
 
 }  // namespace uqff
@@ -72,8 +84,8 @@ bool looks_like_shard(const char *path, const uint8_t *head, size_t head_len) {
 // Entry points for formats/open.cpp (declared there at the detection hooks).
 namespace tblob {
 bool uqff_is_dir(const char *path) { return uqff::looks_like_dir(path); }
-bool uqff_is_shard(const char *path, const uint8_t *head, size_t head_len) {
-  return uqff::looks_like_shard(path, head, head_len);
+bool uqff_table_says_shard(const tblob_model *m, const char *path) {
+  return uqff::table_says_shard(m, path);
 }
 Status uqff_open_detected(tblob_model *m, const char *path, const Limits &limits, const Diag &diag) {
   const char *paths[1] = {path};
