@@ -20,7 +20,7 @@ while [ $# -gt 0 ]; do
     -b) build=$2; shift 2 ;;
     -f) file=$2; shift 2 ;;
     -r) reps=$2; shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "in_process.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done

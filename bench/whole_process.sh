@@ -28,7 +28,7 @@ while [ $# -gt 0 ]; do
     -n) tensors=$2; shift 2 ;;
     -r) runs=$2; shift 2 ;;
     -f) file=$2; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "whole_process.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done

@@ -279,42 +279,45 @@ Walk walk_model(const tblob_model *m, const uint8_t *file, size_t len, bool in_p
 }
 
 // ---- the temporary file for tblob_open_path -------------------------------------------
+// A fresh private directory per use (in /dev/shm when possible), removed right after, so a
+// process killed by libFuzzer (merge, crash, timeout) leaves at most one behind. Shard
+// names in an index-like input resolve inside it, where only input.safetensors exists.
 
-std::string g_dir, g_path;
-
-void remove_temp() {
-  if (!g_path.empty()) ::unlink(g_path.c_str());
-  if (!g_dir.empty()) ::rmdir(g_dir.c_str());
-}
-
-const char *temp_path() {
-  if (!g_path.empty()) return g_path.c_str();
-  const char *bases[] = {"/dev/shm", std::getenv("TMPDIR"), "/tmp"};
-  for (const char *base : bases) {
-    if (!base || !*base) continue;
-    std::string tmpl = std::string(base) + "/tblob-fuzz-XXXXXX";
-    if (::mkdtemp(&tmpl[0])) {
-      g_dir = tmpl;
-      g_path = g_dir + "/input.safetensors";
-      std::atexit(remove_temp);
-      return g_path.c_str();
+class TempFile {
+ public:
+  TempFile(const uint8_t *p, size_t n) {
+    const char *bases[] = {"/dev/shm", std::getenv("TMPDIR"), "/tmp"};
+    for (const char *base : bases) {
+      if (!base || !*base) continue;
+      std::string tmpl = std::string(base) + "/tblob-fuzz-XXXXXX";
+      if (::mkdtemp(&tmpl[0])) {
+        dir_ = tmpl;
+        break;
+      }
     }
+    FUZZ_ASSERT_MSG(!dir_.empty(), "cannot create a temporary directory");
+    path_ = dir_ + "/input.safetensors";
+    const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    FUZZ_ASSERT(fd >= 0);
+    size_t done = 0;
+    while (done < n) {
+      const ssize_t w = ::write(fd, p + done, n - done);
+      FUZZ_ASSERT(w > 0);
+      done += static_cast<size_t>(w);
+    }
+    ::close(fd);
   }
-  FUZZ_ASSERT_MSG(false, "cannot create a temporary directory");
-  return nullptr;
-}
+  ~TempFile() {
+    ::unlink(path_.c_str());
+    ::rmdir(dir_.c_str());
+  }
+  TempFile(const TempFile &) = delete;
+  TempFile &operator=(const TempFile &) = delete;
+  const char *path() const { return path_.c_str(); }
 
-void write_temp(const uint8_t *p, size_t n) {
-  const int fd = ::open(temp_path(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  FUZZ_ASSERT(fd >= 0);
-  size_t done = 0;
-  while (done < n) {
-    const ssize_t w = ::write(fd, p + done, n - done);
-    FUZZ_ASSERT(w > 0);
-    done += static_cast<size_t>(w);
-  }
-  ::close(fd);
-}
+ private:
+  std::string dir_, path_;
+};
 
 bool contains(const uint8_t *p, size_t n, const char *lit) {
   const size_t k = std::strlen(lit);
@@ -399,13 +402,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   // 4. The same bytes through a file, read mode.
   if (p.variant == 3) {
-    write_temp(file.ptr, file.len);
+    const TempFile tmp(file.ptr, file.len);
     fuzz::FailingAllocator fa(p.fail_at, file.len);
     opts.allocator = fa.hook();
     opts.mode = TBLOB_OPEN_READ;
     tblob_model *m = nullptr;
     tblob_diag d = TBLOB_DIAG_INIT;
-    const tblob_status sp = tblob_open_path(temp_path(), &opts, &m, &d);
+    const tblob_status sp = tblob_open_path(tmp.path(), &opts, &m, &d);
     FUZZ_ASSERT_MSG(fuzz::is_known_status(sp), "unknown status %d", sp);
     const bool other = !plainly_safetensors(file.ptr, file.len);
     check_diag(d, sp, file.len, !other);
