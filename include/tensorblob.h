@@ -357,7 +357,8 @@ TBLOB_API tblob_status tblob_st_scan(const uint8_t *buf, size_t len,
 
 /* Decodes the contents of a JSON string (as reported by the scanner) into dst.
  * *out_len receives the decoded length even when dst is too small
- * (TBLOB_E_BUFFER_TOO_SMALL). Validates escapes and surrogate pairs (TBLOB_E_JSON). */
+ * (TBLOB_E_BUFFER_TOO_SMALL). Validates escapes and surrogate pairs (TBLOB_E_JSON) and
+ * that unescaped bytes are UTF-8 (TBLOB_E_UTF8). */
 TBLOB_API tblob_status tblob_json_unescape(const char *src, size_t src_len, char *dst,
                                            size_t dst_capacity, size_t *out_len) TBLOB_NOEXCEPT;
 
