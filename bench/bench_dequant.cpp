@@ -8,6 +8,7 @@
 //                                 write non-zero bytes: zero lines can be cheaper to write)
 //   ratio/<kernel>/<case>/f32     the streaming-store loop and the kernel alternately over the
 //                                 same 256 MiB, best of each: the least noisy ratio
+//   SLM1 q8_0 (row scales) and q4_0 (blocks of 32 / 64) are the slm1-* cases.
 //   cache/ggml-q4_1               the library's GGML Q4_1 kernel (lib/dequant/ggml), if built,
 //                                 on the same element count: the "ggml nearest type" peer
 // Threads split the rows (large) or decode their own copy (cache). Run, e.g.:
@@ -113,12 +114,18 @@ const Case kCases[] = {
     {"F16", QuantScheme::kF16, 0, 0, 0},
     {"BF16", QuantScheme::kBF16, 0, 0, 0},
     {"F32", QuantScheme::kF32, 0, 0, 0},
+    // SLM1 (docs/slm1.md section 6): q8_0 one f32 scale per 4096-column row, q4_0 blocks of 32
+    // and 64 with f32 scales.
+    {"slm1-q8_0", QuantScheme::kSlm1Q8, 0, static_cast<uint32_t>(kCols), TBLOB_DTYPE_F32},
+    {"slm1-q4_0-b32", QuantScheme::kSlm1Q4, 0, 32, TBLOB_DTYPE_F32},
+    {"slm1-q4_0-b64", QuantScheme::kSlm1Q4, 0, 64, TBLOB_DTYPE_F32},
 };
 
 bool is_hot(const Case &c) {
   return (c.scheme == QuantScheme::kMlxAffine && (c.bits == 4 || c.bits == 8)) ||
          c.scheme == QuantScheme::kMxfp8 || c.scheme == QuantScheme::kNvfp4 ||
-         c.scheme == QuantScheme::kMxfp4;
+         c.scheme == QuantScheme::kMxfp4 || c.scheme == QuantScheme::kSlm1Q8 ||
+         c.scheme == QuantScheme::kSlm1Q4;
 }
 
 // A tensor with realistic values: random codes, finite scales/biases of model-like size.
@@ -411,7 +418,8 @@ void register_all() {
   benchmark::RegisterBenchmark("large/memset", bm_memset)->ThreadRange(1, 2)->UseRealTime();
   benchmark::RegisterBenchmark("large/stream", bm_stream)->ThreadRange(1, 2)->UseRealTime();
   for (const Case &c : kCases) {
-    if (c.scheme == QuantScheme::kMxfp8 || (c.scheme == QuantScheme::kMlxAffine && (c.bits == 4 || c.bits == 8))) {
+    if (c.scheme == QuantScheme::kMxfp8 || (c.scheme == QuantScheme::kMlxAffine && (c.bits == 4 || c.bits == 8)) ||
+        c.scheme == QuantScheme::kSlm1Q8 || c.scheme == QuantScheme::kSlm1Q4) {
       benchmark::RegisterBenchmark((std::string("ratio/") + names[0] + "/" + c.name + "/f32").c_str(), bm_ratio,
                                    best, &c)->UseRealTime();
     }

@@ -5,7 +5,7 @@
 // inaccessible page otherwise).
 //
 // Input: a 16-byte header, then the bytes the ranges are filled from (cycled when short):
-//   [0] scheme (% 16; 0, 14, 15 are rejected by validation)   [1] affine bits selector
+//   [0] scheme (% 17; 0 and 14 are rejected by validation)   [1] affine bits selector
 //   [2] group size selector   [3] scale dtype selector (raw dtype when >= 0x80)
 //   [4] special bits (& 7, | raw when >= 0x80)   [5] global scale mode (% 3)
 //   [6..7] rows (LE, % 64 + 1)   [8..9] cols (LE, % 2048 + 1, rounded up to a valid
@@ -116,13 +116,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size) {
   static const uint32_t kOut[] = {TBLOB_DTYPE_F32, TBLOB_DTYPE_F16, TBLOB_DTYPE_BF16};
 
   QuantDesc d;
-  d.scheme = static_cast<QuantScheme>(h[0] % 16);
+  static_assert(kQuantSchemeCount == 17, "the scheme byte covers every scheme");
+  d.scheme = static_cast<QuantScheme>(h[0] % kQuantSchemeCount);
   const bool affine = d.scheme == QuantScheme::kMlxAffine;
-  const bool grouped = affine || d.scheme == QuantScheme::kMxfp4 ||
-                       d.scheme == QuantScheme::kMxfp8 || d.scheme == QuantScheme::kNvfp4;
+  const bool slm1_q8 = d.scheme == QuantScheme::kSlm1Q8, slm1_q4 = d.scheme == QuantScheme::kSlm1Q4;
+  const bool grouped = affine || d.scheme == QuantScheme::kMxfp4 || d.scheme == QuantScheme::kMxfp8 ||
+                       d.scheme == QuantScheme::kNvfp4 || slm1_q8 || slm1_q4;
   d.bits = affine ? kBits[h[1] % 8] : (h[1] >= 0xF0 ? h[1] & 15u : 0);
   if (affine) {
     d.group_size = kGroups[h[2] % 16];
+  } else if (slm1_q4) {
+    d.group_size = 2 * (1 + h[2] % 64);  // any even block
   } else if (d.scheme == QuantScheme::kNvfp4) {
     d.group_size = 16;
   } else if (grouped) {
@@ -133,6 +137,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size) {
     d.scale_dtype = h[3] & 0x1Fu;
   } else if (affine) {
     d.scale_dtype = kScaleDt[h[3] % 3];
+  } else if (slm1_q8 || slm1_q4) {
+    d.scale_dtype = TBLOB_DTYPE_F32;
   } else if (d.scheme == QuantScheme::kNvfp4) {
     d.scale_dtype = TBLOB_DTYPE_F8_E4M3;
   } else if (grouped) {
@@ -156,9 +162,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size) {
     } else if (d.scheme == QuantScheme::kF4E2M1) {
       unit = 2;
     }
+    if (slm1_q4 && d.group_size != 0) unit = d.group_size;
+    if (slm1_q8) unit = 1;
     cols = (cols + unit - 1) / unit * unit;
   }
   d.cols = cols;
+  if (slm1_q8 && h[2] < 0xF8) d.group_size = static_cast<uint32_t>(cols);  // one scale per row
   if (d.rows * d.cols > kMaxElems) d.rows = kMaxElems / d.cols ? kMaxElems / d.cols : 1;
   if (d.rows * d.cols > kMaxElems) return 0;
 

@@ -490,10 +490,13 @@ typedef enum tblob_quant_scheme {
   TBLOB_QUANT_F16 = 11,
   TBLOB_QUANT_BF16 = 12,
   TBLOB_QUANT_F32 = 13,
-  TBLOB_QUANT_BLOCK_FP8 = 14     /* E4M3 codes, one F32/BF16/F16 scale per group_size^2 block */
+  TBLOB_QUANT_BLOCK_FP8 = 14,    /* E4M3 codes, one F32/BF16/F16 scale per group_size^2 block */
+  TBLOB_QUANT_SLM1_Q8_0 = 15,    /* SLM1: int8 codes, one F32 scale per row */
+  TBLOB_QUANT_SLM1_Q4_0 = 16     /* SLM1: signed 4-bit codes, low nibble first, one F32 scale per block */
 } tblob_quant_scheme;
 
-/* "mlx-affine", "mxfp4", "mxfp8", "nvfp4", "F8_E4M3", ..., "block-fp8"; "none" for 0 and
+/* "mlx-affine", "mxfp4", "mxfp8", "nvfp4", "F8_E4M3", ..., "block-fp8", "slm1-q8_0",
+ * "slm1-q4_0"; "none" for 0 and
  * NULL for values outside the enum. Static. */
 TBLOB_API const char *tblob_quant_scheme_name(uint32_t scheme) TBLOB_NOEXCEPT;
 

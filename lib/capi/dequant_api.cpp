@@ -13,6 +13,9 @@
 #include "dequant/dequant.h"
 #include "dequant/quant_desc.h"
 #include "dequant/scalar/block_fp8.h"
+#if TBLOB_HAVE_SLM1
+#include "formats/slm1/dequant.h"
+#endif
 
 #if defined(__has_include)
 #if __has_include("dequant/dispatch.h")
@@ -44,7 +47,9 @@ static_assert(TBLOB_QUANT_F16 == static_cast<int>(QuantScheme::kF16), "scheme");
 static_assert(TBLOB_QUANT_BF16 == static_cast<int>(QuantScheme::kBF16), "scheme");
 static_assert(TBLOB_QUANT_F32 == static_cast<int>(QuantScheme::kF32), "scheme");
 static_assert(TBLOB_QUANT_BLOCK_FP8 == static_cast<int>(QuantScheme::kBlockFp8), "scheme");
-static_assert(TBLOB_QUANT_BLOCK_FP8 + 1 == tblob::kQuantSchemeCount, "public enum is complete");
+static_assert(TBLOB_QUANT_SLM1_Q8_0 == static_cast<int>(QuantScheme::kSlm1Q8), "scheme");
+static_assert(TBLOB_QUANT_SLM1_Q4_0 == static_cast<int>(QuantScheme::kSlm1Q4), "scheme");
+static_assert(TBLOB_QUANT_SLM1_Q4_0 + 1 == tblob::kQuantSchemeCount, "every scheme is numbered");
 static_assert(TBLOB_SPECIAL_E4M3_MAX_FINITE == tblob::kSpecE4M3MaxFinite, "special");
 static_assert(TBLOB_SPECIAL_E8M0_MAX_INF == tblob::kSpecE8M0MaxInf, "special");
 static_assert(TBLOB_SPECIAL_E8M0_ZERO_IS_ZERO == tblob::kSpecE8M0ZeroIsZero, "special");
@@ -87,6 +92,8 @@ const char *scheme_name(uint32_t s) {
     case TBLOB_QUANT_BF16: return "BF16";
     case TBLOB_QUANT_F32: return "F32";
     case TBLOB_QUANT_BLOCK_FP8: return "block-fp8";
+    case TBLOB_QUANT_SLM1_Q8_0: return "slm1-q8_0";
+    case TBLOB_QUANT_SLM1_Q4_0: return "slm1-q4_0";
     default: return nullptr;
   }
 }
@@ -151,8 +158,15 @@ Field explain(Status s, const QuantDesc &q, uint32_t out_dtype, uint64_t rb, uin
       const uint32_t fixed = q.scheme == QuantScheme::kNvfp4 ? 16u
                              : (q.scheme == QuantScheme::kMxfp4 || q.scheme == QuantScheme::kMxfp8) ? 32u
                                                                                                    : 0u;
-      const bool grouped = q.scheme == QuantScheme::kMlxAffine || fixed || is_block(q);
-      if (!grouped)
+      const bool grouped = q.scheme == QuantScheme::kMlxAffine || fixed || is_block(q) ||
+                           sv == TBLOB_QUANT_SLM1_Q8_0 || sv == TBLOB_QUANT_SLM1_Q4_0;
+      if (sv == TBLOB_QUANT_SLM1_Q8_0 && q.group_size != q.cols)
+        std::snprintf(buf, cap, "group size %u, but %s has one scale per row: the group size is the row length %llu",
+                      q.group_size, sname(sv), cols);
+      else if (sv == TBLOB_QUANT_SLM1_Q4_0 && q.group_size % 2 != 0)
+        std::snprintf(buf, cap, "block size %u is odd; %s blocks are an even number of 4-bit codes",
+                      q.group_size, sname(sv));
+      else if (!grouped)
         std::snprintf(buf, cap, "group size %u given for %s, which has no groups (use 0)",
                       q.group_size, sname(sv));
       else if (q.group_size == 0)
@@ -184,6 +198,7 @@ Field explain(Status s, const QuantDesc &q, uint32_t out_dtype, uint64_t rb, uin
       if (q.scheme == QuantScheme::kMlxAffine || is_block(q)) allowed = "F32, F16 or BF16";
       if (q.scheme == QuantScheme::kMxfp4 || q.scheme == QuantScheme::kMxfp8) allowed = "F8_E8M0";
       if (q.scheme == QuantScheme::kNvfp4) allowed = "F8_E4M3";
+      if (sv == TBLOB_QUANT_SLM1_Q8_0 || sv == TBLOB_QUANT_SLM1_Q4_0) allowed = "F32";
       std::snprintf(buf, cap, "scale dtype %s is not allowed for %s (allowed: %s)",
                     dtname(q.scale_dtype), sname(sv), allowed);
       return kFieldScale;
@@ -295,6 +310,7 @@ struct TensorView {
   QuantDesc q;
   const QuantRecord *rec = nullptr;  // the record it belongs to (weight or companion)
   bool logical = false;              // it is the record's packed weight
+  bool own_scheme = false;           // quantized by its container (SLM1 q8_0/q4_0), no record
   Status status = TBLOB_OK;          // resolution / dtype status before validation
   const char *note = nullptr;
   const uint64_t *shape = nullptr;   // logical shape
@@ -317,7 +333,29 @@ void rows_cols(const uint64_t *shape, uint32_t rank, uint64_t *rows, uint64_t *c
   *cols = shape[rank - 1];
 }
 
+#if TBLOB_HAVE_SLM1
+// An SLM1 tensor: its zero-copy view as a descriptor (q8_0 / q4_0 -> kSlm1Q8 / kSlm1Q4 with the
+// payload and scale array in place, f32 -> kF32), shape as stored (q4_0 not halved).
+Status slm1_view_of(const tblob_model *m, uint64_t index, TensorView *v) {
+  tblob::Slm1View sv;
+  Status s = tblob::slm1_view(m, index, &sv);
+  if (s == TBLOB_OK) s = tblob::slm1_quant_desc(sv, &v->q);
+  if (s != TBLOB_OK) {
+    v->status = s;
+    v->note = "SLM1 directory entry unavailable";
+    return s;
+  }
+  v->own_scheme = v->q.scheme != QuantScheme::kF32;
+  v->shape = sv.shape ? sv.shape : m->tensors[static_cast<size_t>(index)].shape;
+  v->rank = sv.rank;
+  return TBLOB_OK;
+}
+#endif
+
 Status view_of(const tblob_model *m, uint64_t index, TensorView *v) {
+#if TBLOB_HAVE_SLM1
+  if (m->format == TBLOB_FORMAT_SLM1) return slm1_view_of(m, index, v);
+#endif
   const size_t i = static_cast<size_t>(index);
   const tblob::TensorDesc &t = m->tensors[i];
   v->rec = record_of(m, i);
@@ -425,7 +463,7 @@ Status fail_tensor(const Diag &d, const tblob_model *m, uint64_t index, const Te
                   ell, sname(static_cast<uint32_t>(v.q.scheme)), what, cs, cname, cell,
                   static_cast<unsigned long long>(c.file_offset), detail);
   }
-  if (!v.logical)  // a plain tensor: its dtype says it all
+  if (!v.logical && !v.own_scheme)  // a plain tensor: its dtype says it all
     return d.fail(s, t.file_offset, static_cast<int64_t>(index), "tensor \"%.*s%s\" (%s, file byte %llu): %s",
                   shown, name, ell, dtname(t.dtype), static_cast<unsigned long long>(t.file_offset), detail);
   return d.fail(s, t.file_offset, static_cast<int64_t>(index),
@@ -493,9 +531,22 @@ void tensor_info_quant_fields(const tblob_model *m, size_t index, tblob_tensor_i
   const QuantRecord *r = record_of(m, index);
   const bool logical = r && r->tensor == index;
   const uint64_t *shape = logical ? r->shape : t.shape;
-  const uint32_t rank = logical ? r->rank : t.rank;
+  uint32_t rank = logical ? r->rank : t.rank;
+  uint32_t scheme = logical ? r->scheme : 0u;
+  bool quantized = logical;
+#if TBLOB_HAVE_SLM1
+  // SLM1 q8_0 / q4_0: quantized by the container; q4_0's table row is its bytes (U8, last dim
+  // halved), its logical shape the stored dims.
+  TensorView sv;
+  if (m->format == TBLOB_FORMAT_SLM1 && slm1_view_of(m, index, &sv) == TBLOB_OK && sv.own_scheme) {
+    quantized = true;
+    scheme = static_cast<uint32_t>(sv.q.scheme);
+    shape = sv.shape;
+    rank = sv.rank;
+  }
+#endif
   uint64_t elems = t.elements;
-  if (logical) {
+  if (quantized) {
     elems = 1;
     for (uint32_t k = 0; k < rank; ++k)
       if (!checked_mul(elems, shape[k], &elems)) elems = UINT64_MAX;
@@ -504,9 +555,9 @@ void tensor_info_quant_fields(const tblob_model *m, size_t index, tblob_tensor_i
   if (TBLOB_FITS(logical_shape)) info->logical_shape = shape;
   if (TBLOB_FITS(logical_elements)) info->logical_elements = elems;
   if (TBLOB_FITS(logical_rank)) info->logical_rank = rank;
-  if (TBLOB_FITS(quant_scheme)) info->quant_scheme = logical ? r->scheme : 0u;
+  if (TBLOB_FITS(quant_scheme)) info->quant_scheme = scheme;
   if (TBLOB_FITS(quant_flags))
-    info->quant_flags = logical ? TBLOB_TENSOR_QUANTIZED : r ? TBLOB_TENSOR_COMPANION : 0u;
+    info->quant_flags = quantized ? TBLOB_TENSOR_QUANTIZED : r ? TBLOB_TENSOR_COMPANION : 0u;
 #undef TBLOB_FITS
 }
 
@@ -570,7 +621,7 @@ TBLOB_API tblob_status tblob_tensor_quant(const tblob_model *model, uint64_t ind
   if (s == TBLOB_OK) s = validate(v.q);
   const QuantDesc &q = v.q;
   info->scheme = static_cast<uint32_t>(q.scheme);
-  info->flags = v.logical ? TBLOB_TENSOR_QUANTIZED : v.rec ? TBLOB_TENSOR_COMPANION : 0u;
+  info->flags = (v.logical || v.own_scheme) ? TBLOB_TENSOR_QUANTIZED : v.rec ? TBLOB_TENSOR_COMPANION : 0u;
   info->source = v.logical ? v.rec->source : static_cast<uint32_t>(TBLOB_QUANT_SOURCE_PLAIN);
   info->bits = element_bits(q);
   info->group_size = q.group_size;
@@ -584,7 +635,7 @@ TBLOB_API tblob_status tblob_tensor_quant(const tblob_model *model, uint64_t ind
   info->rows = q.rows;
   info->cols = q.cols;
   auto idx = [](uint64_t t) { return t == kNoTensor ? int64_t{-1} : static_cast<int64_t>(t); };
-  info->weight_index = v.rec ? idx(v.rec->tensor) : -1;
+  info->weight_index = v.rec ? idx(v.rec->tensor) : v.own_scheme ? static_cast<int64_t>(index) : -1;
   info->scale_index = v.rec ? idx(v.rec->scale) : -1;
   info->bias_index = v.rec ? idx(v.rec->bias) : -1;
   info->global_scale_index = v.rec ? idx(v.rec->global_scale) : -1;

@@ -38,6 +38,38 @@ bool stream_rows(const QuantDesc &d, DequantRowsFn fn, uint64_t esize, uint64_t 
   const uint64_t stage_elems = kStageBytes / esize;
   const uint64_t bits = quant_element_bits(d);
   const uint64_t cols = d.cols;
+  if (d.scheme == QuantScheme::kSlm1Q8) {
+    // One scale per row (group_size == cols): a piece of a row is a row of its own with the
+    // same scale, so long rows are cut anywhere and short ones go several to a piece.
+    if (cols <= stage_elems) {
+      const uint64_t per = stage_elems / cols;
+      for (uint64_t r = rb; r < re;) {
+        const uint64_t n = per < re - r ? per : re - r;
+        fn(d, r, r + n, stage);
+        copy(dst, stage, static_cast<size_t>(n * cols * esize));
+        dst += n * cols * esize;
+        r += n;
+      }
+      return true;
+    }
+    for (uint64_t r = rb; r < re; ++r) {
+      for (uint64_t c0 = 0; c0 < cols; c0 += stage_elems) {
+        const uint64_t c = stage_elems < cols - c0 ? stage_elems : cols - c0;
+        QuantDesc s = d;
+        s.rows = 1;
+        s.cols = c;
+        s.group_size = static_cast<uint32_t>(c);
+        s.data = d.data + r * cols + c0;
+        s.data_bytes = c;
+        s.scales = d.scales + 4 * r;
+        s.scales_bytes = 4;
+        fn(s, 0, 1, stage);
+        copy(dst, stage, static_cast<size_t>(c * esize));
+        dst += c * esize;
+      }
+    }
+    return true;
+  }
   if (d.group_size != 0) {
     const uint64_t gsize = d.group_size;
     if (gsize > stage_elems) return false;

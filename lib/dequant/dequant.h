@@ -19,7 +19,7 @@ Status dequant_output_bytes(const QuantDesc &d, uint32_t out_dtype, uint64_t row
 //   TBLOB_E_RANGE when row_begin > row_end or row_end > d.rows;
 //   TBLOB_E_BUFFER_TOO_SMALL when dst_bytes is less than dequant_output_bytes() (larger is
 //   fine; bytes past the output are untouched); TBLOB_E_INVALID_ARGUMENT for a NULL dst with
-//   a non-empty output. Uses the scalar kernels for now (kernel dispatch comes later).
+//   a non-empty output. Uses the active kernel set (dispatch.h).
 Status dequantize_rows(const QuantDesc &d, uint32_t out_dtype, uint64_t row_begin,
                        uint64_t row_end, void *dst, size_t dst_bytes);
 

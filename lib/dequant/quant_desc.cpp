@@ -5,9 +5,11 @@
 namespace tblob {
 namespace {
 
+bool is_slm1(QuantScheme s) { return s == QuantScheme::kSlm1Q8 || s == QuantScheme::kSlm1Q4; }
+
 bool is_grouped(QuantScheme s) {
   return s == QuantScheme::kMlxAffine || s == QuantScheme::kMxfp4 ||
-         s == QuantScheme::kMxfp8 || s == QuantScheme::kNvfp4;
+         s == QuantScheme::kMxfp8 || s == QuantScheme::kNvfp4 || is_slm1(s);
 }
 
 // The fixed element width of every scheme but affine; 0 for affine / invalid.
@@ -16,7 +18,9 @@ uint32_t implied_bits(QuantScheme s) {
     case QuantScheme::kMxfp4:
     case QuantScheme::kNvfp4:
     case QuantScheme::kF4E2M1:
+    case QuantScheme::kSlm1Q4:
       return 4;
+    case QuantScheme::kSlm1Q8:
     case QuantScheme::kMxfp8:
     case QuantScheme::kF8E4M3:
     case QuantScheme::kF8E5M2:
@@ -58,6 +62,9 @@ bool scale_dtype_allowed(QuantScheme s, uint32_t dt) {
       return dt == TBLOB_DTYPE_F8_E8M0;
     case QuantScheme::kNvfp4:
       return dt == TBLOB_DTYPE_F8_E4M3;
+    case QuantScheme::kSlm1Q8:
+    case QuantScheme::kSlm1Q4:
+      return dt == TBLOB_DTYPE_F32;
     default:
       return dt == TBLOB_DTYPE_INVALID;
   }
@@ -99,6 +106,9 @@ const char *quant_scheme_name(QuantScheme s) {
     case QuantScheme::kF16: return "F16";
     case QuantScheme::kBF16: return "BF16";
     case QuantScheme::kF32: return "F32";
+    case QuantScheme::kBlockFp8: return "block-fp8";
+    case QuantScheme::kSlm1Q8: return "slm1-q8_0";
+    case QuantScheme::kSlm1Q4: return "slm1-q4_0";
     default: return "invalid";
   }
 }
@@ -130,16 +140,23 @@ Status validate_desc(const QuantDesc &d) {
       if (d.group_size != 32) return kStatusQuantGroupSize;
     } else if (d.scheme == QuantScheme::kNvfp4) {
       if (d.group_size != 16) return kStatusQuantGroupSize;
+    } else if (d.scheme == QuantScheme::kSlm1Q8) {
+      if (d.group_size != d.cols) return kStatusQuantGroupSize;  // one scale per row
+    } else if (d.scheme == QuantScheme::kSlm1Q4) {
+      if (d.group_size % 2 != 0) return kStatusQuantGroupSize;  // blocks start on bytes
     }
     if (d.cols % d.group_size != 0) return kStatusQuantGroupSize;
   } else if (d.group_size != 0) {
     return kStatusQuantGroupSize;
   }
 
-  // 3. Packing. MLX rows are whole uint32 words; F4 needs an even element count.
+  // 3. Packing. MLX rows are whole uint32 words; F4 needs an even element count; SLM1 rows
+  // are whole bytes (q4_0: an even block divides cols, so this always holds after step 2).
   uint64_t row_bits;
   if (!checked_mul(d.cols, bits, &row_bits)) return TBLOB_E_SHAPE_OVERFLOW;
-  if (grouped) {
+  if (is_slm1(d.scheme)) {
+    if (row_bits % 8 != 0) return kStatusQuantPacking;
+  } else if (grouped) {
     if (row_bits % 32 != 0) return kStatusQuantPacking;
   } else if (total_bits % 8 != 0) {
     return kStatusQuantPacking;

@@ -53,6 +53,25 @@
 //     f16 0x7E00, bf16 0x7FC0), so every ISA gives the same bits; plain decodes keep the sign of
 //     the NaN code (as ml_dtypes does) and float conversions keep sign and top payload bits.
 //
+// SLM1 symmetric integers (kSlm1Q8, kSlm1Q4; docs/slm1.md section 6). Signed codes times one
+// little-endian f32 scale per group along a row (scale_dtype F32, no bias, no global scale):
+//   * kSlm1Q8 (SLM1 q8_0): int8 two's-complement codes, one byte each, row-major
+//     (data_bytes = rows * cols); the group is the whole row: group_size == cols, one scale
+//     per row (scales_bytes = rows * 4).
+//   * kSlm1Q4 (SLM1 q4_0): 4-bit two's-complement codes, two per byte, each row packed on its
+//     own: code c of row r is in byte r*cols/2 + c/2, low nibble (bits 0-3) for even c, high
+//     nibble for odd c, sign-extended (8..15 -> -8..-1). group_size = the SLM1 block_size:
+//     even, >= 2, divides cols (so rows are whole bytes; data_bytes = rows * cols / 2). Block b
+//     of row r covers columns [b*G, (b+1)*G) and uses scale r*(cols/G) + b
+//     (scales_bytes = rows * (cols/G) * 4).
+//   Value: v = f32(q) * s, exactly one IEEE f32 multiply rounded to nearest even (never fused
+//   with anything); f16/bf16 output is that f32 rounded once to nearest even (convert.h).
+//   A NaN produced by the arithmetic (NaN scale, +-inf scale times code 0) is written as the
+//   canonical quiet NaN, as for the other schemes; +-inf scales and overflow give +-inf, and
+//   subnormal scales/products are kept (no flush to zero on any ISA). bits is 0 or the
+//   scheme's width (8 / 4). The SLM1 reader only admits finite positive scales unless the
+//   scale check is skipped, but the kernels define every f32 bit pattern.
+//
 // Special values (QuantDesc::special, a set of kSpec* bits) follow the format that stored the
 // data. kSpecialOcp (0, the default) is the OCP MX / ml_dtypes meaning: E4M3 0x7F/0xFF = NaN,
 // E8M0 0xFF = NaN, E8M0 0x00 = 2^-127. kSpecialMlx is MLX as pinned by Ollama (<= v0.32.2):
@@ -116,8 +135,11 @@ enum class QuantScheme : uint32_t {
   // f32/bf16/f16) per group_size x group_size block of the 2-D [rows, cols] tensor, partial
   // blocks at the edges. Own validation/entry point: scalar/block_fp8.h.
   kBlockFp8 = 14,
+  // SLM1 q8_0 / q4_0 (definitions above): signed int8 / int4 codes, f32 scale per row / block.
+  kSlm1Q8 = 15,
+  kSlm1Q4 = 16,
 };
-constexpr uint32_t kQuantSchemeCount = 15;
+constexpr uint32_t kQuantSchemeCount = 17;
 
 // Special-value bits (see the comment block above).
 constexpr uint32_t kSpecE4M3MaxFinite = 1u << 0;   // E4M3 0x7F/0xFF -> +-480 instead of NaN
@@ -142,11 +164,12 @@ struct QuantDesc {
   // scheme's own width" and any other value must equal it.
   uint32_t bits = 0;
   // Elements per scale along a row: any divisor of cols for affine (MLX uses 32/64/128),
-  // exactly 32 for mxfp4/mxfp8, 16 for nvfp4, 0 for the plain schemes.
+  // exactly 32 for mxfp4/mxfp8, 16 for nvfp4, cols for kSlm1Q8, an even divisor of cols for
+  // kSlm1Q4, 0 for the plain schemes.
   uint32_t group_size = 0;
   // tblob_dtype of the scales/biases: affine F32/F16/BF16 (bias dtype == scale dtype);
   // mx* F8_E8M0; nvfp4 F8_E4M3 (MLX stores both as U8: the resolver states the encoding);
-  // TBLOB_DTYPE_INVALID (0) when absent.
+  // kSlm1Q8/kSlm1Q4 F32; TBLOB_DTYPE_INVALID (0) when absent.
   uint32_t scale_dtype = 0;
   uint32_t bias_dtype = 0;
   uint32_t special = kSpecialOcp;  // kSpec* bits
@@ -175,7 +198,7 @@ uint32_t quant_element_bits(const QuantDesc &d);
 // Bytes one output element takes for out_dtype (F32 4, F16/BF16 2), 0 if not an output dtype.
 uint32_t dequant_out_size(uint32_t out_dtype);
 
-// "mlx-affine", "mxfp4", ..., "invalid".
+// "mlx-affine", "mxfp4", ..., "slm1-q8_0", "slm1-q4_0", "invalid".
 const char *quant_scheme_name(QuantScheme s);
 
 }  // namespace tblob

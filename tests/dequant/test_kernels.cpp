@@ -3,7 +3,8 @@
 // output dtype x shapes / group sizes / row ranges, special-value bytes (NaN, inf, subnormal,
 // E8M0 0x00/0xFF, E4M3 0x7F/0xFF, every special-value preset), exhaustive code tables, the
 // non-temporal (staged, streamed) path, misaligned destinations, and guard pages on both
-// sides of every input range. Sets the host lacks are skipped (GTEST_SKIP), sets compiled out
+// sides of every input range; SLM1 q8_0 / q4_0 with special f32 scales, -128 / -8 codes,
+// odd shapes and unaligned inputs. Sets the host lacks are skipped (GTEST_SKIP), sets compiled out
 // are skipped too. Also the dispatch rules: TBLOB_KERNEL, set_kernel, "unavailable".
 //
 // TBLOB_TEST_SEED (environment) changes the random seed; TBLOB_TEST_SCALE=N multiplies the
@@ -478,6 +479,119 @@ TEST_P(Kernels, PlainExhaustiveCodes) {
   for (int slot = 0; slot < 3; ++slot) expect_same(*k_, *t, slot, 0, t->d.rows, 0);
 }
 
+// ---- SLM1 q8_0 / q4_0 (kSlm1Q8 / kSlm1Q4) ------------------------------------------------------
+// An SLM1 tensor with its codes and f32 scales each `misalign` bytes past a guarded start (so
+// pointers are unaligned and the inputs still end against a guard page when at_end). Codes
+// are random with -128 (q8_0) / -8 (q4_0, both nibbles) planted at the start and the end;
+// scales mostly ordinary, sometimes special (NaN, +-inf, 0, subnormal, huge) or random bits.
+std::unique_ptr<Tensor> make_slm1(Rng &r, QuantScheme s, uint32_t block, uint64_t rows, uint64_t cols,
+                                  double special_rate, bool at_end, size_t misalign,
+                                  const std::vector<uint8_t> *fixed_data = nullptr,
+                                  const std::vector<uint8_t> *fixed_scales = nullptr) {
+  auto t = std::make_unique<Tensor>();
+  QuantDesc &d = t->d;
+  const bool q8 = s == QuantScheme::kSlm1Q8;
+  d.scheme = s;
+  d.group_size = q8 ? static_cast<uint32_t>(cols) : block;
+  d.scale_dtype = TBLOB_DTYPE_F32;
+  d.rows = rows;
+  d.cols = cols;
+  const uint64_t nbytes = q8 ? rows * cols : rows * cols / 2;
+  const uint64_t nscales = q8 ? rows : rows * (cols / block);
+  std::vector<uint8_t> data(misalign + nbytes), sc(misalign + 4 * nscales);
+  if (fixed_data) {
+    std::memcpy(data.data() + misalign, fixed_data->data(), nbytes);
+  } else {
+    for (uint64_t i = 0; i < nbytes; ++i) data[misalign + i] = r.byte();
+    if (nbytes > 0) data[misalign] = data[misalign + nbytes - 1] = q8 ? 0x80 : 0x88;
+  }
+  if (fixed_scales) {
+    std::memcpy(sc.data() + misalign, fixed_scales->data(), 4 * nscales);
+  } else {
+    for (uint64_t i = 0; i < nscales; ++i) put_scale(r, TBLOB_DTYPE_F32, special_rate, &sc[misalign + 4 * i]);
+  }
+  for (size_t i = 0; i < misalign; ++i) data[i] = sc[i] = 0xEE;
+  t->data.reset(new Guarded(data, at_end));
+  t->scales.reset(new Guarded(sc, !at_end));
+  d.data = t->data->data() + misalign;
+  d.data_bytes = nbytes;
+  d.scales = t->scales->data() + misalign;
+  d.scales_bytes = 4 * nscales;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%s block=%u %llux%llu misalign=%zu", quant_scheme_name(s), d.group_size,
+                static_cast<unsigned long long>(rows), static_cast<unsigned long long>(cols), misalign);
+  t->what = buf;
+  EXPECT_EQ(validate_desc(d), TBLOB_OK) << t->what;
+  return t;
+}
+
+// q8_0: row lengths around every vector width and the 16-code step (tails of 1..15 codes),
+// odd row counts, random and special scales, every row range, unaligned inputs and outputs.
+TEST_P(Kernels, Slm1Q8Random) {
+  Rng r(seed_base() ^ 0x5A1);
+  const uint64_t cols_list[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 63, 64, 65, 100, 255, 4096, 4099};
+  const int reps = 2 * scale_factor();
+  for (uint64_t cols : cols_list) {
+    for (int rep = 0; rep < reps; ++rep) {
+      const uint64_t rows = 1 + 2 * r.u(4);  // odd
+      auto t = make_slm1(r, QuantScheme::kSlm1Q8, 0, rows, cols, rep == 0 ? 0.05 : 0.4, rep % 2 == 0,
+                         static_cast<size_t>(r.u(4)));
+      check_all(*k_, r, *t);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+// q4_0: hot blocks (multiples of 16: 16, 32, 64, 128, 256) and generic ones (2..14, 18, 34, 48 is
+// hot, 66), rows of several blocks, cols not a multiple of the vector width.
+TEST_P(Kernels, Slm1Q4Random) {
+  Rng r(seed_base() ^ 0x5A2);
+  const uint32_t blocks[] = {2, 4, 6, 8, 10, 12, 14, 16, 18, 32, 34, 48, 64, 66, 96, 128, 256};
+  const int reps = 2 * scale_factor();
+  for (uint32_t b : blocks) {
+    for (int rep = 0; rep < reps; ++rep) {
+      const uint64_t cols = b * (1 + r.u(b >= 64 ? 4 : 9));
+      const uint64_t rows = 1 + 2 * r.u(4);
+      auto t = make_slm1(r, QuantScheme::kSlm1Q4, b, rows, cols, rep == 0 ? 0.05 : 0.4, rep % 2 == 1,
+                         static_cast<size_t>(r.u(4)));
+      check_all(*k_, r, *t);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+// Every f32 special scale (NaN with payloads and signs, +-inf, +-0, subnormals, +-max, 1,
+// rounding boundaries) against every code: q8_0 rows of all 256 codes plus a 7-code tail;
+// q4_0 blocks of all 16 nibbles in hot (16, 32, 64, 128) and generic (2, 6) shapes.
+TEST_P(Kernels, Slm1SpecialScales) {
+  Rng r(seed_base() ^ 0x5A3);
+  std::vector<uint32_t> specials(std::begin(kF32Special), std::end(kF32Special));
+  for (uint32_t v : {0x00000002u, 0x80000001u, 0x00800000u, 0x3E000000u, 0x7E800000u, 0x7F000000u,
+                     0x42FE0000u, 0x3C010204u}) {
+    specials.push_back(v);
+  }
+  const uint64_t rows = specials.size();
+  {
+    const uint64_t cols = 256 + 7;
+    std::vector<uint8_t> data(rows * cols), sc(4 * rows);
+    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i % cols);
+    for (uint64_t i = 0; i < rows; ++i) std::memcpy(&sc[4 * i], &specials[i], 4);
+    auto t = make_slm1(r, QuantScheme::kSlm1Q8, 0, rows, cols, 0, true, 1, &data, &sc);
+    for (int slot = 0; slot < 3; ++slot) expect_same(*k_, *t, slot, 0, rows, 3);
+    if (HasFatalFailure()) return;
+  }
+  for (uint32_t b : {16u, 32u, 64u, 128u, 2u, 6u}) {
+    const uint64_t cols = 2 * static_cast<uint64_t>(b) * (b < 16 ? 8 : 1);  // two+ blocks per row
+    const uint64_t nb = cols / b;
+    std::vector<uint8_t> data(rows * cols / 2), sc(4 * rows * nb);
+    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(((2 * i) & 15) | (((2 * i + 1) & 15) << 4));
+    for (uint64_t i = 0; i < rows * nb; ++i) std::memcpy(&sc[4 * i], &specials[(i / nb + i % nb) % rows], 4);
+    auto t = make_slm1(r, QuantScheme::kSlm1Q4, b, rows, cols, 0, false, 2, &data, &sc);
+    for (int slot = 0; slot < 3; ++slot) expect_same(*k_, *t, slot, 0, rows, 1);
+    if (HasFatalFailure()) return;
+  }
+}
+
 // The non-temporal path: threshold 0, shapes whose rows are longer than the staging buffer
 // (cut into column pieces) and shorter (several rows per piece), odd F4 ranges (direct).
 TEST_P(Kernels, StreamingStoresMatch) {
@@ -506,8 +620,20 @@ TEST_P(Kernels, StreamingStoresMatch) {
       {QuantScheme::kF4E2M1, 0, 0, 0, 4, 9000},
       {QuantScheme::kBF16, 0, 0, 0, 3, 7000},
       {QuantScheme::kF16, 0, 0, 0, 3, 7000},
+      {QuantScheme::kSlm1Q8, 0, 0, TBLOB_DTYPE_F32, 3, 9001},   // rows cut into pieces
+      {QuantScheme::kSlm1Q8, 0, 0, TBLOB_DTYPE_F32, 41, 100},   // several rows per piece
+      {QuantScheme::kSlm1Q4, 0, 32, TBLOB_DTYPE_F32, 3, 8192 + 64},
+      {QuantScheme::kSlm1Q4, 0, 64, TBLOB_DTYPE_F32, 2, 64 * 70},
+      {QuantScheme::kSlm1Q4, 0, 2, TBLOB_DTYPE_F32, 5, 3000},
+      {QuantScheme::kSlm1Q4, 0, 6, TBLOB_DTYPE_F32, 33, 66},
   };
   for (const Shape &sh : shapes) {
+    if (sh.s == QuantScheme::kSlm1Q8 || sh.s == QuantScheme::kSlm1Q4) {
+      auto t = make_slm1(r, sh.s, sh.g, sh.rows, sh.cols, 0.05, true, 1);
+      check_all(*k_, r, *t);
+      if (HasFatalFailure()) return;
+      continue;
+    }
     auto t = make_tensor(r, sh.s, sh.bits, sh.g, sh.sdt, sh.rows, sh.cols, kSpecialMlx,
                          sh.s == QuantScheme::kNvfp4 ? GlobalScaleMode::kMultiplier : GlobalScaleMode::kNone,
                          0.05, true);
@@ -567,8 +693,9 @@ TEST(Dispatch, Lists) {
 #endif
 }
 
-// Tables carry an entry for every slot the scalar table has; slots past the schemes this
-// test knows about (added later) are the scalar ones.
+// Tables carry an entry for every slot the scalar table has; block FP8 is scalar everywhere,
+// and every SIMD set has its own SLM1 q8_0 / q4_0 kernels (so the comparisons above really
+// test SIMD code).
 TEST(Dispatch, TablesComplete) {
   uint32_t n = 0;
   const char *const *names = supported_kernels(&n);
@@ -578,8 +705,13 @@ TEST(Dispatch, TablesComplete) {
     for (uint32_t sc = 1; sc < kQuantSchemeCount; ++sc) {
       for (uint32_t o = 0; o < kDequantOutCount; ++o) {
         EXPECT_NE(k->rows[sc][o], nullptr) << names[i] << " scheme " << sc << " out " << o;
-        if (sc > static_cast<uint32_t>(QuantScheme::kF32)) {
+        if (sc == static_cast<uint32_t>(QuantScheme::kBlockFp8)) {
           EXPECT_EQ(k->rows[sc][o], s.rows[sc][o]);
+        }
+        if ((sc == static_cast<uint32_t>(QuantScheme::kSlm1Q8) ||
+             sc == static_cast<uint32_t>(QuantScheme::kSlm1Q4)) &&
+            k != &s) {
+          EXPECT_NE(k->rows[sc][o], s.rows[sc][o]) << names[i] << " scheme " << sc;
         }
       }
     }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The tensorblob CLI on SLM1: convert (every dtype, refusals), inspect (golden files, --json,
-# --no-checksum). Usage: cli_test.sh TENSORBLOB SLM1_DATA_DIR EXAMPLES_DIR
+# --no-checksum), dequant (q8_0 / q4_0 through the kernel table). Usage: cli_test.sh TENSORBLOB SLM1_DATA_DIR EXAMPLES_DIR
 set -u
 T=$1 DATA=$2 EX=$3
 work=$(mktemp -d "${TMPDIR:-/tmp}/slm1-cli-XXXXXX")
@@ -46,6 +46,41 @@ grep_out "16 q4_0" out "q4_0 counts (rank-1 norms stay f32)"
 expect 1 "convert q4_0 default block" "$T" convert --to slm1 --dtype q4_0 "$work/model.safetensors" "$work/bad.slm"
 grep_out "q4_0 block_size is 32" err "names the block size"
 [ -e "$work/bad.slm" ] && { echo "FAIL: a refused conversion left its output"; fails=$((fails + 1)); }
+# dequant of q8_0 / q4_0 tensors through the kernel table: sizes, every output type, a row
+# range, and the same bytes from every kernel set this host runs.
+W=model.layers.1.mlp.up_proj.weight  # [16, 8]
+for f in q8_0 q4; do
+  expect 0 "dequant $f" "$T" dequant --kernel scalar --out "$work/$f.scalar" "$work/$f.slm" "$W"
+  [ "$(stat -c %s "$work/$f.scalar")" -eq 512 ] || { echo "FAIL: dequant $f: size"; fails=$((fails + 1)); }
+  for k in avx2 avx512 neon; do
+    if "$T" dequant --kernel "$k" --out "$work/$f.$k" "$work/$f.slm" "$W" 2>/dev/null; then
+      cmp -s "$work/$f.scalar" "$work/$f.$k" || { echo "FAIL: dequant $f: $k differs from scalar"; fails=$((fails + 1)); }
+      echo "ok: dequant $f $k = scalar"
+    fi
+  done
+  expect 0 "dequant $f --to bf16 --rows 2:5" "$T" dequant --to bf16 --rows 2:5 --out "$work/$f.bf16" "$work/$f.slm" "$W"
+  [ "$(stat -c %s "$work/$f.bf16")" -eq 48 ] || { echo "FAIL: dequant $f bf16: size"; fails=$((fails + 1)); }
+  expect 0 "dequant $f --to f16" "$T" dequant --to f16 --out "$work/$f.f16" "$work/$f.slm" "$W"
+  [ "$(stat -c %s "$work/$f.f16")" -eq 256 ] || { echo "FAIL: dequant $f f16: size"; fails=$((fails + 1)); }
+  expect 0 "inspect --json $f" "$T" inspect --json "$work/$f.slm"
+done
+grep_out '"scheme":"slm1-q4_0"' out "inspect names the q4_0 scheme"
+# q8_0 decodes near the f32 original (one scale per row: error at most scale/2 = amax/254).
+expect 0 "dequant f32" "$T" dequant --out "$work/f32.f32" "$work/f32.slm" "$W"
+if command -v python3 >/dev/null; then
+  python3 - "$work/f32.f32" "$work/q8_0.scalar" <<'PY' || { echo "FAIL: q8_0 values far from f32"; fails=$((fails + 1)); }
+import struct, sys
+a = struct.unpack('<128f', open(sys.argv[1], 'rb').read())
+b = struct.unpack('<128f', open(sys.argv[2], 'rb').read())
+for r in range(16):
+    row_a, row_b = a[8 * r:8 * r + 8], b[8 * r:8 * r + 8]
+    amax = max(abs(x) for x in row_a)
+    assert all(abs(x - y) <= amax / 254 * 1.001 for x, y in zip(row_a, row_b)), r
+PY
+fi
+expect 1 "dequant q8_0 --rows 3:99" "$T" dequant --rows 3:99 --out "$work/x.bin" "$work/q8_0.slm" "$W"
+grep_out "TBLOB_E_RANGE" err "row range past the end"
+
 # Usage errors.
 expect 2 "convert --to gguf" "$T" convert --to gguf "$work/model.safetensors" "$work/x.slm"
 expect 2 "convert --dtype q5" "$T" convert --to slm1 --dtype q5 "$work/model.safetensors" "$work/x.slm"

@@ -43,6 +43,16 @@ struct VNeon {
     q[2] = vmovl_u16(vget_low_u16(hi));
     q[3] = vmovl_high_u16(hi);
   }
+  // 16 signed bytes -> sign-extended int32 lanes (as u32 bits).
+  static void load8x16s(const uint8_t *p, U *q) {
+    const int8x16_t x = vld1q_s8(reinterpret_cast<const int8_t *>(p));
+    const int16x8_t lo = vmovl_s8(vget_low_s8(x));
+    const int16x8_t hi = vmovl_high_s8(x);
+    q[0] = vreinterpretq_u32_s32(vmovl_s16(vget_low_s16(lo)));
+    q[1] = vreinterpretq_u32_s32(vmovl_high_s16(lo));
+    q[2] = vreinterpretq_u32_s32(vmovl_s16(vget_low_s16(hi)));
+    q[3] = vreinterpretq_u32_s32(vmovl_high_s16(hi));
+  }
   static U band(U a, U b) { return vandq_u32(a, b); }
   static U bor(U a, U b) { return vorrq_u32(a, b); }
   static U add(U a, U b) { return vaddq_u32(a, b); }

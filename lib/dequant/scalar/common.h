@@ -83,6 +83,8 @@ template <uint32_t OUT> void mxfp4_rows(const QuantDesc &, uint64_t, uint64_t, v
 template <uint32_t OUT> void mxfp8_rows(const QuantDesc &, uint64_t, uint64_t, void *);
 template <uint32_t OUT> void nvfp4_rows(const QuantDesc &, uint64_t, uint64_t, void *);
 template <uint32_t SCHEME, uint32_t OUT> void plain_rows(const QuantDesc &, uint64_t, uint64_t, void *);
+template <uint32_t OUT> void slm1_q8_rows(const QuantDesc &, uint64_t, uint64_t, void *);  // slm1.cpp
+template <uint32_t OUT> void slm1_q4_rows(const QuantDesc &, uint64_t, uint64_t, void *);
 }  // namespace scalar
 
 }  // namespace tblob

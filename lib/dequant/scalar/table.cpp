@@ -31,9 +31,11 @@ constexpr KernelTable kScalarTable = {
         TBLOB_PLAIN3(QuantScheme::kBF16),
         TBLOB_PLAIN3(QuantScheme::kF32),
         TBLOB_ROW3(scalar::block_fp8_rows),  // kBlockFp8 (validated by validate_block_fp8)
+        TBLOB_ROW3(scalar::slm1_q8_rows),    // kSlm1Q8
+        TBLOB_ROW3(scalar::slm1_q4_rows),    // kSlm1Q4
     },
 };
-static_assert(kQuantSchemeCount == 15, "kernel table rows must follow QuantScheme");
+static_assert(kQuantSchemeCount == 17, "kernel table rows must follow QuantScheme");
 
 #undef TBLOB_ROW3
 #undef TBLOB_PLAIN3

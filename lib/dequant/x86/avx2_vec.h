@@ -40,6 +40,12 @@ struct VAvx2 {
     q[0] = _mm256_cvtepu8_epi32(x);
     q[1] = _mm256_cvtepu8_epi32(_mm_srli_si128(x, 8));
   }
+  // 16 signed bytes -> sign-extended int32 lanes.
+  static void load8x16s(const uint8_t *p, U *q) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
+    q[0] = _mm256_cvtepi8_epi32(x);
+    q[1] = _mm256_cvtepi8_epi32(_mm_srli_si128(x, 8));
+  }
   static U band(U a, U b) { return _mm256_and_si256(a, b); }
   static U bor(U a, U b) { return _mm256_or_si256(a, b); }
   static U add(U a, U b) { return _mm256_add_epi32(a, b); }

@@ -38,6 +38,9 @@ struct VAvx512 {
   }
   static U load32(const uint8_t *p) { return _mm512_loadu_si512(p); }
   static void load8x16(const uint8_t *p, U *q) { q[0] = load8(p); }
+  static void load8x16s(const uint8_t *p, U *q) {  // 16 signed bytes, sign-extended
+    q[0] = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+  }
   static U band(U a, U b) { return _mm512_and_si512(a, b); }
   static U bor(U a, U b) { return _mm512_or_si512(a, b); }
   static U add(U a, U b) { return _mm512_add_epi32(a, b); }

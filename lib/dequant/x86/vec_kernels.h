@@ -6,8 +6,8 @@
 // Two layers:
 //   * generic kernels (gen_*): every scheme, any group size, any bit width; element-wise over
 //     W lanes, with exact f32 arithmetic that mirrors scalar/ step by step;
-//   * hot kernels (hot_*): MLX int4/int8 affine, mxfp4/mxfp8, nvfp4 for the group sizes the
-//     formats use. 4-bit codes go through a per-group 16-entry result table expanded with the
+//   * hot kernels (hot_*, slm1_*): MLX int4/int8 affine, mxfp4/mxfp8, nvfp4, SLM1 q8_0/q4_0
+//     for the group sizes the formats use. 4-bit codes go through a per-group 16-entry result table expanded with the
 //     ISA's shuffle/permute (V::Lut / V::expand4, hand-written per ISA); 8-bit codes are
 //     computed directly in blocks of 16 codes, with NaN canonicalisation skipped for groups
 //     whose scale/bias are finite (no NaN can arise there).
@@ -594,6 +594,119 @@ void hot_mxfp8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
 }
 
 // =============================================================================================
+// SLM1 q8_0 / q4_0 (kSlm1Q8 / kSlm1Q4): v = f32(q) * s, canonical NaN, rounded once to OUT.
+// A finite scale times a code in -128..127 is never NaN (it may overflow to +-inf, which every
+// conversion keeps), so NaN canonicalisation runs only for rows/blocks whose scale is not
+// finite. f16 output goes through the hardware RNE conversion, bf16 through the integer RNE.
+// =============================================================================================
+
+// q4_0 code tables: lanes of codes k*W .. k*W+W-1 sign-extended (8..15 -> -8..-1), as f32.
+template <class V>
+void sint4_table(typename V::U *q) {
+  alignas(64) float t[16];
+  for (int i = 0; i < 16; ++i) t[i] = static_cast<float>(i < 8 ? i : i - 16);
+  for (int k = 0; k < 16 / V::W; ++k) q[k] = V::load32(reinterpret_cast<const uint8_t *>(t + k * V::W));
+}
+
+// One row of q8_0: cols int8 codes at p, one scale.
+template <class V, uint32_t OUT, bool kFinite>
+uint8_t *slm1_q8_row(const uint8_t *p, uint64_t cols, typename V::U s, uint8_t *out) {
+  using O = Ops<V>;
+  using U = typename V::U;
+  constexpr int kPer = 16 / V::W;
+  uint64_t j = 0;
+  for (; j + 16 <= cols; j += 16, p += 16) {
+    U q[kPer];
+    V::load8x16s(p, q);
+    for (int k = 0; k < kPer; ++k, out += V::W * out_bytes<OUT>()) {
+      const U v = V::asu(V::mul(V::cvt(q[k]), V::asf(s)));
+      if (kFinite) {
+        O::template put<OUT, false>(out, v);
+      } else {
+        O::template put<OUT>(out, O::canon(v));
+      }
+    }
+  }
+  if (j < cols) {  // fewer than 16 codes left: a zero-padded copy (never read past the row)
+    alignas(16) uint8_t tmp[16];
+    const uint8_t *w = tail_copy(p, cols - j, 1, tmp, sizeof(tmp));
+    U q[kPer];
+    V::load8x16s(w, q);
+    for (int k = 0; k < kPer && j < cols; ++k) {
+      const uint64_t n = min_u64(V::W, cols - j);
+      O::template put_n<OUT>(out, O::canon(V::asu(V::mul(V::cvt(q[k]), V::asf(s)))), n);
+      out += n * out_bytes<OUT>();
+      j += n;
+    }
+  }
+  return out;
+}
+
+template <class V, uint32_t OUT>
+void slm1_q8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
+  const uint64_t cols = d.cols;
+  for (uint64_t r = rb; r < re; ++r) {
+    const uint32_t sb = ld32(d.scales + 4 * r);
+    const uint8_t *p = d.data + r * cols;
+    if (finite_bits(sb)) {
+      out = slm1_q8_row<V, OUT, true>(p, cols, V::set1(sb), out);
+    } else {
+      out = slm1_q8_row<V, OUT, false>(p, cols, V::set1(sb), out);
+    }
+  }
+}
+
+// q4_0 with the block a multiple of 16 (32/64/128 in practice): the per-block 16-entry result
+// table, expanded by the ISA's shuffle (hot_lut4).
+template <class V, uint32_t OUT>
+void hot_slm1_q4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
+  using O = Ops<V>;
+  using U = typename V::U;
+  U q[16 / V::W];
+  sint4_table<V>(q);
+  auto prep = [&d](uint64_t g0, uint64_t n, uint32_t *sa, uint32_t *) {
+    decode_affine_chunk<V, TBLOB_DTYPE_F32>(d.scales, g0, n, sa);
+  };
+  auto make = [&q](uint32_t sb, uint32_t, U *vals) {
+    const U s = V::set1(sb);
+    if (finite_bits(sb)) {
+      for (int k = 0; k < 16 / V::W; ++k) vals[k] = V::asu(V::mul(V::asf(q[k]), V::asf(s)));
+    } else {
+      for (int k = 0; k < 16 / V::W; ++k) vals[k] = O::canon(V::asu(V::mul(V::asf(q[k]), V::asf(s))));
+    }
+  };
+  hot_lut4<V, OUT>(d, rb, re, out, prep, make);
+}
+
+// q4_0, any even block: W columns at a time along each row, lane scales looked up per lane.
+template <class V, uint32_t OUT>
+void gen_slm1_q4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
+  using O = Ops<V>;
+  using U = typename V::U;
+  const uint64_t cols = d.cols, gsize = d.group_size, nblocks = cols / gsize;
+  const uint8_t *end = d.data + d.data_bytes;
+  const U lanebits = lane_bits<V>(4);
+  const U mask = V::set1(15);
+  alignas(64) uint32_t sl[V::W];
+  for (uint64_t r = rb; r < re; ++r) {
+    const uint8_t *row = d.data + r * (cols / 2);
+    const uint8_t *srow = d.scales + 4 * r * nblocks;
+    for (uint64_t j = 0; j < cols; j += V::W) {
+      const uint64_t n = min_u64(V::W, cols - j);
+      for (int i = 0; i < V::W; ++i) {
+        const uint64_t c = j + static_cast<uint64_t>(i) < cols ? j + static_cast<uint64_t>(i) : j;
+        sl[i] = ld32(srow + 4 * (c / gsize));
+      }
+      const U c = extract_codes<V>(row, end, j, 4, lanebits, mask);
+      const U q = V::sel(V::gt(c, V::set1(7)), V::add(c, V::set1(0xFFFFFFF0u)), c);  // sign-extend
+      const U s = V::load32(reinterpret_cast<const uint8_t *>(sl));
+      O::template put_n<OUT>(out, O::canon(V::asu(V::mul(V::cvt(q), V::asf(s)))), n);
+      out += n * out_bytes<OUT>();
+    }
+  }
+}
+
+// =============================================================================================
 // Entry points (the kernel table slots) and the table
 // =============================================================================================
 template <class V, uint32_t OUT>
@@ -628,6 +741,15 @@ template <class V, uint32_t OUT>
 void nvfp4_entry(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
   hot_nvfp4<V, OUT>(d, rb, re, static_cast<uint8_t *>(dst));  // group size is always 16
 }
+template <class V, uint32_t OUT>
+void slm1_q8_entry(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
+  slm1_q8<V, OUT>(d, rb, re, static_cast<uint8_t *>(dst));
+}
+template <class V, uint32_t OUT>
+void slm1_q4_entry(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
+  if (d.group_size % 16 == 0) return hot_slm1_q4<V, OUT>(d, rb, re, static_cast<uint8_t *>(dst));
+  gen_slm1_q4<V, OUT>(d, rb, re, static_cast<uint8_t *>(dst));
+}
 template <class V, uint32_t SCHEME, uint32_t OUT>
 void plain_entry(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
   gen_plain<V, SCHEME, OUT>(d, rb, re, static_cast<uint8_t *>(dst));
@@ -656,6 +778,8 @@ void fill_table(KernelTable *t) {
   set3(QuantScheme::kF8E4M3Fnuz, TBLOB_VK_PLAIN(QuantScheme::kF8E4M3Fnuz));
   set3(QuantScheme::kF8E5M2Fnuz, TBLOB_VK_PLAIN(QuantScheme::kF8E5M2Fnuz));
   set3(QuantScheme::kF4E2M1, TBLOB_VK_PLAIN(QuantScheme::kF4E2M1));
+  set3(QuantScheme::kSlm1Q8, &slm1_q8_entry<V, kOutF32>, &slm1_q8_entry<V, kOutF16>, &slm1_q8_entry<V, kOutBF16>);
+  set3(QuantScheme::kSlm1Q4, &slm1_q4_entry<V, kOutF32>, &slm1_q4_entry<V, kOutF16>, &slm1_q4_entry<V, kOutBF16>);
 #undef TBLOB_VK_PLAIN
   constexpr uint32_t kF16 = static_cast<uint32_t>(QuantScheme::kF16);
   constexpr uint32_t kBF16 = static_cast<uint32_t>(QuantScheme::kBF16);

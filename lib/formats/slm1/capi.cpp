@@ -69,6 +69,8 @@ Status slm1_view(const tblob_model *m, uint64_t index, Slm1View *out) {
   v.payload_bytes = e.byte_length;
   v.scales = e.dtype == slm1::kDtypeF32 ? nullptr : st->file + e.scale_offset;
   v.scale_bytes = e.scale_bytes;
+  v.shape = st->logical_shapes ? st->logical_shapes + 4 * index : nullptr;
+  v.rank = e.rank;
   *out = v;
   return TBLOB_OK;
 }

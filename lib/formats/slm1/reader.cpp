@@ -98,12 +98,17 @@ Status add_metadata(tblob_model *m, const State &st, const Diag &diag) {
 }
 
 // One row per directory entry, in directory order.
-Status fill_table(tblob_model *m, const State &st, const Diag &diag) {
+// Also records each entry's logical shape (q4_0 not halved) in st->logical_shapes, which the
+// dequantization API reports.
+Status fill_table(tblob_model *m, State *stp, const Diag &diag) {
+  const State &st = *stp;
   const uint32_t n = st.count;
   if (!m->tensors.reserve(n ? n : 1)) return oom(diag);
   uint64_t *shapes = static_cast<uint64_t *>(m->arena.alloc(sizeof(uint64_t) * 4 * (size_t{n} + 1)));
+  uint64_t *logical = static_cast<uint64_t *>(m->arena.alloc(sizeof(uint64_t) * 4 * (size_t{n} + 1)));
   char *labels = static_cast<char *>(m->arena.alloc(22 * (size_t{n} + 1)));
-  if (!shapes || !labels) return oom(diag);
+  if (!shapes || !logical || !labels) return oom(diag);
+  stp->logical_shapes = logical;
   static const char kHex[] = "0123456789abcdef";
   for (uint32_t i = 0; i < n; ++i) {
     const Entry &e = st.entries[i];
@@ -121,6 +126,7 @@ Status fill_table(tblob_model *m, const State &st, const Diag &diag) {
       t.name_len = 22;
     }
     uint64_t *dims = shapes + 4 * size_t{i};
+    for (uint32_t k = 0; k < 4; ++k) logical[4 * size_t{i} + k] = k < e.rank ? e.dims[k] : 0;
     for (uint32_t k = 0; k < e.rank; ++k) dims[k] = e.dims[k];
     switch (e.dtype) {
       case slm1::kDtypeF32:
@@ -207,7 +213,7 @@ Status slm1_open_model(tblob_model *m, const Limits &limits, const slm1::NameLis
                        static_cast<ull>(h.checksum), static_cast<ull>(c));
     st->checksum_verified = true;
   }
-  s = fill_table(m, *st, diag);
+  s = fill_table(m, st, diag);
   if (s != TBLOB_OK) return s;
   m->ext = st;
   m->find_fn = &slm1::find_name;

@@ -37,6 +37,7 @@ struct State {
   const Listed *listed = nullptr;      // the caller's names, ascending by hash, distinct
   size_t listed_count = 0;
   const uint32_t *entry_listed = nullptr;  // per entry: listed position + 1, or 0
+  const uint64_t *logical_shapes = nullptr;  // per entry: 4 dims as stored (q4_0 unhalved)
 };
 
 // nullptr unless m is an open SLM1 model.
