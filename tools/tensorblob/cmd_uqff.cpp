@@ -286,7 +286,7 @@ int cmd_uqff_verify(int argc, char **argv) {
     const tblob_status s = tblob_uqff_verify(paths, 1, nullptr, on_entry, &c, &r, &d);
     if (s != TBLOB_OK) rc = kExitInvalid;
     if (json) {
-      if (c.first_shard && c.first_layer && w.buffer().back() == ',') {
+      if (c.first_shard && c.first_layer && w.last() == ',') {
         // nothing was reported (bad arguments): still a complete object
         w.raw("\"shards\":[],\"layers\":[],\"problems\":[]");
         w.raw(',');
