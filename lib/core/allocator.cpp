@@ -43,7 +43,8 @@ void Allocator::free(void *p, size_t size) const {
     std::free(p);
 }
 
-void *Arena::alloc(size_t size) {
+void *Arena::alloc_chunk(size_t size) {
+  if (size > SIZE_MAX - 7) return nullptr;
   size = (size + 7) & ~size_t{7};
   if (size == 0) size = 8;
   if (size > left_) {

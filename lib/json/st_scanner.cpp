@@ -125,7 +125,7 @@ class Scanner {
   Status grammar_error();
   Status limit_name(const StringSlice &k);
   bool parse_metadata(Status *immediate);
-  bool parse_tensor(const StringSlice &name, uint64_t key_offset, Status *immediate);
+  inline __attribute__((always_inline)) bool parse_tensor(const StringSlice &name, uint64_t key_offset, Status *immediate);
   bool parse_entry(StTensorEntry *e, uint64_t tensor, const StringSlice &name, Status *immediate);
   bool fast_entry(StTensorEntry *e);
   bool parse_u64_array(StTensorEntry *e, bool is_shape, uint64_t tensor,
@@ -466,7 +466,7 @@ bool Scanner::fast_entry(StTensorEntry *e) {
   return true;
 }
 
-bool Scanner::parse_tensor(const StringSlice &name, uint64_t key_offset, Status *immediate) {
+inline bool Scanner::parse_tensor(const StringSlice &name, uint64_t key_offset, Status *immediate) {
   const uint64_t tensor = sum_->tensor_count;
   if (tensor >= limits_.max_tensors) {
     *immediate = diag_.fail(TBLOB_E_LIMIT_TENSORS, key_offset, static_cast<int64_t>(tensor),
@@ -645,7 +645,8 @@ Status Scanner::json_stage() {
         c_.p = close + 2;
         json::skip_ws(c_);
       } else {
-        if (!json::scan_string(c_, &k)) {
+        StringSlice general;  // k itself never has its address taken, so it stays in registers
+        if (!json::scan_string(c_, &general)) {
           ok = false;
           break;
         }
@@ -653,11 +654,14 @@ Status Scanner::json_stage() {
           ok = false;
           break;
         }
+        k = general;
       }
       const bool is_metadata = k.len == 12 && !k.has_escapes ? std::memcmp(k.ptr, "__metadata__", 12) == 0
-                                                               : key_is(k, "__metadata__", 12);
+                                                               : key_is(StringSlice(k), "__metadata__", 12);
       // The reserved key is neither a tensor name nor a metadata key: no name limit.
-      if (!is_metadata && (immediate = limit_name(k)) != TBLOB_OK) return immediate;
+      if (!is_metadata && (k.has_escapes || k.len > limits_.max_name_bytes) &&
+          (immediate = limit_name(StringSlice(k))) != TBLOB_OK)
+        return immediate;
       if (is_metadata) {
         if (seen_metadata)
           return diag_.fail(TBLOB_E_METADATA, key_offset, -1,
