@@ -43,6 +43,18 @@ class JsonWriter {
     str(k);
     raw(':');
   }
+  // `,"k":value`: a member after the first of an object.
+  void field(const char *k, const char *p, size_t n) {
+    raw(',');
+    key(k);
+    str(p, n);
+  }
+  void field(const char *k, const char *s) { field(k, s, std::strlen(s)); }
+  void field_u64(const char *k, uint64_t v) {
+    raw(',');
+    key(k);
+    u64(v);
+  }
   // Ends a JSON Lines record; writes out when the chunk is full.
   void end_line() {
     raw('\n');
