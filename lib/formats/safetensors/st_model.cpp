@@ -3,6 +3,7 @@
 
 #include "core/checked.h"
 #include "core/dtype.h"
+#include "core/name_index.h"
 #include "core/range_check.h"
 #include "formats/safetensors/safetensors.h"
 #include "io/source.h"
@@ -25,7 +26,7 @@ class TableSink final : public StSink {
       dims = static_cast<uint64_t *>(m_->arena.alloc(sizeof(uint64_t) * e.rank));
       if (!dims) return oom();
       if (e.dims)
-        std::memcpy(dims, e.dims, sizeof(uint64_t) * e.rank);
+        for (uint32_t i = 0; i < e.rank; ++i) dims[i] = e.dims[i];  // rank is small: no memcpy call
       else
         st_parse_dims(e.shape_json, e.shape_json_len, dims, e.rank);
     }
@@ -41,7 +42,9 @@ class TableSink final : public StSink {
     t.elements = e.elements;
     t.order = e.index;
     t.key_offset = e.key_offset;
-    return m_->tensors.push(t) ? TBLOB_OK : oom();
+    // Hash the name now, while it is in cache; index_names would read it again otherwise.
+    if (!m_->tensors.push(t) || !m_->name_hashes.push(name_hash(t.name, t.name_len))) return oom();
+    return TBLOB_OK;
   }
 
   Status on_metadata(const StMetaEntry &e) override {
@@ -99,7 +102,8 @@ Status st_scan_into_model(tblob_model *m, uint32_t file_index, const Limits &lim
       source_prefault(f.source, static_cast<size_t>(8 + n));
       uint64_t bound = n / 49 + 1;
       if (bound > lim.max_tensors) bound = lim.max_tensors;
-      if (!m->tensors.reserve(m->tensors.size() + static_cast<size_t>(bound)))
+      if (!m->tensors.reserve(m->tensors.size() + static_cast<size_t>(bound)) ||
+          !m->name_hashes.reserve(m->tensors.size() + static_cast<size_t>(bound)))
         return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "out of memory sizing the tensor table");
     }
   }
@@ -133,7 +137,7 @@ void st_sort_rows(tblob_model *m, uint32_t file_index) {
   const FileDesc &f = m->files[file_index];
   TensorDesc *rows = m->tensors.data() + f.tensor_begin;
   const size_t n = f.tensor_end - f.tensor_begin;
-  sort_ranges(rows, n);
+  if (sort_ranges(rows, n)) m->name_hashes.reset();  // no longer row for row
   for (size_t i = 0; i < n; ++i) rows[i].file_offset = f.data_offset + rows[i].begin;
 }
 
@@ -166,7 +170,7 @@ Status st_open_single(tblob_model *m, const Limits &limits, const Diag &diag) {
   Status s = st_scan_into_model(m, 0, limits, diag);
   if (s != TBLOB_OK) return s;
   st_sort_rows(m, 0);
-  s = m->index_names(diag);  // duplicate names are reported before ranges (our policy)
+  s = m->index_names(diag, true);  // duplicate names are reported before ranges (our policy)
   if (s == TBLOB_OK) s = st_check_ranges(m, 0, diag);
   if (s == TBLOB_OK) s = m->index_metadata_first_wins(diag);
   if (s == TBLOB_OK) s = st_resolve_companions_beside(m, limits, diag);

@@ -127,7 +127,7 @@ Status st_open_sharded(tblob_model *m, const char *dir, const uint8_t *index_jso
     if (s != TBLOB_OK) return s;
   }
   for (uint32_t i = 0; i < m->files.size(); ++i) st_sort_rows(m, i);
-  if ((s = m->index_names(diag)) != TBLOB_OK) return s;
+  if ((s = m->index_names(diag, true)) != TBLOB_OK) return s;
   for (uint32_t i = 0; i < m->files.size(); ++i)
     if ((s = st_check_ranges(m, i, diag)) != TBLOB_OK) return s;
   if ((s = m->index_metadata_first_wins(diag)) != TBLOB_OK) return s;
