@@ -1,6 +1,11 @@
 #include "core/allocator.h"
 
+#include <cstdint>
 #include <cstdlib>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace tblob {
 
@@ -14,7 +19,20 @@ Allocator::Allocator(const tblob_allocator *hook) {
 
 void *Allocator::alloc(size_t size) const {
   if (size == 0) size = 1;
-  return alloc_ ? alloc_(opaque_, size) : std::malloc(size);
+  if (alloc_) return alloc_(opaque_, size);
+  void *p = std::malloc(size);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  // Tables of large models (tens of MB, written once front to back): ask for huge pages so
+  // filling them costs a fault per 2 MiB instead of per 4 KiB. Only the whole 2 MiB pages
+  // inside the block; a no-op where transparent huge pages are off.
+  constexpr size_t kHuge = size_t{2} << 20;
+  if (p && size >= 4 * kHuge) {
+    const uintptr_t b = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
+    const uintptr_t e = (reinterpret_cast<uintptr_t>(p) + size) & ~(kHuge - 1);
+    if (e > b) ::madvise(reinterpret_cast<void *>(b), e - b, MADV_HUGEPAGE);
+  }
+#endif
+  return p;
 }
 
 void Allocator::free(void *p, size_t size) const {
@@ -25,7 +43,8 @@ void Allocator::free(void *p, size_t size) const {
     std::free(p);
 }
 
-void *Arena::alloc(size_t size) {
+void *Arena::alloc_chunk(size_t size) {
+  if (size > SIZE_MAX - 7) return nullptr;
   size = (size + 7) & ~size_t{7};
   if (size == 0) size = 8;
   if (size > left_) {

@@ -32,8 +32,18 @@ class Arena {
   Arena(const Arena &) = delete;
   Arena &operator=(const Arena &) = delete;
   ~Arena() { release(); }
-  // 8-byte aligned; nullptr on failure (or size overflow).
-  void *alloc(size_t size);
+  // 8-byte aligned; nullptr on failure (or size overflow). Inline when the current chunk
+  // has room (left_ is always a multiple of 8, so size <= left_ covers the rounding).
+  void *alloc(size_t size) {
+    if (size - 1 < left_) {
+      const size_t r = (size + 7) & ~size_t{7};
+      void *p = cur_;
+      cur_ += r;
+      left_ -= r;
+      return p;
+    }
+    return alloc_chunk(size);
+  }
   char *copy(const char *p, size_t n);
   void release();
 
@@ -42,6 +52,7 @@ class Arena {
     Chunk *next;
     size_t size;
   };
+  void *alloc_chunk(size_t size);
   const Allocator *a_;
   Chunk *head_ = nullptr;
   char *cur_ = nullptr;

@@ -6,10 +6,8 @@
 
 namespace tblob {
 
-namespace {
 #define TBLOB_DT(name, bits) {name, sizeof(name) - 1, bits}
-// Indexed by tblob_dtype.
-const DtypeInfo kDtypes[TBLOB_DTYPE_COUNT_] = {
+const DtypeInfo kDtypeTable[TBLOB_DTYPE_COUNT_] = {
     {"", 0, 0},
     TBLOB_DT("BOOL", 8),         TBLOB_DT("U8", 8),           TBLOB_DT("I8", 8),
     TBLOB_DT("I16", 16),         TBLOB_DT("U16", 16),         TBLOB_DT("F16", 16),
@@ -21,12 +19,6 @@ const DtypeInfo kDtypes[TBLOB_DTYPE_COUNT_] = {
     TBLOB_DT("F6_E3M2", 6),
 };
 #undef TBLOB_DT
-}  // namespace
-
-const DtypeInfo *dtype_info(uint32_t dtype) {
-  if (dtype == TBLOB_DTYPE_INVALID || dtype >= TBLOB_DTYPE_COUNT_) return nullptr;
-  return &kDtypes[dtype];
-}
 
 namespace {
 // A name as two words, byte i at bits 8*i: the same packing at compile time for the table
@@ -63,20 +55,6 @@ uint32_t dtype_from_name(const char *name, size_t len) {
   for (uint32_t i = 1; i < TBLOB_DTYPE_COUNT_; ++i)
     if (kPacked[i].w0 == w0 && kPacked[i].w1 == w1 && kPacked[i].len == len) return i;
   return TBLOB_DTYPE_INVALID;
-}
-
-bool dtype_bytes(uint32_t dtype, uint64_t elements, uint64_t *bytes, bool *misaligned) {
-  *misaligned = false;
-  const DtypeInfo *info = dtype_info(dtype);
-  if (!info) return false;
-  uint64_t bits;
-  if (!checked_mul(elements, info->bits, &bits)) return false;
-  if (bits % 8 != 0) {
-    *misaligned = true;
-    return false;
-  }
-  *bytes = bits / 8;
-  return true;
 }
 
 }  // namespace tblob

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/checked.h"
 #include "tensorblob.h"
 
 namespace tblob {
@@ -13,14 +14,33 @@ struct DtypeInfo {
   uint8_t bits;      // per element: 1..64
 };
 
+// Indexed by tblob_dtype; entry 0 (TBLOB_DTYPE_INVALID) is empty.
+extern const DtypeInfo kDtypeTable[TBLOB_DTYPE_COUNT_];
+
 // nullptr for values outside the enum.
-const DtypeInfo *dtype_info(uint32_t dtype);
+inline const DtypeInfo *dtype_info(uint32_t dtype) {
+  if (dtype == TBLOB_DTYPE_INVALID || dtype >= TBLOB_DTYPE_COUNT_) return nullptr;
+  return &kDtypeTable[dtype];
+}
 
 // Exact, case-sensitive match of a decoded name. TBLOB_DTYPE_INVALID if unknown.
 uint32_t dtype_from_name(const char *name, size_t len);
 
 // Byte length of `elements` values of dtype; false on overflow or a bit count that is not
-// a multiple of 8 (*misaligned set then).
-bool dtype_bytes(uint32_t dtype, uint64_t elements, uint64_t *bytes, bool *misaligned);
+// a multiple of 8 (*misaligned set then). Inline: the header scanner calls it per tensor, and
+// out of line its results came back through memory.
+inline bool dtype_bytes(uint32_t dtype, uint64_t elements, uint64_t *bytes, bool *misaligned) {
+  *misaligned = false;
+  const DtypeInfo *info = dtype_info(dtype);
+  if (!info) return false;
+  uint64_t bits;
+  if (!checked_mul(elements, info->bits, &bits)) return false;
+  if (bits % 8 != 0) {
+    *misaligned = true;
+    return false;
+  }
+  *bytes = bits / 8;
+  return true;
+}
 
 }  // namespace tblob

@@ -37,10 +37,12 @@ tblob_model::~tblob_model() {
   for (size_t i = 0; i < files.size(); ++i) tblob::source_close(&files[i].source, alloc);
 }
 
-tblob::Status tblob_model::index_names(const tblob::Diag &diag) {
+tblob::Status tblob_model::index_names(const tblob::Diag &diag, bool use_scan_hashes) {
   using namespace tblob;
-  if (!tensor_index.build(&alloc, tensors.size(), tensor_name, tensors.data()))
-    return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "out of memory building the name index");
+  const uint64_t *hashes = use_scan_hashes && name_hashes.size() == tensors.size() ? name_hashes.data() : nullptr;
+  const bool built = tensor_index.build(&alloc, tensors.size(), tensor_name, tensors.data(), hashes);
+  name_hashes.reset();
+  if (!built) return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "out of memory building the name index");
   if (tensor_index.has_duplicate()) {
     const TensorDesc &a = tensors[tensor_index.dup_first()];
     const TensorDesc &b = tensors[tensor_index.dup_second()];

@@ -9,7 +9,7 @@ namespace tblob {
 
 uint64_t name_hash(const char *p, size_t n) { return XXH3_64bits(p, n); }
 
-bool NameIndex::build(const Allocator *a, size_t n, NameFn get, const void *ctx) {
+bool NameIndex::build(const Allocator *a, size_t n, NameFn get, const void *ctx, const uint64_t *hashes) {
   reset();
   if (n >= UINT32_MAX) return false;  // positions are 32-bit
   a_ = a;
@@ -27,17 +27,25 @@ bool NameIndex::build(const Allocator *a, size_t n, NameFn get, const void *ctx)
   // Hash a batch and prefetch its slots before inserting, so the cache misses of a large
   // table overlap instead of queueing one after another.
   constexpr size_t kBatch = 16;
-  uint64_t hashes[kBatch];
+  uint64_t batch[kBatch];
+  if (hashes) {
+    constexpr size_t kAhead = 16;
+    for (size_t i = 0; i < n; ++i) {
+      if (i + kAhead < n) __builtin_prefetch(&slots_[static_cast<size_t>(hashes[i + kAhead]) & mask_], 1);
+      insert(i, hashes[i]);
+    }
+    return true;
+  }
   for (size_t base = 0; base < n; base += kBatch) {
     const size_t count = n - base < kBatch ? n - base : kBatch;
     for (size_t j = 0; j < count; ++j) {
       const char *p;
       size_t len;
       get(ctx, base + j, &p, &len);
-      hashes[j] = name_hash(p, len);
-      __builtin_prefetch(&slots_[static_cast<size_t>(hashes[j]) & mask_], 1);
+      batch[j] = name_hash(p, len);
+      __builtin_prefetch(&slots_[static_cast<size_t>(batch[j]) & mask_], 1);
     }
-    for (size_t j = 0; j < count; ++j) insert(base + j, hashes[j]);
+    for (size_t j = 0; j < count; ++j) insert(base + j, batch[j]);
   }
   return true;
 }

@@ -21,7 +21,8 @@ class NameIndex {
   // Returns false on allocation failure. When two items share a name, *dup_first and
   // *dup_second receive their positions and build returns true with has_duplicate().
   using NameFn = void (*)(const void *ctx, size_t i, const char **p, size_t *len);
-  bool build(const Allocator *a, size_t n, NameFn get, const void *ctx);
+  // hashes, when given, holds name_hash() of each item's name (computed earlier).
+  bool build(const Allocator *a, size_t n, NameFn get, const void *ctx, const uint64_t *hashes = nullptr);
   bool has_duplicate() const { return dup_; }
   size_t dup_first() const { return dup_a_; }
   size_t dup_second() const { return dup_b_; }

@@ -11,15 +11,17 @@
 namespace tblob {
 
 // Orders items (fields begin, end, order, entry_status) by (begin, end, order). Writers lay
-// tensors out in order, so an already sorted table costs one pass.
+// tensors out in order, so an already sorted table costs one pass. True when it reordered.
 template <class T>
-void sort_ranges(T *items, size_t n) {
+bool sort_ranges(T *items, size_t n) {
   auto less = [](const T &a, const T &b) {
     if (a.begin != b.begin) return a.begin < b.begin;
     if (a.end != b.end) return a.end < b.end;
     return a.order < b.order;
   };
-  if (!std::is_sorted(items, items + n, less)) std::sort(items, items + n, less);
+  if (std::is_sorted(items, items + n, less)) return false;
+  std::sort(items, items + n, less);
+  return true;
 }
 
 // Walks sorted items the way the safetensors reference does: each must begin where the

@@ -66,6 +66,20 @@ Status source_open_file(const char *path, uint32_t mode, const Allocator &a, Sou
   return TBLOB_OK;
 }
 
+void source_prefault(const Source &s, size_t len) {
+#if defined(__linux__)
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22  // Linux 5.14; older kernels say EINVAL and nothing happens
+#endif
+  if (s.kind != Source::kMapped || len < (size_t{1} << 20)) return;  // small: faults are cheap
+  if (len > s.len) len = s.len;
+  ::madvise(const_cast<uint8_t *>(s.data), len, MADV_POPULATE_READ);
+#else
+  (void)s;
+  (void)len;
+#endif
+}
+
 void source_borrow(const void *buf, size_t len, Source *out) {
   *out = Source{};
   out->data = static_cast<const uint8_t *>(buf);

@@ -20,6 +20,9 @@ Status source_open_file(const char *path, uint32_t mode, const Allocator &a, Sou
                         const Diag &diag);
 void source_borrow(const void *buf, size_t len, Source *out);
 void source_close(Source *s, const Allocator &a);
+// A mapped source about to be read front to back in [0, len): map its pages in one call
+// instead of one fault per few pages (best effort; nothing for other kinds).
+void source_prefault(const Source &s, size_t len);
 
 // File system helpers (POSIX now; one place to port).
 bool path_is_directory(const char *path);

@@ -8,6 +8,12 @@
 
 #include "core/status.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#elif defined(__aarch64__) && defined(__ARM_NEON)
+#include <arm_neon.h>
+#endif
+
 namespace tblob {
 namespace json {
 
@@ -50,6 +56,45 @@ struct StringSlice {
   bool has_escapes = false;
   const uint8_t *at = nullptr;  // the opening quote
 };
+
+// Advances p over plain string bytes (not '"', '\\', < 0x20, >= 0x80). Inline: the
+// scanner reads plain keys with it directly (scan_string handles everything else).
+inline __attribute__((always_inline)) const uint8_t *skip_plain(const uint8_t *p, const uint8_t *end) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i slash = _mm_set1_epi8('\\');
+  const __m128i ctrl = _mm_set1_epi8(0x1F);
+  while (end - p >= 16) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
+    // Bytes >= 0x80 are negative as int8; control bytes are <= 0x1F unsigned.
+    __m128i special = _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, slash));
+    __m128i low = _mm_cmpeq_epi8(_mm_max_epu8(v, ctrl), ctrl);  // v <= 0x1F
+    special = _mm_or_si128(special, low);
+    int mask = _mm_movemask_epi8(special) | _mm_movemask_epi8(v);  // sign bit = >= 0x80
+    if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
+    p += 16;
+  }
+#elif defined(__aarch64__) && defined(__ARM_NEON)
+  const uint8x16_t quote = vdupq_n_u8('"');
+  const uint8x16_t slash = vdupq_n_u8('\\');
+  const uint8x16_t ctrl = vdupq_n_u8(0x20);
+  const uint8x16_t high = vdupq_n_u8(0x80);
+  while (end - p >= 16) {
+    uint8x16_t v = vld1q_u8(p);
+    uint8x16_t special = vorrq_u8(vceqq_u8(v, quote), vceqq_u8(v, slash));
+    special = vorrq_u8(special, vcltq_u8(v, ctrl));
+    special = vorrq_u8(special, vcgeq_u8(v, high));
+    if (vmaxvq_u8(special) != 0) break;
+    p += 16;
+  }
+#endif
+  while (p < end) {
+    uint8_t b = *p;
+    if (b == '"' || b == '\\' || b < 0x20 || b >= 0x80) break;
+    ++p;
+  }
+  return p;
+}
 
 // c.p at '"'. On success c.p is past the closing quote.
 bool scan_string(Cursor &c, StringSlice *out);

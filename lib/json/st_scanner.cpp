@@ -33,8 +33,54 @@ struct DeferredError {
   }
 };
 
+// Eight digit characters at once (SWAR). x holds eight bytes loaded little-endian and xor-ed
+// with '0', so a digit byte holds its value and byte 0 is the first character.
+// Leading digit bytes, 0..8. A non-digit byte has x >= 10: x + 0x76 or x itself has the top
+// bit set; carries only run from a flagged byte upwards, past the first one counted.
+inline __attribute__((always_inline)) uint32_t leading_digits(uint64_t x) {
+  const uint64_t flagged = ((x + 0x7676767676767676ull) | x) & 0x8080808080808080ull;
+  return flagged ? static_cast<uint32_t>(__builtin_ctzll(flagged)) >> 3 : 8u;
+}
+// The value of eight digit bytes, byte 0 most significant: pairs, then quads, then the whole
+// (10*256+1 joins neighbouring bytes, 100*65536+1 neighbouring pairs, 10000*2^32+1 quads).
+inline __attribute__((always_inline)) uint64_t digits8_value(uint64_t x) {
+  x = (x * 2561u) >> 8 & 0x00FF00FF00FF00FFull;
+  x = (x * 6553601u) >> 16 & 0x0000FFFF0000FFFFull;
+  return (x * 42949672960001ull) >> 32;
+}
+
 // A plain JSON unsigned integer of at most 19 digits (so it cannot overflow); advances p.
+// Leading zeros and longer numbers return false (the generic parser reports them).
 inline __attribute__((always_inline)) bool read_uint(const uint8_t *&p, const uint8_t *end, uint64_t *v) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  // Up to 16 digits from two word loads, when 16 bytes remain (the header's closing '}'
+  // follows any number, so only the last entries take the byte loop).
+  if (end - p >= 16) {
+    constexpr uint64_t kZeros = 0x3030303030303030ull;
+    uint64_t a;
+    std::memcpy(&a, p, 8);
+    a ^= kZeros;
+    const uint32_t n = leading_digits(a);
+    if (n == 0 || (n > 1 && (a & 0xFF) == 0)) return false;
+    if (n < 8) {
+      *v = digits8_value(a << (64 - 8 * n));
+      p += n;
+      return true;
+    }
+    uint64_t b;
+    std::memcpy(&b, p + 8, 8);
+    b ^= kZeros;
+    const uint32_t m = leading_digits(b);
+    if (m < 8) {
+      static constexpr uint64_t kPow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+      const uint64_t hi = digits8_value(a);
+      *v = m == 0 ? hi : hi * kPow10[m] + digits8_value(b << (64 - 8 * m));
+      p += 8 + m;
+      return true;
+    }
+    // 16 or more digits: the byte loop below.
+  }
+#endif
   const uint8_t *s = p;
   if (p >= end || *p < '0' || *p > '9') return false;
   uint64_t x = 0;
@@ -79,7 +125,7 @@ class Scanner {
   Status grammar_error();
   Status limit_name(const StringSlice &k);
   bool parse_metadata(Status *immediate);
-  bool parse_tensor(const StringSlice &name, uint64_t key_offset, Status *immediate);
+  inline __attribute__((always_inline)) bool parse_tensor(const StringSlice &name, uint64_t key_offset, Status *immediate);
   bool parse_entry(StTensorEntry *e, uint64_t tensor, const StringSlice &name, Status *immediate);
   bool fast_entry(StTensorEntry *e);
   bool parse_u64_array(StTensorEntry *e, bool is_shape, uint64_t tensor,
@@ -359,12 +405,28 @@ bool Scanner::fast_entry(StTensorEntry *e) {
   static const char kOffsets[] = ",\"data_offsets\":[";
   if (end - p < 10 || !same_bytes(p, kDtype, 10)) return false;
   p += 10;
-  const uint8_t *q = p;
-  while (q < end && q - p <= 11 && *q != '"' && *q != '\\') ++q;
-  if (q >= end || *q != '"') return false;
-  const uint32_t dtype = dtype_from_name(reinterpret_cast<const char *>(p), static_cast<size_t>(q - p));
-  if (dtype == TBLOB_DTYPE_INVALID) return false;
-  p = q;
+  uint32_t dtype;
+  uint64_t w;
+  if (end - p < 8) return false;
+  std::memcpy(&w, p, 8);
+  // The common dtypes with their closing quote, as little-endian words.
+  if ((w & 0xFFFFFFFFFFull) == 0x2236314642ull) {  // BF16"
+    dtype = TBLOB_DTYPE_BF16;
+    p += 4;
+  } else if ((w & 0xFFFFFFFFull) == 0x22323346ull) {  // F32"
+    dtype = TBLOB_DTYPE_F32;
+    p += 3;
+  } else if ((w & 0xFFFFFFFFull) == 0x22363146ull) {  // F16"
+    dtype = TBLOB_DTYPE_F16;
+    p += 3;
+  } else {
+    const uint8_t *q = p;
+    while (q < end && q - p <= 11 && *q != '"' && *q != '\\') ++q;
+    if (q >= end || *q != '"') return false;
+    dtype = dtype_from_name(reinterpret_cast<const char *>(p), static_cast<size_t>(q - p));
+    if (dtype == TBLOB_DTYPE_INVALID) return false;
+    p = q;
+  }
   if (end - p < 11 || !same_bytes(p, kShape, 11)) return false;
   p += 11;
   const uint8_t *shape_open = p - 1;
@@ -404,7 +466,7 @@ bool Scanner::fast_entry(StTensorEntry *e) {
   return true;
 }
 
-bool Scanner::parse_tensor(const StringSlice &name, uint64_t key_offset, Status *immediate) {
+inline bool Scanner::parse_tensor(const StringSlice &name, uint64_t key_offset, Status *immediate) {
   const uint64_t tensor = sum_->tensor_count;
   if (tensor >= limits_.max_tensors) {
     *immediate = diag_.fail(TBLOB_E_LIMIT_TENSORS, key_offset, static_cast<int64_t>(tensor),
@@ -572,17 +634,34 @@ Status Scanner::json_stage() {
       }
       const uint64_t key_offset = c_.offset(c_.p);
       StringSlice k;
-      if (!json::scan_string(c_, &k)) {
-        ok = false;
-        break;
+      // A key of plain bytes followed directly by ':' (every writer's output) is read here;
+      // escapes, non-ASCII bytes and whitespace take the general path.
+      const uint8_t *close = json::skip_plain(c_.p + 1, c_.end);
+      if (c_.end - close >= 2 && close[0] == '"' && close[1] == ':') {
+        k.ptr = reinterpret_cast<const char *>(c_.p + 1);
+        k.len = static_cast<size_t>(close - c_.p - 1);
+        k.has_escapes = false;
+        k.at = c_.p;
+        c_.p = close + 2;
+        json::skip_ws(c_);
+      } else {
+        StringSlice general;  // k itself never has its address taken, so it stays in registers
+        if (!json::scan_string(c_, &general)) {
+          ok = false;
+          break;
+        }
+        if (!expect_colon()) {
+          ok = false;
+          break;
+        }
+        k = general;
       }
-      if (!expect_colon()) {
-        ok = false;
-        break;
-      }
-      const bool is_metadata = key_is(k, "__metadata__", 12);
+      const bool is_metadata = k.len == 12 && !k.has_escapes ? std::memcmp(k.ptr, "__metadata__", 12) == 0
+                                                               : key_is(StringSlice(k), "__metadata__", 12);
       // The reserved key is neither a tensor name nor a metadata key: no name limit.
-      if (!is_metadata && (immediate = limit_name(k)) != TBLOB_OK) return immediate;
+      if (!is_metadata && (k.has_escapes || k.len > limits_.max_name_bytes) &&
+          (immediate = limit_name(StringSlice(k))) != TBLOB_OK)
+        return immediate;
       if (is_metadata) {
         if (seen_metadata)
           return diag_.fail(TBLOB_E_METADATA, key_offset, -1,

@@ -79,9 +79,7 @@ void json_error(JsonWriter &w, const char *path, const tblob_diag &d) {
   w.raw(",\"ok\":false,\"error\":{");
   w.key("status");
   w.str(tblob_status_name(d.status));
-  w.raw(',');
-  w.key("message");
-  w.str(d.message[0] ? d.message : tblob_status_message(d.status));
+  w.field("message", d.message[0] ? d.message : tblob_status_message(d.status));
   w.raw(',');
   w.key("offset");
   if (d.offset == TBLOB_NO_OFFSET)
@@ -125,9 +123,7 @@ void json_model(JsonWriter &w, const char *path, const tblob_model *m) {
       if (tblob_file_path(m, t.file_index, &fp, &fl) == TBLOB_OK) {
         size_t bl;
         const char *b = base_name(fp, fl, &bl);
-        w.raw(',');
-        w.key("file");
-        w.str(b, bl);
+        w.field("file", b, bl);
       }
     }
     if (t.quant_flags & TBLOB_TENSOR_QUANTIZED) json_quant(w, m, i);  // the rare case

@@ -84,9 +84,7 @@ tblob_store *open_store(const char *cmd, const char *dir, bool create, bool json
       w.raw(",\"ok\":false,\"error\":{");
       w.key("status");
       w.str(tblob_status_name(st));
-      w.raw(',');
-      w.key("message");
-      w.str(d.message);
+      w.field("message", d.message);
       w.raw("}}");
       w.flush_line(stdout);
     } else {
@@ -101,9 +99,7 @@ void json_error_obj(JsonWriter &w, tblob_status st, const char *msg) {
   w.raw("\"error\":{");
   w.key("status");
   w.str(tblob_status_name(st));
-  w.raw(',');
-  w.key("message");
-  w.str(msg && msg[0] ? msg : tblob_status_message(st));
+  w.field("message", msg && msg[0] ? msg : tblob_status_message(st));
   w.raw('}');
 }
 
@@ -125,27 +121,15 @@ int ls_entry(void *user, const tblob_store_entry *e) {
     w.raw('{');
     w.key("name");
     w.str(e->name, e->name_len);
-    w.raw(',');
-    w.key("short_name");
-    w.str(e->short_name, e->short_name_len);
+    w.field("short_name", e->short_name, e->short_name_len);
     w.raw(",\"ok\":");
     w.raw(e->status == TBLOB_OK ? "true" : "false");
     if (e->status == TBLOB_OK) {
-      w.raw(',');
-      w.key("id");
-      w.str(e->manifest_id, e->manifest_id_len);
-      w.raw(',');
-      w.key("size");
-      w.u64(e->total_bytes);
-      w.raw(',');
-      w.key("layers");
-      w.u64(e->layer_count);
-      w.raw(',');
-      w.key("tensor_layers");
-      w.u64(e->tensor_layer_count);
-      w.raw(',');
-      w.key("modified");
-      w.u64(static_cast<uint64_t>(e->modified_unix));
+      w.field("id", e->manifest_id, e->manifest_id_len);
+      w.field_u64("size", e->total_bytes);
+      w.field_u64("layers", e->layer_count);
+      w.field_u64("tensor_layers", e->tensor_layer_count);
+      w.field_u64("modified", static_cast<uint64_t>(e->modified_unix));
     } else {
       w.raw(',');
       json_error_obj(w, e->status, e->message);
@@ -205,27 +189,15 @@ int verify_blob(void *user, const tblob_blob_result *r) {
     w.raw('{');
     w.key("digest");
     w.str(r->digest, r->digest_len);
-    w.raw(',');
-    w.key("path");
-    w.str(r->path, r->path_len);
-    w.raw(',');
-    w.key("status");
-    w.str(tblob_status_name(r->status));
-    w.raw(',');
-    w.key("message");
-    w.str(r->message);
-    w.raw(',');
-    w.key("expected_size");
-    w.u64(r->expected_size);
+    w.field("path", r->path, r->path_len);
+    w.field("status", tblob_status_name(r->status));
+    w.field("message", r->message);
+    w.field_u64("expected_size", r->expected_size);
     if (r->actual_size != UINT64_MAX) {
-      w.raw(',');
-      w.key("actual_size");
-      w.u64(r->actual_size);
+      w.field_u64("actual_size", r->actual_size);
     }
     if (r->actual_digest_len) {
-      w.raw(',');
-      w.key("actual_digest");
-      w.str(r->actual_digest, r->actual_digest_len);
+      w.field("actual_digest", r->actual_digest, r->actual_digest_len);
     }
     w.raw('}');
   } else {
@@ -261,12 +233,8 @@ int gc_entry(void *user, const tblob_gc_entry *e) {
     w.raw('{');
     w.key("file");
     w.str(e->file_name, e->file_name_len);
-    w.raw(',');
-    w.key("kind");
-    w.str(gc_kind(e->kind));
-    w.raw(',');
-    w.key("size");
-    w.u64(e->size);
+    w.field("kind", gc_kind(e->kind));
+    w.field_u64("size", e->size);
     w.raw(",\"removed\":");
     w.raw(st->remove && e->removed == TBLOB_OK ? "true" : "false");
     w.raw('}');
@@ -305,9 +273,7 @@ void json_store_model(JsonWriter &w, const std::string &path, const tblob_model 
     w.raw('{');
     w.key("name");
     w.str(t.name, t.name_len);
-    w.raw(',');
-    w.key("dtype");
-    w.str(tblob_dtype_name(t.dtype));
+    w.field("dtype", tblob_dtype_name(t.dtype));
     w.raw(",\"shape\":[");
     for (uint32_t k = 0; k < t.rank; ++k) {
       if (k) w.raw(',');
@@ -316,17 +282,13 @@ void json_store_model(JsonWriter &w, const std::string &path, const tblob_model 
     w.raw("],");
     w.key("offset");
     w.u64(t.data_offset);
-    w.raw(',');
-    w.key("length");
-    w.u64(t.data_length);
+    w.field_u64("length", t.data_length);
     const char *fp;
     size_t fl;
     if (tblob_file_path(m, t.file_index, &fp, &fl) == TBLOB_OK) {
       size_t bl;
       const char *b = base_name(fp, fl, &bl);
-      w.raw(',');
-      w.key("file");
-      w.str(b, bl);
+      w.field("file", b, bl);
     }
     w.raw('}');
   }
@@ -429,9 +391,7 @@ int cmd_store_inspect(int argc, char **argv) {
         w.raw("\"error\":{");
         w.key("status");
         w.str(tblob_status_name(st));
-        w.raw(',');
-        w.key("message");
-        w.str(d.message);
+        w.field("message", d.message);
         w.raw(',');
         w.key("offset");
         if (d.offset == TBLOB_NO_OFFSET) w.raw("null");
@@ -500,9 +460,7 @@ int cmd_verify(int argc, char **argv) {
     w.key("store");
     w.str(a.store);
     if (model) {
-      w.raw(',');
-      w.key("model");
-      w.str(model);
+      w.field("model", model);
     }
     w.raw(",\"bad\":[");
   }
@@ -514,24 +472,12 @@ int cmd_verify(int argc, char **argv) {
   if (a.json) {
     w.raw("],\"ok\":");
     w.raw(ok ? "true" : "false");
-    w.raw(',');
-    w.key("blobs");
-    w.u64(sum.blobs);
-    w.raw(',');
-    w.key("blobs_bad");
-    w.u64(sum.blobs_bad);
-    w.raw(',');
-    w.key("manifests");
-    w.u64(sum.manifests);
-    w.raw(',');
-    w.key("manifests_bad");
-    w.u64(sum.manifests_bad);
-    w.raw(',');
-    w.key("bytes");
-    w.u64(sum.bytes_hashed);
-    w.raw(',');
-    w.key("threads");
-    w.u64(sum.threads_used);
+    w.field_u64("blobs", sum.blobs);
+    w.field_u64("blobs_bad", sum.blobs_bad);
+    w.field_u64("manifests", sum.manifests);
+    w.field_u64("manifests_bad", sum.manifests_bad);
+    w.field_u64("bytes", sum.bytes_hashed);
+    w.field_u64("threads", sum.threads_used);
     char secs_buf[32];
     std::snprintf(secs_buf, sizeof(secs_buf), ",\"seconds\":%.3f", secs);
     w.raw(secs_buf);
@@ -580,26 +526,14 @@ int cmd_import(int argc, char **argv) {
     w.raw('{');
     w.key("store");
     w.str(a.store);
-    w.raw(',');
-    w.key("name");
-    w.str(canon);
+    w.field("name", canon);
     w.raw(",\"ok\":");
     w.raw(r == TBLOB_OK ? "true" : "false");
-    w.raw(',');
-    w.key("layers");
-    w.u64(res.layers);
-    w.raw(',');
-    w.key("tensors");
-    w.u64(res.tensors);
-    w.raw(',');
-    w.key("blobs_written");
-    w.u64(res.blobs_written);
-    w.raw(',');
-    w.key("blobs_reused");
-    w.u64(res.blobs_reused);
-    w.raw(',');
-    w.key("bytes_written");
-    w.u64(res.bytes_written);
+    w.field_u64("layers", res.layers);
+    w.field_u64("tensors", res.tensors);
+    w.field_u64("blobs_written", res.blobs_written);
+    w.field_u64("blobs_reused", res.blobs_reused);
+    w.field_u64("bytes_written", res.bytes_written);
     w.raw(",\"manifest_written\":");
     w.raw(res.manifest_written ? "true" : "false");
     char secs_buf[32];
@@ -656,21 +590,11 @@ int cmd_gc(int argc, char **argv) {
   if (a.json) {
     w.raw("],\"ok\":");
     w.raw(r == TBLOB_OK ? "true" : "false");
-    w.raw(',');
-    w.key("manifests");
-    w.u64(res.manifests);
-    w.raw(',');
-    w.key("referenced_blobs");
-    w.u64(res.referenced_blobs);
-    w.raw(',');
-    w.key("listed_bytes");
-    w.u64(res.listed_bytes);
-    w.raw(',');
-    w.key("removed_files");
-    w.u64(res.removed_files);
-    w.raw(',');
-    w.key("removed_bytes");
-    w.u64(res.removed_bytes);
+    w.field_u64("manifests", res.manifests);
+    w.field_u64("referenced_blobs", res.referenced_blobs);
+    w.field_u64("listed_bytes", res.listed_bytes);
+    w.field_u64("removed_files", res.removed_files);
+    w.field_u64("removed_bytes", res.removed_bytes);
     if (r != TBLOB_OK) {
       w.raw(',');
       json_error_obj(w, r, d.message);

@@ -64,12 +64,8 @@ void json_problems(JsonWriter &w, const tblob_uqff_report_entry *e) {
     w.raw('{');
     w.key("severity");
     w.str(p.severity == TBLOB_UQFF_ERROR ? "error" : "warning");
-    w.raw(',');
-    w.key("status");
-    w.str(tblob_status_name(p.status));
-    w.raw(',');
-    w.key("message");
-    w.str(p.message, p.message_len);
+    w.field("status", tblob_status_name(p.status));
+    w.field("message", p.message, p.message_len);
     w.raw('}');
   }
   w.raw("]");
@@ -97,12 +93,8 @@ int on_entry(void *user, const tblob_uqff_report_entry *e) {
       w.raw('{');
       w.key("path");
       w.str(e->name, e->name_len);
-      w.raw(',');
-      w.key("role");
-      w.str(e->label);
-      w.raw(',');
-      w.key("bytes");
-      w.u64(e->stored_bytes);
+      w.field("role", e->label);
+      w.field_u64("bytes", e->stored_bytes);
       w.raw(',');
       w.key("problems");
       json_problems(w, e);
@@ -128,29 +120,15 @@ int on_entry(void *user, const tblob_uqff_report_entry *e) {
       w.raw('{');
       w.key("name");
       w.str(e->name, e->name_len);
-      w.raw(',');
-      w.key("family");
-      w.str(family_text(e->family));
-      w.raw(',');
-      w.key("type");
-      w.str(e->label);
-      w.raw(',');
-      w.key("bits");
-      w.u64(e->bits);
-      w.raw(',');
-      w.key("group_size");
-      w.u64(e->group_size);
+      w.field("family", family_text(e->family));
+      w.field("type", e->label);
+      w.field_u64("bits", e->bits);
+      w.field_u64("group_size", e->group_size);
       if (e->ggml_type != UINT32_MAX) {
-        w.raw(',');
-        w.key("ggml_type");
-        w.u64(e->ggml_type);
+        w.field_u64("ggml_type", e->ggml_type);
       }
-      w.raw(',');
-      w.key("shard");
-      w.str(shard.c_str());
-      w.raw(',');
-      w.key("shard_span");
-      w.u64(e->shard_span);
+      w.field("shard", shard.c_str());
+      w.field_u64("shard_span", e->shard_span);
       w.raw(',');
       w.key("shape");
       if (e->shape) {
@@ -163,15 +141,11 @@ int on_entry(void *user, const tblob_uqff_report_entry *e) {
       } else {
         w.raw("null");
       }
-      w.raw(',');
-      w.key("experts");
-      w.u64(e->experts);
+      w.field_u64("experts", e->experts);
       w.raw(',');
       w.key("bias");
       w.raw(e->has_bias ? "true" : "false");
-      w.raw(',');
-      w.key("bytes");
-      w.u64(e->stored_bytes);
+      w.field_u64("bytes", e->stored_bytes);
       w.raw(',');
       w.key("ok");
       bool ok = true;
@@ -273,9 +247,7 @@ int cmd_uqff_verify(int argc, char **argv) {
       w.raw('{');
       w.key("path");
       w.str(argv[i]);
-      w.raw(',');
-      w.key("format");
-      w.str("uqff");
+      w.field("format", "uqff");
       w.raw(',');
     } else {
       std::printf("%s:\n", argv[i]);
@@ -286,7 +258,7 @@ int cmd_uqff_verify(int argc, char **argv) {
     const tblob_status s = tblob_uqff_verify(paths, 1, nullptr, on_entry, &c, &r, &d);
     if (s != TBLOB_OK) rc = kExitInvalid;
     if (json) {
-      if (c.first_shard && c.first_layer && w.buffer().back() == ',') {
+      if (c.first_shard && c.first_layer && w.last() == ',') {
         // nothing was reported (bad arguments): still a complete object
         w.raw("\"shards\":[],\"layers\":[],\"problems\":[]");
         w.raw(',');
@@ -295,26 +267,14 @@ int cmd_uqff_verify(int argc, char **argv) {
       }
       w.key("ok");
       w.raw(s == TBLOB_OK ? "true" : "false");
-      w.raw(',');
-      w.key("status");
-      w.str(tblob_status_name(s));
+      w.field("status", tblob_status_name(s));
       if (s != TBLOB_OK) {
-        w.raw(',');
-        w.key("error");
-        w.str(d.message[0] ? d.message : tblob_status_message(s));
+        w.field("error", d.message[0] ? d.message : tblob_status_message(s));
       }
-      w.raw(',');
-      w.key("layers_count");
-      w.u64(r.layers);
-      w.raw(',');
-      w.key("tensors_count");
-      w.u64(r.tensors);
-      w.raw(',');
-      w.key("errors");
-      w.u64(r.errors);
-      w.raw(',');
-      w.key("warnings");
-      w.u64(r.warnings);
+      w.field_u64("layers_count", r.layers);
+      w.field_u64("tensors_count", r.tensors);
+      w.field_u64("errors", r.errors);
+      w.field_u64("warnings", r.warnings);
       w.raw('}');
       w.flush_line(stdout);
     } else {

@@ -24,43 +24,66 @@ size_t plain_prefix(const char *p, size_t n) {
   while (i < n && !needs_escape(static_cast<unsigned char>(p[i]))) ++i;
   return i;
 }
+
+// "00".."99": two digits per division.
+constexpr char kPairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
 }  // namespace
 
 void JsonWriter::str(const char *p, size_t n) {
   static const char kHex[] = "0123456789abcdef";
-  buf_ += '"';
+  raw('"');
   size_t i = 0;
   while (i < n) {
     const size_t k = plain_prefix(p + i, n - i);
-    buf_.append(p + i, k);
+    bytes(p + i, k);
     i += k;
     if (i >= n) break;
     const unsigned char c = static_cast<unsigned char>(p[i++]);
     switch (c) {
-      case '"': buf_ += "\\\""; break;
-      case '\\': buf_ += "\\\\"; break;
-      case '\n': buf_ += "\\n"; break;
-      case '\r': buf_ += "\\r"; break;
-      case '\t': buf_ += "\\t"; break;
-      case '\b': buf_ += "\\b"; break;
-      case '\f': buf_ += "\\f"; break;
+      case '"': lit("\\\""); break;
+      case '\\': lit("\\\\"); break;
+      case '\n': lit("\\n"); break;
+      case '\r': lit("\\r"); break;
+      case '\t': lit("\\t"); break;
+      case '\b': lit("\\b"); break;
+      case '\f': lit("\\f"); break;
       default: {
         const char e[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
-        buf_.append(e, 6);
+        bytes(e, 6);
       }
     }
   }
-  buf_ += '"';
+  raw('"');
 }
 
 void JsonWriter::u64(uint64_t v) {
-  char tmp[24];
-  int i = 24;
-  do {
-    tmp[--i] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v);
-  buf_.append(tmp + i, static_cast<size_t>(24 - i));
+  static constexpr uint64_t kPow10[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull,
+                                          1000000ull, 10000000ull, 100000000ull, 1000000000ull,
+                                          10000000000ull, 100000000000ull, 1000000000000ull,
+                                          10000000000000ull, 100000000000000ull,
+                                          1000000000000000ull, 10000000000000000ull,
+                                          100000000000000000ull, 1000000000000000000ull,
+                                          10000000000000000000ull};
+  // Digit count from the bit length (1233/4096 ~ log10 2), corrected by one comparison.
+  const unsigned t = static_cast<unsigned>((64 - __builtin_clzll(v | 1)) * 1233) >> 12;
+  const unsigned n = v == 0 ? 1u : t + (v >= kPow10[t] ? 1u : 0u);
+  room(20);
+  char *s = p_ + n;
+  p_ = s;
+  while (v >= 100) {
+    const unsigned r = static_cast<unsigned>(v % 100);
+    v /= 100;
+    s -= 2;
+    std::memcpy(s, kPairs + 2 * r, 2);
+  }
+  if (v >= 10) {
+    std::memcpy(s - 2, kPairs + 2 * v, 2);
+  } else {
+    s[-1] = static_cast<char>('0' + v);
+  }
 }
 
 }  // namespace tbcli

@@ -8,6 +8,7 @@
 #include "dequant/quant_desc.h"
 #include "formats/safetensors/safetensors.h"
 #include "json/json_lex.h"
+#include "json/json_walk.h"
 
 namespace tblob {
 
@@ -44,44 +45,11 @@ bool parse_u64(Cursor &c, uint64_t *v) {
   return true;
 }
 
-// Reads {"group_size": n, "bits": n, "mode": s} fields of an object; skips everything else.
-// On entry c.p is at '{'.
-template <class Fn>
-bool walk_object(Cursor &c, uint32_t depth, uint32_t max_depth, Fn on_key) {
-  if (depth + 1 >= max_depth) return c.fail(json::Err::kDepth, c.p, "too deep");
-  ++c.p;
-  json::skip_ws(c);
-  if (c.p < c.end && *c.p == '}') {
-    ++c.p;
-    return true;
-  }
-  for (;;) {
-    if (c.p >= c.end || *c.p != '"') return c.fail(json::Err::kGrammar, c.p, "expected key");
-    StringSlice k;
-    if (!json::scan_string(c, &k)) return false;
-    json::skip_ws(c);
-    if (c.p >= c.end || *c.p != ':') return c.fail(json::Err::kGrammar, c.p, "expected ':'");
-    ++c.p;
-    json::skip_ws(c);
-    if (!on_key(k, depth + 1)) return false;
-    json::skip_ws(c);
-    if (c.p < c.end && *c.p == ',') {
-      ++c.p;
-      json::skip_ws(c);
-      continue;
-    }
-    if (c.p < c.end && *c.p == '}') {
-      ++c.p;
-      return true;
-    }
-    return c.fail(json::Err::kGrammar, c.p, "expected ',' or '}'");
-  }
-}
-
 bool parse_params(Cursor &c, uint32_t depth, uint32_t max_depth, uint64_t *group,
                   uint64_t *bits, StringSlice *mode, uint64_t *block, uint32_t *block_n,
                   QuantConfig *cfg, bool top) {
-  return walk_object(c, depth, max_depth, [&](const StringSlice &k, uint32_t d) -> bool {
+  return json::walk_object(c, depth, max_depth, [&](const StringSlice &k, Cursor &) -> bool {
+    const uint32_t d = depth + 1;
     const uint8_t ch = c.p < c.end ? *c.p : 0;
     if (json::decoded_equals(k, "group_size", 10) && ch != '"' && ch != '{' && ch != '[' &&
         ch != 'n' && ch != 't' && ch != 'f')
@@ -140,7 +108,8 @@ bool parse_params(Cursor &c, uint32_t depth, uint32_t max_depth, uint64_t *group
 bool parse_config(Cursor &c, uint32_t max_depth, QuantConfig *cfg, uint32_t depth, int *rank) {
   json::skip_ws(c);
   if (c.p >= c.end || *c.p != '{') return c.fail(json::Err::kGrammar, c.p, "not an object");
-  return walk_object(c, depth, max_depth, [&](const StringSlice &k, uint32_t d) -> bool {
+  return json::walk_object(c, depth, max_depth, [&](const StringSlice &k, Cursor &) -> bool {
+    const uint32_t d = depth + 1;
     const bool is_q = json::decoded_equals(k, "quantization", 12);
     const bool is_qc = json::decoded_equals(k, "quantization_config", 19);
     const int r = is_q ? 3 : is_qc ? 2 : 0;  // top level beats text_config (rank - 1)

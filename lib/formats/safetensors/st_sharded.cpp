@@ -4,6 +4,7 @@
 
 #include "formats/safetensors/safetensors.h"
 #include "json/json_lex.h"
+#include "json/json_walk.h"
 
 namespace tblob {
 
@@ -17,75 +18,26 @@ struct WeightMapEntry {
   StringSlice file;
 };
 
-// Walks the index: for each weight_map entry calls fn(ctx, entry); returns false on a
-// JSON error (c.err set) or when fn returns a status (in *s).
+// Walks the index: for each weight_map entry calls fn(entry); returns false on a JSON error
+// (c.err set) or when fn returns a status (in *s).
 template <class Fn>
 bool walk_index(Cursor &c, uint32_t max_depth, Fn fn, Status *s, bool *saw_map) {
   json::skip_ws(c);
   if (c.p >= c.end || *c.p != '{') return c.fail(json::Err::kGrammar, c.p, "index is not a JSON object");
-  ++c.p;
-  json::skip_ws(c);
-  if (c.p < c.end && *c.p == '}') {
-    ++c.p;
-    return true;
-  }
-  for (;;) {
-    if (c.p >= c.end || *c.p != '"') return c.fail(json::Err::kGrammar, c.p, "expected key");
-    StringSlice k;
-    if (!json::scan_string(c, &k)) return false;
-    json::skip_ws(c);
-    if (c.p >= c.end || *c.p != ':') return c.fail(json::Err::kGrammar, c.p, "expected ':'");
-    ++c.p;
-    json::skip_ws(c);
-    if (json::decoded_equals(k, "weight_map", 10)) {
-      if (*saw_map) return c.fail(json::Err::kGrammar, k.at, "duplicate weight_map");
-      *saw_map = true;
-      if (c.p >= c.end || *c.p != '{') return c.fail(json::Err::kGrammar, c.p, "weight_map is not an object");
-      ++c.p;
-      json::skip_ws(c);
-      if (c.p < c.end && *c.p == '}') {
-        ++c.p;
-      } else {
-        for (;;) {
-          WeightMapEntry e;
-          if (c.p >= c.end || *c.p != '"') return c.fail(json::Err::kGrammar, c.p, "expected key");
-          if (!json::scan_string(c, &e.tensor)) return false;
-          json::skip_ws(c);
-          if (c.p >= c.end || *c.p != ':') return c.fail(json::Err::kGrammar, c.p, "expected ':'");
-          ++c.p;
-          json::skip_ws(c);
-          if (c.p >= c.end || *c.p != '"')
-            return c.fail(json::Err::kGrammar, c.p, "weight_map value is not a string");
-          if (!json::scan_string(c, &e.file)) return false;
-          if ((*s = fn(e)) != TBLOB_OK) return false;
-          json::skip_ws(c);
-          if (c.p < c.end && *c.p == ',') {
-            ++c.p;
-            json::skip_ws(c);
-            continue;
-          }
-          if (c.p < c.end && *c.p == '}') {
-            ++c.p;
-            break;
-          }
-          return c.fail(json::Err::kGrammar, c.p, "expected ',' or '}'");
-        }
-      }
-    } else if (!json::skip_value(c, 1, max_depth)) {
-      return false;
-    }
-    json::skip_ws(c);
-    if (c.p < c.end && *c.p == ',') {
-      ++c.p;
-      json::skip_ws(c);
-      continue;
-    }
-    if (c.p < c.end && *c.p == '}') {
-      ++c.p;
-      break;
-    }
-    return c.fail(json::Err::kGrammar, c.p, "expected ',' or '}'");
-  }
+  const bool ok = json::walk_object(c, 0, max_depth, [&](const StringSlice &k, Cursor &) -> bool {
+    if (!json::decoded_equals(k, "weight_map", 10)) return json::skip_value(c, 1, max_depth);
+    if (*saw_map) return c.fail(json::Err::kGrammar, k.at, "duplicate weight_map");
+    *saw_map = true;
+    if (c.p >= c.end || *c.p != '{') return c.fail(json::Err::kGrammar, c.p, "weight_map is not an object");
+    return json::walk_object(c, 1, max_depth, [&](const StringSlice &tensor, Cursor &) -> bool {
+      WeightMapEntry e;
+      e.tensor = tensor;
+      if (c.p >= c.end || *c.p != '"') return c.fail(json::Err::kGrammar, c.p, "weight_map value is not a string");
+      if (!json::scan_string(c, &e.file)) return false;
+      return (*s = fn(e)) == TBLOB_OK;
+    });
+  });
+  if (!ok) return false;
   json::skip_ws(c);
   if (c.p != c.end) return c.fail(json::Err::kGrammar, c.p, "trailing characters after the index");
   return true;
@@ -175,7 +127,7 @@ Status st_open_sharded(tblob_model *m, const char *dir, const uint8_t *index_jso
     if (s != TBLOB_OK) return s;
   }
   for (uint32_t i = 0; i < m->files.size(); ++i) st_sort_rows(m, i);
-  if ((s = m->index_names(diag)) != TBLOB_OK) return s;
+  if ((s = m->index_names(diag, true)) != TBLOB_OK) return s;
   for (uint32_t i = 0; i < m->files.size(); ++i)
     if ((s = st_check_ranges(m, i, diag)) != TBLOB_OK) return s;
   if ((s = m->index_metadata_first_wins(diag)) != TBLOB_OK) return s;

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "formats/uqff/uqff_json.h"
+#include "json/json_walk.h"
 #include "io/source.h"
 
 namespace tblob {
@@ -18,7 +18,7 @@ Status read_config(tblob_model *m, const char *path, const Limits &limits, Confi
   if (s != TBLOB_OK) return s;
   json::Cursor c{src.data, src.data, src.data + src.len};
   const uint32_t maxd = limits.max_json_depth;
-  bool ok = src.len > 0 && js::walk_object(c, 0, maxd, [&](const json::StringSlice &k, json::Cursor &cc) {
+  bool ok = src.len > 0 && json::walk_object(c, 0, maxd, [&](const json::StringSlice &k, json::Cursor &cc) {
     bool good;
     if (json::decoded_equals(k, "model_type", 10)) {
       json::skip_ws(cc);
@@ -29,29 +29,29 @@ Status read_config(tblob_model *m, const char *path, const Limits &limits, Confi
         out->model_type[n < sizeof(out->model_type) ? n : sizeof(out->model_type) - 1] = '\0';
         return true;
       }
-      return js::skip(cc, 1, maxd);
+      return json::skip_value(cc, 1, maxd);
     }
     if (json::decoded_equals(k, "num_hidden_layers", 17)) {
-      if (!js::u64_value(cc, 1, maxd, &out->num_hidden_layers, &good)) return false;
+      if (!json::u64_value(cc, 1, maxd, &out->num_hidden_layers, &good)) return false;
       out->has_layers = good;
       return true;
     }
     if (json::decoded_equals(k, "tie_word_embeddings", 19)) {
       bool v = false;
-      if (!js::bool_value(cc, 1, maxd, &v, &good)) return false;
+      if (!json::bool_value(cc, 1, maxd, &v, &good)) return false;
       if (good) out->tie_word_embeddings = v;
       return true;
     }
     if (json::decoded_equals(k, "num_experts", 11) || json::decoded_equals(k, "num_local_experts", 17) ||
         json::decoded_equals(k, "n_routed_experts", 16)) {
       uint64_t v = 0;
-      if (!js::u64_value(cc, 1, maxd, &v, &good)) return false;
+      if (!json::u64_value(cc, 1, maxd, &v, &good)) return false;
       if (good) out->num_experts = v;
       return true;
     }
-    return js::skip(cc, 1, maxd);
+    return json::skip_value(cc, 1, maxd);
   });
-  if (ok) ok = js::at_end(c);
+  if (ok) ok = json::at_end(c);
   if (!ok)
     s = diag.fail(TBLOB_E_UQFF_CONFIG, c.offset(c.err_at ? c.err_at : c.p), -1, "%s is not valid JSON at byte %llu: %s",
                   path, static_cast<unsigned long long>(c.offset(c.err_at ? c.err_at : c.p)),

@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "core/checked.h"
-#include "formats/uqff/uqff_json.h"
+#include "json/json_walk.h"
 #include "io/source.h"
 
 namespace tblob {
@@ -85,16 +85,16 @@ Status read_report(tblob_model *m, const char *path, const Limits &limits,
   bool saw_outputs = false;
   uint32_t output = 0;
   Status inner = TBLOB_OK;
-  bool ok = src.len > 0 && js::walk_object(c, 0, maxd, [&](const json::StringSlice &k, json::Cursor &cc) {
-    if (!json::decoded_equals(k, "outputs", 7)) return js::skip(cc, 1, maxd);
+  bool ok = src.len > 0 && json::walk_object(c, 0, maxd, [&](const json::StringSlice &k, json::Cursor &cc) {
+    if (!json::decoded_equals(k, "outputs", 7)) return json::skip_value(cc, 1, maxd);
     saw_outputs = true;
-    return js::walk_array(cc, 1, maxd, [&](json::Cursor &ca) {
+    return json::walk_array(cc, 1, maxd, [&](json::Cursor &ca) {
       const uint32_t this_output = output++;
-      return js::walk_object(ca, 2, maxd, [&](const json::StringSlice &k2, json::Cursor &co) {
-        if (!json::decoded_equals(k2, "shards", 6)) return js::skip(co, 3, maxd);
-        return js::walk_array(co, 3, maxd, [&](json::Cursor &cs) {
+      return json::walk_object(ca, 2, maxd, [&](const json::StringSlice &k2, json::Cursor &co) {
+        if (!json::decoded_equals(k2, "shards", 6)) return json::skip_value(co, 3, maxd);
+        return json::walk_array(co, 3, maxd, [&](json::Cursor &cs) {
           json::StringSlice str;
-          if (!js::string_value(cs, &str)) return false;
+          if (!json::string_value(cs, &str)) return false;
           char *name = static_cast<char *>(m->arena.alloc(str.len + 1));
           if (!name) {
             inner = diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
@@ -123,7 +123,7 @@ Status read_report(tblob_model *m, const char *path, const Limits &limits,
       });
     });
   });
-  if (ok) ok = js::at_end(c);
+  if (ok) ok = json::at_end(c);
   if (!ok) {
     s = inner != TBLOB_OK ? inner : report_error(diag, path, c, src.len ? "invalid JSON" : "empty file");
   } else if (!saw_outputs) {
