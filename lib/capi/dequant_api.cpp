@@ -1,5 +1,6 @@
 // The extern "C" dequantization API: descriptors in and out, argument checks, diagnostics
 // that name the tensor, the companion and the field. Decoding itself is lib/dequant/.
+#include "capi/capi_common.h"
 #include "tblob_config.h"
 #if TBLOB_HAVE_UQFF
 #include "formats/uqff/uqff.h"
@@ -31,6 +32,8 @@ using tblob::QuantDesc;
 using tblob::QuantRecord;
 using tblob::QuantScheme;
 using tblob::Status;
+using tblob::capi::bad_arg;
+using tblob::capi::begin;
 
 // The public enums are the internal ones, number for number.
 static_assert(TBLOB_QUANT_MLX_AFFINE == static_cast<int>(QuantScheme::kMlxAffine), "scheme");
@@ -63,17 +66,6 @@ namespace {
 // First versions of the structs: every field up to here is required.
 constexpr size_t kQuantDescV1 = offsetof(tblob_quant_desc, global_scale_bytes) + sizeof(uint64_t);
 constexpr size_t kQuantInfoV1 = offsetof(tblob_quant_info, global_scale_index) + sizeof(int64_t);
-
-Diag begin(tblob_diag *out) {
-  Diag d;
-  d.out = (!out || out->struct_size >= sizeof(tblob_diag)) ? out : nullptr;
-  d.reset();
-  return d;
-}
-
-Status bad_arg(const Diag &d, const char *what) {
-  return d.fail(TBLOB_E_INVALID_ARGUMENT, TBLOB_NO_OFFSET, -1, "invalid argument: %s", what);
-}
 
 const char *scheme_name(uint32_t s) {
   switch (s) {

@@ -2,6 +2,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "capi/capi_common.h"
 #include "core/checked.h"
 #include "core/dtype.h"
 #include "core/limits.h"
@@ -10,24 +11,8 @@
 
 using tblob::Diag;
 using tblob::Status;
-
-namespace {
-
-bool diag_ok(tblob_diag *d) { return !d || d->struct_size >= sizeof(tblob_diag); }
-
-Status bad_arg(const Diag &d, const char *what) {
-  return d.fail(TBLOB_E_INVALID_ARGUMENT, TBLOB_NO_OFFSET, -1, "invalid argument: %s", what);
-}
-
-// Sets up a diag for a call: reset on entry. Returns false if the diag itself is bad.
-Diag begin(tblob_diag *out) {
-  Diag d;
-  d.out = diag_ok(out) ? out : nullptr;
-  d.reset();
-  return d;
-}
-
-}  // namespace
+using tblob::capi::bad_arg;
+using tblob::capi::begin;
 
 extern "C" {
 

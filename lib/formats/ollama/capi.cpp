@@ -3,25 +3,17 @@
 #include <cstring>
 #include <unistd.h>
 
+#include "capi/capi_common.h"
 #include "formats/ollama/ollama.h"
 #include "hash/sha256.h"
 
 using tblob::Diag;
 using tblob::Status;
+using tblob::capi::bad_arg;
+using tblob::capi::begin;
 namespace ol = tblob::ollama;
 
 namespace {
-
-Diag begin(tblob_diag *out) {
-  Diag d;
-  d.out = (out && out->struct_size >= sizeof(tblob_diag)) ? out : nullptr;
-  d.reset();
-  return d;
-}
-
-Status bad_arg(const Diag &d, const char *what) {
-  return d.fail(TBLOB_E_INVALID_ARGUMENT, TBLOB_NO_OFFSET, -1, "invalid argument: %s", what);
-}
 
 bool has_field(uint32_t struct_size, size_t offset, size_t size) { return offset + size <= struct_size; }
 

@@ -2,6 +2,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "capi/capi_common.h"
 #include "core/limits.h"
 #include "core/model.h"
 #include "formats/slm1/config_json.h"
@@ -14,19 +15,10 @@
 
 using tblob::Diag;
 using tblob::Status;
+using tblob::capi::bad_arg;
+using tblob::capi::begin;
 
 namespace {
-
-Diag begin(tblob_diag *out) {
-  Diag d;
-  d.out = (!out || out->struct_size >= sizeof(tblob_diag)) ? out : nullptr;
-  d.reset();
-  return d;
-}
-
-Status bad_arg(const Diag &d, const char *what) {
-  return d.fail(TBLOB_E_INVALID_ARGUMENT, TBLOB_NO_OFFSET, -1, "invalid argument: %s", what);
-}
 
 // Reads the caller's SLM1 open options (fields covered by struct_size).
 bool resolve_names(const tblob_slm1_open_options *o, tblob::slm1::NameList *out) {

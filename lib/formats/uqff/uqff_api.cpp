@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "capi/capi_common.h"
 #include "core/limits.h"
 #include "core/model.h"
 #include "dequant/ggml/ggml.h"
@@ -11,19 +12,10 @@
 
 using tblob::Diag;
 using tblob::Status;
+using tblob::capi::bad_arg;
+using tblob::capi::begin;
 
 namespace {
-
-Diag begin(tblob_diag *out) {
-  Diag d;
-  d.out = (!out || out->struct_size >= sizeof(tblob_diag)) ? out : nullptr;
-  d.reset();
-  return d;
-}
-
-Status bad_arg(const Diag &d, const char *what) {
-  return d.fail(TBLOB_E_INVALID_ARGUMENT, TBLOB_NO_OFFSET, -1, "invalid argument: %s", what);
-}
 
 template <class T>
 bool covers(const T *s, size_t end_of_field) {
