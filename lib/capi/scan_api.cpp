@@ -102,14 +102,17 @@ size_t find_duplicate(const R *recs, size_t n, uint32_t *slots, size_t nslots) {
   return found;
 }
 
+// Records go into the lent scratch from both ends in one pass: tensor records up from the
+// start, metadata records down from the end (so neither count has to be known first). A
+// record that does not fit is dropped; the caller compares the scratch with what the final
+// counts need before using any.
 class EventSink final : public tblob::StSink {
  public:
-  EventSink(tblob_scan_fn cb, void *user, TensorRec *trecs, size_t tcap, MetaRec *mrecs,
-            size_t mcap)
-      : cb_(cb), user_(user), trecs_(trecs), tcap_(tcap), mrecs_(mrecs), mcap_(mcap) {}
+  EventSink(tblob_scan_fn cb, void *user, TensorRec *trecs, MetaRec *mtop, size_t avail)
+      : cb_(cb), user_(user), trecs_(trecs), mtop_(mtop), avail_(avail) {}
 
   Status on_tensor(const tblob::StTensorEntry &e) override {
-    if (trecs_ && tn_ < tcap_) {
+    if (trecs_ && used() + sizeof(TensorRec) <= avail_) {
       TensorRec &r = trecs_[tn_];
       r.begin = e.begin;
       r.end = e.end;
@@ -146,8 +149,8 @@ class EventSink final : public tblob::StSink {
   }
 
   Status on_metadata(const tblob::StMetaEntry &e) override {
-    if (mrecs_ && mn_ < mcap_) {
-      MetaRec &r = mrecs_[mn_];
+    if (trecs_ && used() + sizeof(MetaRec) <= avail_) {
+      MetaRec &r = *(mtop_ - mn_ - 1);  // inside the scratch: checked just above
       r.name = e.key.ptr;
       r.name_len = e.key.len;
       r.has_escapes = e.key.has_escapes;
@@ -179,11 +182,12 @@ class EventSink final : public tblob::StSink {
  private:
   tblob_scan_fn cb_;
   void *user_;
-  TensorRec *trecs_;
-  size_t tcap_;
-  MetaRec *mrecs_;
-  size_t mcap_;
+  TensorRec *trecs_;  // nullptr: no scratch, no records
+  MetaRec *mtop_;     // one past the last metadata record slot
+  size_t avail_;      // bytes from trecs_ to mtop_
   size_t tn_ = 0, mn_ = 0;
+  // Bytes both record arrays take so far (counts below what fits, so no overflow).
+  size_t used() const { return tn_ * sizeof(TensorRec) + mn_ * sizeof(MetaRec); }
 };
 
 // The same offset and wording as the open path (st_model.cpp): where the tensors stop
@@ -205,7 +209,8 @@ Status entry_error(const Diag &d, Status s, const TensorRec &r, uint64_t expecte
 extern "C" {
 
 TBLOB_API size_t tblob_st_scan_scratch_bytes(uint64_t tensor_count, uint64_t metadata_count) noexcept {
-  // Layout: tensor records, metadata records, then one slot table sized for the larger.
+  // Layout: tensor records, one slot table sized for the larger count, metadata records
+  // (stored from the end of the scratch), plus alignment slack.
   if (tensor_count > UINT32_MAX - 1 || metadata_count > UINT32_MAX - 1) return SIZE_MAX;
   uint64_t a, b, c, total;
   const uint64_t slots = table_slots(tensor_count > metadata_count ? tensor_count : metadata_count);
@@ -232,21 +237,23 @@ TBLOB_API tblob_status tblob_st_scan(const uint8_t *buf, size_t len,
   if (!tblob::resolve_limits(options, &limits))
     return d.fail(TBLOB_E_INVALID_ARGUMENT, TBLOB_NO_OFFSET, -1, "invalid argument: options->struct_size");
 
-  // Scratch: tensor records first, metadata records after (both 8-byte aligned).
+  // Scratch (8-byte aligned at both ends): tensor records from the start, metadata records
+  // from the end, the slot table between them once both counts are known.
   TensorRec *trecs = nullptr;
-  MetaRec *mrecs = nullptr;
-  size_t tcap = 0, mcap = 0;
+  MetaRec *mtop = nullptr;
+  size_t avail = 0;
   if (scratch) {
     // Any non-NULL scratch asks for the whole-table checks; too little of it is reported
     // as TBLOB_E_BUFFER_TOO_SMALL after the scan, never silently skipped.
-    const uintptr_t base = (reinterpret_cast<uintptr_t>(scratch) + 7) & ~uintptr_t{7};
-    const size_t slack = static_cast<size_t>(base - reinterpret_cast<uintptr_t>(scratch));
+    const uintptr_t at = reinterpret_cast<uintptr_t>(scratch);
+    const uintptr_t base = (at + 7) & ~uintptr_t{7};
+    uintptr_t top = (at + scratch_bytes) & ~uintptr_t{7};
+    if (top < base) top = base;
     trecs = reinterpret_cast<TensorRec *>(base);
-    tcap = scratch_bytes > slack ? (scratch_bytes - slack) / sizeof(TensorRec) : 0;
+    mtop = reinterpret_cast<MetaRec *>(top);
+    avail = static_cast<size_t>(top - base);
   }
-  // First pass fills tensor records; metadata records are placed after the tensor count
-  // is known, so give the sink all of it for tensors and split after.
-  EventSink sink(callback, user, trecs, tcap, nullptr, 0);
+  EventSink sink(callback, user, trecs, mtop, avail);
   tblob::StScanSummary sum;
   Status s = tblob::st_scan_header(buf, len, limits, &sink, &sum, d);
   if (result) {
@@ -281,18 +288,15 @@ TBLOB_API tblob_status tblob_st_scan(const uint8_t *buf, size_t len,
   if (scratch_bytes < need)
     return d.fail(TBLOB_E_BUFFER_TOO_SMALL, TBLOB_NO_OFFSET, -1,
                   "scratch has %zu bytes; the whole-table checks need %zu", scratch_bytes, need);
+  // Scratch covering `need` holds every record (need adds the slot table and 16 bytes of
+  // alignment slack to them), so both arrays are complete and the table fits between them.
   const size_t nt = static_cast<size_t>(sum.tensor_count);
-  if (sum.metadata_count > 1) {
-    // Second, callback-free pass to collect metadata keys (metadata is small and rare;
-    // keeping the first pass single-purpose keeps its records contiguous).
-    mrecs = reinterpret_cast<MetaRec *>(trecs + nt);
-    mcap = static_cast<size_t>(sum.metadata_count);
-    EventSink msink(nullptr, nullptr, nullptr, 0, mrecs, mcap);
-    tblob::StScanSummary sum2;
-    s = tblob::st_scan_header(buf, len, limits, &msink, &sum2, d);
-    if (s != TBLOB_OK) return s;
-    uint32_t *slots = reinterpret_cast<uint32_t *>(mrecs + mcap);
-    const size_t dup = find_duplicate(mrecs, mcap, slots, static_cast<size_t>(table_slots(mcap)));
+  const size_t nm = static_cast<size_t>(sum.metadata_count);
+  MetaRec *mrecs = mtop - nm;
+  std::reverse(mrecs, mtop);  // stored from the end down: back to header order
+  uint32_t *slots = reinterpret_cast<uint32_t *>(trecs + nt);
+  if (nm > 1) {
+    const size_t dup = find_duplicate(mrecs, nm, slots, static_cast<size_t>(table_slots(nm)));
     if (dup != SIZE_MAX) {
       const char *ell;
       const int shown = tblob::clip_name(mrecs[dup].name_len, &ell);
@@ -300,8 +304,6 @@ TBLOB_API tblob_status tblob_st_scan(const uint8_t *buf, size_t len,
                     shown, mrecs[dup].name, ell);
     }
   }
-  uint32_t *slots = reinterpret_cast<uint32_t *>(
-      reinterpret_cast<MetaRec *>(trecs + nt) + static_cast<size_t>(sum.metadata_count));
   const size_t dup = find_duplicate(trecs, nt, slots, static_cast<size_t>(table_slots(nt)));
   if (dup != SIZE_MAX) {
     const char *ell;

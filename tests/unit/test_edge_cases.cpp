@@ -803,6 +803,40 @@ TEST(Unescape, buffer_too_small) {
 // The scanner API
 // ==========================================================================================
 
+// Scratch holds tensor records from its start and metadata records from its end, filled in
+// one pass: both whole-table checks work at the exact size, at any alignment, and for
+// metadata keys before, between and after the tensors.
+TEST(Scan, scratch_from_both_ends) {
+  struct Case {
+    std::string header;
+    tblob_status want;
+  } cases[] = {
+      {H({M({{"k", "1"}, {"j", "2"}, {"k", "3"}}), T("a", "U8", {2}, 0, 2), T("b", "U8", {4}, 2, 6)}), TBLOB_E_METADATA},
+      {H({T("a", "U8", {2}, 0, 2), M({{"x", "1"}, {"y", "2"}, {"z", "3"}}), T("b", "U8", {4}, 2, 6)}), TBLOB_OK},
+      {H({T("a", "U8", {2}, 0, 2), T("a", "U8", {4}, 2, 6), M({{"x", "1"}, {"y", "2"}})}), TBLOB_E_DUPLICATE_NAME},
+      {H({T("a", "U8", {2}, 0, 2), T("b", "U8", {4}, 2, 6), M({{"\u0078", "1"}, {"x", "2"}})}), TBLOB_E_METADATA},
+  };
+  for (const Case &c : cases) {
+    const std::string f = file(c.header, Z(6));
+    const uint8_t *buf = reinterpret_cast<const uint8_t *>(f.data());
+    tblob_scan_result r = TBLOB_SCAN_RESULT_INIT;
+    ASSERT_EQ(tblob_st_scan(buf, f.size(), nullptr, nullptr, nullptr, nullptr, 0, &r, nullptr), TBLOB_OK) << c.header;
+    const size_t need = tblob_st_scan_scratch_bytes(r.tensor_count, r.metadata_count);
+    std::vector<unsigned char> scratch(need + 16, 0xAB);
+    for (size_t shift : {0, 1, 5, 7}) {
+      tblob_diag d = TBLOB_DIAG_INIT;
+      EXPECT_EQ(tblob_st_scan(buf, f.size(), nullptr, nullptr, nullptr, scratch.data() + shift, need, &r, &d), c.want)
+          << c.header << " shift " << shift << ": " << d.message;
+      EXPECT_EQ(tblob_st_scan(buf, f.size(), nullptr, nullptr, nullptr, scratch.data() + shift, need - 1, &r, nullptr),
+                TBLOB_E_BUFFER_TOO_SMALL);
+    }
+    // The open path agrees.
+    tblob_model *m = nullptr;
+    EXPECT_EQ(tblob_open_memory(buf, f.size(), nullptr, &m, nullptr), c.want) << c.header;
+    tblob_close(m);
+  }
+}
+
 TEST(Scan, events_results_and_cancel) {
   const std::string f = file(H({T("a", "U8", {2}, 0, 2), M({{"k", "v"}}), T("b\\n", "F32", {1}, 2, 6)}), Z(6));
   const uint8_t *buf = reinterpret_cast<const uint8_t *>(f.data());
