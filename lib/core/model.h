@@ -41,6 +41,7 @@ struct FileDesc {
   uint64_t data_bytes;   // length of the data region
   size_t tensor_begin, tensor_end;      // this file's rows in the tensor table
   size_t metadata_begin, metadata_end;  // and in the metadata table
+  bool rows_in_order;  // the scan saw (begin, end) never decrease: no sort needed
 };
 
 // A quantized logical tensor resolved from a packed weight and its companions at open

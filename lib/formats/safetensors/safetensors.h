@@ -13,7 +13,7 @@ namespace tblob {
 Status st_scan_into_model(tblob_model *m, uint32_t file_index, const Limits &limits,
                           const Diag &diag);
 
-// Orders one scanned file's rows by (begin, end) and sets their file offsets.
+// Orders one scanned file's rows by (begin, end) (their file offsets were set by the scan).
 void st_sort_rows(tblob_model *m, uint32_t file_index);
 
 // Whole-table checks of one sorted file: tiling in (begin, end) order, then the data

@@ -15,8 +15,9 @@ namespace {
 
 class TableSink final : public StSink {
  public:
-  TableSink(tblob_model *m, uint32_t file_index, const Diag &diag)
-      : m_(m), file_(file_index), diag_(diag) {}
+  TableSink(tblob_model *m, uint32_t file_index, uint64_t data_offset, const Diag &diag)
+      : m_(m), file_(file_index), data_offset_(data_offset), diag_(diag) {}
+  bool in_order() const { return in_order_; }
 
   Status on_tensor(const StTensorEntry &e) override {
     TensorDesc t;
@@ -38,7 +39,10 @@ class TableSink final : public StSink {
     t.entry_status = e.entry_status;
     t.begin = e.begin;
     t.end = e.end;
-    t.file_offset = 0;
+    t.file_offset = data_offset_ + e.begin;  // wraps only for offsets the range checks reject
+    in_order_ = in_order_ && (e.begin > prev_begin_ || (e.begin == prev_begin_ && e.end >= prev_end_));
+    prev_begin_ = e.begin;
+    prev_end_ = e.end;
     t.elements = e.elements;
     t.order = e.index;
     t.key_offset = e.key_offset;
@@ -73,7 +77,10 @@ class TableSink final : public StSink {
 
   tblob_model *m_;
   uint32_t file_;
+  uint64_t data_offset_;
   const Diag &diag_;
+  bool in_order_ = true;
+  uint64_t prev_begin_ = 0, prev_end_ = 0;
 };
 
 void meta_name_at(const void *ctx, size_t i, const char **p, size_t *n) {
@@ -107,7 +114,10 @@ Status st_scan_into_model(tblob_model *m, uint32_t file_index, const Limits &lim
         return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "out of memory sizing the tensor table");
     }
   }
-  TableSink sink(m, file_index, diag);
+  uint64_t header_len = 0;
+  if (f.source.len >= 8)
+    for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | f.source.data[i];
+  TableSink sink(m, file_index, header_len <= TBLOB_SAFETENSORS_MAX_HEADER ? 8 + header_len : 0, diag);
   StScanSummary sum;
   Status s = st_scan_header(f.source.data, f.source.len, lim, &sink, &sum, diag);
   FileDesc &g = m->files[file_index];  // the vector did not move, but stay explicit
@@ -115,6 +125,7 @@ Status st_scan_into_model(tblob_model *m, uint32_t file_index, const Limits &lim
   g.metadata_end = m->metadata.size();
   g.data_offset = sum.data_offset;
   g.data_bytes = sum.data_available;
+  g.rows_in_order = sink.in_order();
   if (s != TBLOB_OK) return s;
   // Our policy: a key twice in one __metadata__ is an error (the reference keeps the last).
   const size_t nmeta = g.metadata_end - g.metadata_begin;
@@ -137,8 +148,8 @@ void st_sort_rows(tblob_model *m, uint32_t file_index) {
   const FileDesc &f = m->files[file_index];
   TensorDesc *rows = m->tensors.data() + f.tensor_begin;
   const size_t n = f.tensor_end - f.tensor_begin;
-  if (sort_ranges(rows, n)) m->name_hashes.reset();  // no longer row for row
-  for (size_t i = 0; i < n; ++i) rows[i].file_offset = f.data_offset + rows[i].begin;
+  // file_offset was set per row by the scan. Rows seen in order need no sort at all.
+  if (!f.rows_in_order && sort_ranges(rows, n)) m->name_hashes.reset();  // no longer row for row
 }
 
 Status st_check_ranges(tblob_model *m, uint32_t file_index, const Diag &diag) {

@@ -109,7 +109,7 @@ Status st_open_sharded(tblob_model *m, const char *dir, const uint8_t *index_jso
     path[dir_len] = '/';
     std::memcpy(path + dir_len + 1, name, n);
     path[dir_len + 1 + n] = '\0';
-    FileDesc f;
+    FileDesc f{};
     f.path = path;
     f.path_len = dir_len + 1 + n;
     return m->files.push(f) ? TBLOB_OK : diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
