@@ -3,12 +3,18 @@
 //   large:  64 Mi values per call (256 MiB out; non-temporal stores above the stream
 //           threshold), against memcpy and a streaming-store fill of the same 256 MiB in the
 //           same run (ref/memcpy_large, ref/stream_fill_large).
-// Every kernel set the host runs is measured (scalar, avx2). Blocks are random bytes with
+//   threshold/<type>/<set>/<N>MiB/<warm|cold>/<plain|stream>: the kernel with and without
+//           non-temporal stores at 4-64 MiB of output (where the stream threshold should be).
+// Every kernel set the host runs is measured (scalar, avx2 or neon). Blocks are random bytes with
 // finite f16 scales (the SIMD kernels take the scalar path only for non-finite ones).
 // ggml's own dequantize_row_* is measured by bench/ggml_peer.sh (not part of the build).
 //   bench_ggml [--benchmark_filter=q4_K]   (bench/README or docs/uqff.md has the table)
 #include <benchmark/benchmark.h>
+#if defined(__x86_64__)
 #include <immintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+#endif
 
 #include <cstdlib>
 #include <cstring>
@@ -92,11 +98,19 @@ void memcpy_ref(benchmark::State &st, size_t n) {
   st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * static_cast<int64_t>(n * 4));
 }
 
+#if defined(__x86_64__)
 __attribute__((target("avx"))) void stream_fill(float *p, size_t n) {
   const __m256 v = _mm256_set1_ps(1.0f);
   for (size_t i = 0; i < n; i += 8) _mm256_stream_ps(p + i, v);
   _mm_sfence();
 }
+#elif defined(__aarch64__)
+void stream_fill(float *p, size_t n) {
+  const float32x4_t v = vdupq_n_f32(1.0f);
+  for (size_t i = 0; i < n; i += 8) __asm__ volatile("stnp %q0, %q1, [%2]" : : "w"(v), "w"(v), "r"(p + i) : "memory");
+  __asm__ volatile("dmb ishst" : : : "memory");
+}
+#endif
 
 void stream_ref(benchmark::State &st) {
   float *out = out_buffer().p;
@@ -107,17 +121,39 @@ void stream_ref(benchmark::State &st) {
   st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * static_cast<int64_t>(kLarge * 4));
 }
 
+// Where non-temporal stores start to pay: the kernel called directly with and without kStream
+// on outputs of 4, 16 and 64 MiB, either into one reused buffer ("warm": it stays in the
+// last-level cache when it fits) or rotating over 256 MiB of buffers ("cold").
+void threshold_probe(benchmark::State &st, const g::Kernels *k, const g::TypeInfo *t, size_t mib, bool stream,
+                     bool cold, const std::vector<uint8_t> *blocks) {
+  const size_t n = mib << 18, nb = n / t->block_elems;
+  const size_t nbuf = cold ? kLarge / n : 1;
+  float *base = out_buffer().p;
+  size_t i = 0;
+  for (auto _ : st) {
+    k->to_f32[t->slot](blocks->data(), nb, base + (i++ % nbuf) * n, stream ? g::kStream : 0u);
+    benchmark::ClobberMemory();
+  }
+  st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * static_cast<int64_t>(n * 4));
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
   static std::vector<std::vector<uint8_t>> keep;
   keep.reserve(64);
   std::vector<const g::Kernels *> sets{&g::scalar_kernels()};
-  const g::Kernels *avx2 = nullptr;
-  if (g::kernels_by_name("avx2", &avx2) == TBLOB_OK) sets.push_back(avx2);
+  for (const char *name : {"avx2", "neon"}) {
+    const g::Kernels *k = nullptr;
+    if (g::kernels_by_name(name, &k) == TBLOB_OK) sets.push_back(k);
+  }
   benchmark::RegisterBenchmark("ref/memcpy_cache", memcpy_ref, kCache);
   benchmark::RegisterBenchmark("ref/memcpy_large", memcpy_ref, kLarge)->Iterations(4);
+#if defined(__x86_64__)
   if (__builtin_cpu_supports("avx")) benchmark::RegisterBenchmark("ref/stream_fill_large", stream_ref)->Iterations(4);
+#elif defined(__aarch64__)
+  benchmark::RegisterBenchmark("ref/stream_fill_large", stream_ref)->Iterations(4);
+#endif
   for (uint32_t slot = g::kSlotQ4_0; slot < g::kSlotCount; ++slot) {
     const g::TypeInfo *t = g::type_info_by_slot(slot);
     keep.push_back(make_blocks(*t, kCache));
@@ -131,6 +167,18 @@ int main(int argc, char **argv) {
                                    large_blocks)
           ->Iterations(4);
     }
+  }
+  for (uint32_t slot : {static_cast<uint32_t>(g::kSlotQ4_K), static_cast<uint32_t>(g::kSlotQ8_0)}) {
+    const g::TypeInfo *t = g::type_info_by_slot(slot);
+    keep.push_back(make_blocks(*t, size_t{64} << 18));
+    for (size_t mib : {4, 16, 64})
+      for (bool cold : {false, true})
+        for (bool stream : {false, true})
+          benchmark::RegisterBenchmark((std::string("threshold/") + t->name + "/" + sets.back()->name + "/" +
+                                        std::to_string(mib) + "MiB/" + (cold ? "cold/" : "warm/") +
+                                        (stream ? "stream" : "plain")).c_str(),
+                                       threshold_probe, sets.back(), t, mib, stream, cold, &keep.back())
+              ->MinTime(0.3);
   }
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

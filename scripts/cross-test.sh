@@ -8,7 +8,10 @@
 # libxxhash-dev:arm64. Configures the core + dequantization with NEON forced on
 # (-Dsimd_neon=enabled) and the optional parts that need more arm64 packages disabled
 # (-Dollama=disabled: no simdjson/libcrypto, whose -dev package is not multi-arch), builds,
-# and runs the `dequant` test suite through the cross file's exe_wrapper (qemu-aarch64).
+# and runs the `dequant` test suite through the cross file's exe_wrapper (qemu-aarch64). That
+# suite includes the GGML block kernels (tests/dequant/test_ggml_kernels.cpp: gguf-py fixtures,
+# the NEON GGML set against the scalar reference), which need no UQFF parsing; the script
+# checks that the NEON GGML set was the one tested.
 # Ends with the line "N passed, N failed" (meson tests) and exits non-zero on any failure.
 #
 # Environment: BUILD_DIR (default <repo>/build-aarch64), JOBS (ninja -j, default 2),
@@ -80,6 +83,12 @@ except OSError:
 print(p, f, s)
 PY
 )
+# The GGML kernel test prints the sets it compared; under qemu-aarch64 NEON must be one.
+if [[ " $suites " == *" dequant "* ]] && ! grep -q "GGML kernel set: neon" "$build/meson-logs/testlog.txt" 2>/dev/null; then
+  echo "cross-test: the GGML kernel test did not run the NEON GGML set"
+  rc=1
+  failed=$((failed + 1))
+fi
 [ "$rc" -eq 0 ] || [ "$failed" -gt 0 ] || failed=1
 [ "$passed" -gt 0 ] || { rc=1; [ "$failed" -gt 0 ] || failed=1; }
 echo "== cross-test: ${passed} passed, ${failed} failed, ${skipped} skipped under qemu-aarch64 in $(( $(date +%s) - start )) s"

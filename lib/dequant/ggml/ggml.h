@@ -67,8 +67,9 @@ const TypeInfo *type_info_by_slot(uint32_t slot);
 
 // Decodes nblocks consecutive blocks to f32. `src` and `dst` may have any alignment.
 // Contract: src holds nblocks * block_bytes bytes, dst room for nblocks * block_elems floats.
-// flags: kStream allows non-temporal stores (the dispatcher sets it for large outputs only;
-// the kernel then issues the closing fence itself).
+// flags: kStream allows non-temporal stores (the dispatcher sets it for f32 outputs of at least
+// dequant/dispatch.h stream_threshold() bytes; the kernel then issues the closing fence itself:
+// AVX2 MOVNTPS + SFENCE, NEON STNP + DMB ISHST). Results are identical with or without it.
 constexpr uint32_t kStream = 1u;
 using BlocksToF32 = void (*)(const uint8_t *src, size_t nblocks, float *dst, uint32_t flags);
 // f32 -> f16 / bf16 for n values (round to nearest even, as convert.h).
@@ -76,19 +77,25 @@ using F32ToHalf = void (*)(const float *src, size_t n, uint16_t *dst);
 
 struct Kernels {
   const char *name;  // "scalar", "avx2", "neon"
+  // to_f32[slot]: whole blocks, any src/dst alignment. to_f16/to_bf16 narrow f32 values.
   BlocksToF32 to_f32[kSlotCount];
   F32ToHalf to_f16;
   F32ToHalf to_bf16;
 };
 
 const Kernels &scalar_kernels();
-// The AVX2 set, or nullptr when not compiled in (the caller checks the CPU).
+// The AVX2 set (ggml_avx2.cpp, x86-64), or nullptr when not compiled in (the caller checks
+// the CPU).
 const Kernels *avx2_kernels();
+// The NEON set (ggml_neon.cpp, AArch64 baseline Advanced SIMD, built unless simd_neon is
+// disabled), or nullptr when not compiled in. Every AArch64 CPU runs it.
+const Kernels *neon_kernels();
 // True when this CPU and OS can run AVX2+FMA+F16C code (cpuid + xgetbv).
 bool cpu_has_avx2();
 
 // The set in use, following dequant/dispatch.h's process-wide choice (TBLOB_KERNEL,
-// tblob_set_kernel): avx2/avx512 -> the AVX2 GGML set, neon/scalar -> scalar.
+// tblob_set_kernel): avx2/avx512 -> the AVX2 GGML set, neon -> the NEON GGML set, scalar ->
+// scalar.
 const Kernels &active_kernels();
 // Looks up a set by name for this host: TBLOB_OK, TBLOB_E_UNSUPPORTED when the host cannot
 // run it or it is not built, TBLOB_E_INVALID_ARGUMENT for an unknown name.

@@ -12,6 +12,11 @@
 namespace tblob {
 namespace ggml {
 
+#if !defined(TBLOB_GGML_NEON)
+// Builds without ggml_neon.cpp (other ISAs, or simd_neon disabled) have no NEON set.
+const Kernels *neon_kernels() { return nullptr; }
+#endif
+
 namespace {
 
 // In slot order. Sizes: ggml-common.h block structs (reference/uqff.md section 4.1).
@@ -33,19 +38,31 @@ constexpr TypeInfo kTypes[kSlotCount] = {
     {kTypeQ8_K, kSlotQ8_K, "q8_K", "q8k", 256, 292, 8},
 };
 
+// ggml_type id -> slot + 1 (0: not decoded); ids run 0..30.
+struct SlotOfId {
+  uint8_t v[31] = {};
+  constexpr SlotOfId() {
+    for (uint32_t i = 0; i < kSlotCount; ++i) v[kTypes[i].id] = static_cast<uint8_t>(i + 1);
+  }
+};
+constexpr SlotOfId kSlotOfId{};
+
 }  // namespace
 
 const TypeInfo *type_info(uint32_t id) {
-  for (const TypeInfo &t : kTypes)
-    if (t.id == id) return &t;
-  return nullptr;
+  if (id >= sizeof kSlotOfId.v || kSlotOfId.v[id] == 0) return nullptr;
+  return &kTypes[kSlotOfId.v[id] - 1];
 }
 
 const TypeInfo *type_info_by_slot(uint32_t slot) { return slot < kSlotCount ? &kTypes[slot] : nullptr; }
 
+// Block sizes are 1, 32 and 256: masks and shifts instead of 64-bit divisions (they are a
+// measurable part of a cache-resident call).
+inline uint32_t block_shift(const TypeInfo &t) { return static_cast<uint32_t>(__builtin_ctz(t.block_elems)); }
+
 bool bytes_for(const TypeInfo &t, uint64_t elements, uint64_t *bytes) {
-  if (elements % t.block_elems != 0) return false;
-  return checked_mul(elements / t.block_elems, t.block_bytes, bytes);
+  if ((elements & (t.block_elems - 1u)) != 0) return false;
+  return checked_mul(elements >> block_shift(t), t.block_bytes, bytes);
 }
 
 namespace {
@@ -96,25 +113,32 @@ Status kernels_by_name(const char *name, const Kernels **out) {
     *out = avx2_kernels();
     return TBLOB_OK;
   }
-  if (std::strcmp(name, "neon") == 0) return TBLOB_E_UNSUPPORTED;  // not on this build/host
+  if (std::strcmp(name, "neon") == 0) {
+    // AArch64 baseline: compiled in means runnable.
+    if (!neon_kernels()) return TBLOB_E_UNSUPPORTED;
+    *out = neon_kernels();
+    return TBLOB_OK;
+  }
   return TBLOB_E_INVALID_ARGUMENT;
 }
 
 // The GGML set follows the process-wide choice of dequant/dispatch.h (TBLOB_KERNEL,
 // tblob_set_kernel): "avx2" and "avx512" run the AVX2 GGML kernels (AVX-512 hosts run AVX2
-// code; there is no AVX-512 GGML set), "neon" and "scalar" the scalar ones (no NEON GGML set
-// yet: a set takes every entry it does not specialise from the scalar reference).
+// code; there is no AVX-512 GGML set), "neon" the NEON GGML kernels, "scalar" the scalar ones.
+// Called on every tblob_ggml_dequantize (a 64 KiB decode takes under a microsecond), so the
+// static names of dispatch.h ("avx512", "avx2", "neon", "scalar", "unavailable") are told
+// apart by their first byte.
 const Kernels &active_kernels() {
-  const char *n = active_kernel_name();
-  if ((std::strcmp(n, "avx2") == 0 || std::strcmp(n, "avx512") == 0) && avx2_kernels() && cpu_has_avx2())
-    return *avx2_kernels();
+  const char c = active_kernel_name()[0];
+  if (c == 'a' && avx2_kernels() && cpu_has_avx2()) return *avx2_kernels();
+  if (c == 'n' && neon_kernels()) return *neon_kernels();
   return scalar_kernels();
 }
 
 Status dequantize(const Kernels &k, uint32_t ggml_type, const uint8_t *src, uint64_t src_bytes,
                   uint64_t elements, uint32_t out_dtype, void *dst, uint64_t dst_bytes,
                   const Diag &diag) {
-  if (&k == &active_kernels() && std::strcmp(active_kernel_name(), "unavailable") == 0)
+  if (active_kernel_name()[0] == 'u' && &k == &active_kernels())  // "unavailable"
     return diag.fail(kStatusKernelUnavailable, TBLOB_NO_OFFSET, -1,
                      "TBLOB_KERNEL names a kernel set this host or build cannot run");
   const TypeInfo *t = type_info(ggml_type);
@@ -131,7 +155,7 @@ Status dequantize(const Kernels &k, uint32_t ggml_type, const uint8_t *src, uint
                        "output dtype %u is not F32, F16 or BF16", out_dtype);
   }
   uint64_t need_src;
-  if (elements % t->block_elems != 0)
+  if ((elements & (t->block_elems - 1u)) != 0)
     return diag.fail(TBLOB_E_TENSOR_SIZE, TBLOB_NO_OFFSET, -1,
                      "%llu elements is not a whole number of %s blocks of %u",
                      static_cast<unsigned long long>(elements), t->name, t->block_elems);
@@ -152,7 +176,7 @@ Status dequantize(const Kernels &k, uint32_t ggml_type, const uint8_t *src, uint
   if (elements == 0) return TBLOB_OK;
   if (!src || !dst) return diag.fail(TBLOB_E_INVALID_ARGUMENT, TBLOB_NO_OFFSET, -1, "NULL source or destination");
   size_t nblocks;
-  if (!to_size(elements / t->block_elems, &nblocks))
+  if (!to_size(elements >> block_shift(*t), &nblocks))
     return diag.fail(TBLOB_E_SHAPE_OVERFLOW, TBLOB_NO_OFFSET, -1, "block count exceeds size_t");
   const BlocksToF32 fn = k.to_f32[t->slot];
   if (out_dtype == TBLOB_DTYPE_F32) {

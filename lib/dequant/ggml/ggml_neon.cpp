@@ -1,0 +1,451 @@
+// NEON GGML kernels (AArch64 baseline: ARMv8.0-A Advanced SIMD, nothing optional; compiled
+// with -ffp-contract=off and chosen with the process-wide dequant kernel choice "neon").
+// Bit-exact with ggml_scalar.cpp: the multiply-adds below are fused only where the product is
+// exact in f32 for finite scales (Q4_1, Q5_1: code x f16; Q2_K, Q4_K, Q5_K: code x (d*sc), see
+// ggml.h), so the fused result is the scalar multiply-then-add; everything else is one
+// multiply (or Q3_K/Q6_K's two, in the scalar order). Blocks with non-finite scales go to the
+// scalar block decoder.
+//
+// Codes are prepared 16 bytes at a time as signed bytes; TBL moves byte k of a vector into the
+// top byte of lane k (the other bytes 0), and SCVTF with 24 fraction bits turns q * 2^24 back
+// into q exactly: one TBL and one convert per 4 outputs, no widening chain.
+// Hand-tuned: Q4_0, Q8_0, Q4_K, Q6_K. The others use the same building blocks.
+#include <arm_neon.h>
+
+#include <cstring>
+
+#include "dequant/ggml/ggml_blocks.h"
+
+namespace tblob {
+namespace ggml {
+namespace {
+
+// ---- stores: ordinary (any alignment) or non-temporal pairs (STNP, any alignment) --------
+enum StoreMode { kPlain = 0, kNt = 1 };
+
+struct F8 {
+  float v[8];
+};
+
+template <int M>
+inline void st8(float *p, float32x4_t a, float32x4_t b) {
+  if (M == kNt) {
+    __asm__ volatile("stnp %q1, %q2, %0" : "=Q"(*reinterpret_cast<F8 *>(p)) : "w"(a), "w"(b));
+  } else {
+    vst1q_f32(p, a);
+    vst1q_f32(p + 4, b);
+  }
+}
+
+inline float f16s(const uint8_t *p) {
+  __fp16 h;
+  std::memcpy(&h, p, 2);
+  return static_cast<float>(h);  // FCVT: exact, subnormals included (FZ16 does not apply)
+}
+
+// TBL indices: byte 4k..4k+3 of the result = {0, 0, 0, src[base + k]}.
+alignas(16) constexpr uint8_t kTop[4][16] = {
+    {255, 255, 255, 0, 255, 255, 255, 1, 255, 255, 255, 2, 255, 255, 255, 3},
+    {255, 255, 255, 4, 255, 255, 255, 5, 255, 255, 255, 6, 255, 255, 255, 7},
+    {255, 255, 255, 8, 255, 255, 255, 9, 255, 255, 255, 10, 255, 255, 255, 11},
+    {255, 255, 255, 12, 255, 255, 255, 13, 255, 255, 255, 14, 255, 255, 255, 15},
+};
+
+struct Idx {
+  uint8x16_t i0, i1, i2, i3;
+  Idx() : i0(vld1q_u8(kTop[0])), i1(vld1q_u8(kTop[1])), i2(vld1q_u8(kTop[2])), i3(vld1q_u8(kTop[3])) {}
+};
+
+// 16 signed bytes to 4 x 4 f32 (exact).
+inline void widen16(const Idx &x, uint8x16_t v, float32x4_t f[4]) {
+  f[0] = vcvtq_n_f32_s32(vreinterpretq_s32_u8(vqtbl1q_u8(v, x.i0)), 24);
+  f[1] = vcvtq_n_f32_s32(vreinterpretq_s32_u8(vqtbl1q_u8(v, x.i1)), 24);
+  f[2] = vcvtq_n_f32_s32(vreinterpretq_s32_u8(vqtbl1q_u8(v, x.i2)), 24);
+  f[3] = vcvtq_n_f32_s32(vreinterpretq_s32_u8(vqtbl1q_u8(v, x.i3)), 24);
+}
+
+// y[0..15] = q * s (q: 16 signed bytes).
+template <int M>
+inline void mul16(const Idx &x, uint8x16_t q, float32x4_t s, float *y) {
+  float32x4_t f[4];
+  widen16(x, q, f);
+  st8<M>(y, vmulq_f32(f[0], s), vmulq_f32(f[1], s));
+  st8<M>(y + 8, vmulq_f32(f[2], s), vmulq_f32(f[3], s));
+}
+// y[0..15] = q * s + a (q * s exact).
+template <int M>
+inline void fma16(const Idx &x, uint8x16_t q, float32x4_t s, float32x4_t a, float *y) {
+  float32x4_t f[4];
+  widen16(x, q, f);
+  st8<M>(y, vfmaq_f32(a, f[0], s), vfmaq_f32(a, f[1], s));
+  st8<M>(y + 8, vfmaq_f32(a, f[2], s), vfmaq_f32(a, f[3], s));
+}
+
+// ---- per-type block bodies (finite scales) -------------------------------------------------
+template <int M>
+inline void q4_0(const Idx &x, const uint8_t *b, float *y) {
+  const float32x4_t d = vdupq_n_f32(f16s(b));
+  const uint8x16_t q = vld1q_u8(b + 2);
+  const uint8x16_t k8 = vdupq_n_u8(8);
+  mul16<M>(x, vsubq_u8(vandq_u8(q, vdupq_n_u8(15)), k8), d, y);
+  mul16<M>(x, vsubq_u8(vshrq_n_u8(q, 4), k8), d, y + 16);
+}
+
+template <int M>
+inline void q4_1(const Idx &x, const uint8_t *b, float *y) {
+  const float32x4_t d = vdupq_n_f32(f16s(b)), m = vdupq_n_f32(f16s(b + 2));
+  const uint8x16_t q = vld1q_u8(b + 4);
+  fma16<M>(x, vandq_u8(q, vdupq_n_u8(15)), d, m, y);
+  fma16<M>(x, vshrq_n_u8(q, 4), d, m, y + 16);
+}
+
+// Q5_0 / Q5_1: bit j of the little-endian u32 qh is bit 4 of element j; element j < 16 is the
+// low nibble of qs[j], element j + 16 the high nibble.
+inline void q5_codes(const uint8_t *qs, const uint8_t *qhp, uint8x16_t *lo, uint8x16_t *hi) {
+  uint32_t qh;
+  std::memcpy(&qh, qhp, 4);
+  alignas(16) static constexpr uint8_t kSpreadLo[16] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
+  alignas(16) static constexpr uint8_t kSpreadHi[16] = {2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3};
+  alignas(16) static constexpr uint8_t kBits[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+  const uint8x16_t h = vreinterpretq_u8_u32(vdupq_n_u32(qh));
+  const uint8x16_t bits = vld1q_u8(kBits), k16 = vdupq_n_u8(16);
+  const uint8x16_t q = vld1q_u8(qs);
+  const uint8x16_t hl = vandq_u8(vtstq_u8(vqtbl1q_u8(h, vld1q_u8(kSpreadLo)), bits), k16);
+  const uint8x16_t hh = vandq_u8(vtstq_u8(vqtbl1q_u8(h, vld1q_u8(kSpreadHi)), bits), k16);
+  *lo = vorrq_u8(vandq_u8(q, vdupq_n_u8(15)), hl);
+  *hi = vorrq_u8(vshrq_n_u8(q, 4), hh);
+}
+
+template <int M>
+inline void q5_0(const Idx &x, const uint8_t *b, float *y) {
+  const float32x4_t d = vdupq_n_f32(f16s(b));
+  uint8x16_t lo, hi;
+  q5_codes(b + 6, b + 2, &lo, &hi);
+  const uint8x16_t k16 = vdupq_n_u8(16);
+  mul16<M>(x, vsubq_u8(lo, k16), d, y);
+  mul16<M>(x, vsubq_u8(hi, k16), d, y + 16);
+}
+
+template <int M>
+inline void q5_1(const Idx &x, const uint8_t *b, float *y) {
+  const float32x4_t d = vdupq_n_f32(f16s(b)), m = vdupq_n_f32(f16s(b + 2));
+  uint8x16_t lo, hi;
+  q5_codes(b + 8, b + 4, &lo, &hi);  // 0..31: positive as signed bytes
+  fma16<M>(x, lo, d, m, y);
+  fma16<M>(x, hi, d, m, y + 16);
+}
+
+template <int M>
+inline void q8_x(const Idx &x, const uint8_t *qs, float dd, float *y) {
+  const float32x4_t d = vdupq_n_f32(dd);
+  const uint8x16_t a = vld1q_u8(qs), c = vld1q_u8(qs + 16);
+  mul16<M>(x, a, d, y);
+  mul16<M>(x, c, d, y + 16);
+}
+template <int M>
+inline void q8_0(const Idx &x, const uint8_t *b, float *y) { q8_x<M>(x, b + 2, f16s(b), y); }
+template <int M>
+inline void q8_1(const Idx &x, const uint8_t *b, float *y) { q8_x<M>(x, b + 4, f16s(b), y); }
+template <int M>
+inline void q8_k(const Idx &x, const uint8_t *b, float *y) {
+  float d;
+  std::memcpy(&d, b, 4);
+  for (int i = 0; i < 256; i += 32) q8_x<M>(x, b + 4 + i, d, y + i);
+}
+
+// 8 unsigned bytes to 8 f32 (exact): scale tables.
+inline void u8x8_f32(uint8x8_t v, float32x4_t *lo, float32x4_t *hi) {
+  const uint16x8_t w = vmovl_u8(v);
+  *lo = vcvtq_f32_u32(vmovl_u16(vget_low_u16(w)));
+  *hi = vcvtq_f32_u32(vmovl_high_u16(w));
+}
+
+// Q2_K: dl = d*(sc&15), ml = dmin*(sc>>4) per 16 outputs; y = dl*q - ml.
+template <int M>
+inline void q2_k(const Idx &x, const uint8_t *b, float *y) {
+  alignas(16) float dl[16], nml[16];
+  {
+    const float32x4_t d = vdupq_n_f32(f16s(b + 80)), dm = vdupq_n_f32(-f16s(b + 82));
+    const uint8x16_t s = vld1q_u8(b);
+    const uint8x16_t lo = vandq_u8(s, vdupq_n_u8(15)), hi = vshrq_n_u8(s, 4);
+    float32x4_t a, c;
+    u8x8_f32(vget_low_u8(lo), &a, &c);
+    vst1q_f32(dl, vmulq_f32(d, a));
+    vst1q_f32(dl + 4, vmulq_f32(d, c));
+    u8x8_f32(vget_high_u8(lo), &a, &c);
+    vst1q_f32(dl + 8, vmulq_f32(d, a));
+    vst1q_f32(dl + 12, vmulq_f32(d, c));
+    u8x8_f32(vget_low_u8(hi), &a, &c);  // -(dmin*m) == (-dmin)*m exactly
+    vst1q_f32(nml, vmulq_f32(dm, a));
+    vst1q_f32(nml + 4, vmulq_f32(dm, c));
+    u8x8_f32(vget_high_u8(hi), &a, &c);
+    vst1q_f32(nml + 8, vmulq_f32(dm, a));
+    vst1q_f32(nml + 12, vmulq_f32(dm, c));
+  }
+  const uint8_t *q = b + 16;
+  const uint8x16_t m3 = vdupq_n_u8(3);
+  int is = 0;
+  for (int n = 0; n < 2; ++n, q += 32) {
+    uint8x16_t v0 = vld1q_u8(q), v1 = vld1q_u8(q + 16);
+    for (int s = 0; s < 4; ++s) {
+      fma16<M>(x, vandq_u8(v0, m3), vld1q_dup_f32(dl + is), vld1q_dup_f32(nml + is), y);
+      fma16<M>(x, vandq_u8(v1, m3), vld1q_dup_f32(dl + is + 1), vld1q_dup_f32(nml + is + 1), y + 16);
+      v0 = vshrq_n_u8(v0, 2);
+      v1 = vshrq_n_u8(v1, 2);
+      y += 32;
+      is += 2;
+    }
+  }
+}
+
+// Q3_K: dl = d*(scale-32); y = dl * (((q>>s)&3) - (hmask bit ? 0 : 4)).
+template <int M>
+inline void q3_k(const Idx &x, const uint8_t *b, float *y) {
+  alignas(16) float dl[16];
+  {
+    alignas(16) int8_t sc[16];
+    q3k_scales(b + 96, sc);
+    const float32x4_t d = vdupq_n_f32(f16s(b + 108));
+    const int16x8_t k32 = vdupq_n_s16(32);
+    const int8x16_t s = vld1q_s8(sc);
+    const int16x8_t lo = vsubq_s16(vmovl_s8(vget_low_s8(s)), k32), hi = vsubq_s16(vmovl_high_s8(s), k32);
+    vst1q_f32(dl, vmulq_f32(d, vcvtq_f32_s32(vmovl_s16(vget_low_s16(lo)))));
+    vst1q_f32(dl + 4, vmulq_f32(d, vcvtq_f32_s32(vmovl_high_s16(lo))));
+    vst1q_f32(dl + 8, vmulq_f32(d, vcvtq_f32_s32(vmovl_s16(vget_low_s16(hi)))));
+    vst1q_f32(dl + 12, vmulq_f32(d, vcvtq_f32_s32(vmovl_high_s16(hi))));
+  }
+  const uint8x16_t h0 = vld1q_u8(b), h1 = vld1q_u8(b + 16);
+  const uint8_t *q = b + 32;
+  const uint8x16_t m3 = vdupq_n_u8(3), k4 = vdupq_n_u8(4);
+  int is = 0;
+  uint8x16_t bit = vdupq_n_u8(1);
+  for (int n = 0; n < 2; ++n, q += 32) {
+    uint8x16_t v0 = vld1q_u8(q), v1 = vld1q_u8(q + 16);
+    for (int s = 0; s < 4; ++s) {
+      const uint8x16_t a = vsubq_u8(vorrq_u8(vandq_u8(v0, m3), vandq_u8(vtstq_u8(h0, bit), k4)), k4);
+      const uint8x16_t c = vsubq_u8(vorrq_u8(vandq_u8(v1, m3), vandq_u8(vtstq_u8(h1, bit), k4)), k4);
+      mul16<M>(x, a, vld1q_dup_f32(dl + is), y);
+      mul16<M>(x, c, vld1q_dup_f32(dl + is + 1), y + 16);
+      v0 = vshrq_n_u8(v0, 2);
+      v1 = vshrq_n_u8(v1, 2);
+      bit = vshlq_n_u8(bit, 1);
+      y += 32;
+      is += 2;
+    }
+  }
+}
+
+// Scales and mins of a Q4_K/Q5_K block as floats: ds[j] = d*sc_j, nms[j] = -(dmin*m_j).
+// The 12 bytes unpacked four at a time (get_scale_min_k4 per 32-bit word): sc 0-3 are the low
+// 6 bits of bytes 0-3, m 0-3 of bytes 4-7; sc 4-7 = low nibble of bytes 8-11 | (top 2 bits of
+// bytes 0-3) << 4; m 4-7 = high nibble of bytes 8-11 | (top 2 bits of bytes 4-7) << 4.
+inline void k4_scales(const uint8_t *b, float *ds, float *nms) {
+  uint32_t w[3], u[4];
+  std::memcpy(w, b + 4, 12);
+  u[0] = w[0] & 0x3F3F3F3Fu;
+  u[1] = (w[2] & 0x0F0F0F0Fu) | (((w[0] >> 6) & 0x03030303u) << 4);
+  u[2] = w[1] & 0x3F3F3F3Fu;
+  u[3] = ((w[2] >> 4) & 0x0F0F0F0Fu) | (((w[1] >> 6) & 0x03030303u) << 4);
+  const uint8x16_t v = vreinterpretq_u8_u32(vld1q_u32(u));
+  const float32x4_t d = vdupq_n_f32(f16s(b)), dm = vdupq_n_f32(-f16s(b + 2));
+  float32x4_t a, c;
+  u8x8_f32(vget_low_u8(v), &a, &c);
+  vst1q_f32(ds, vmulq_f32(d, a));
+  vst1q_f32(ds + 4, vmulq_f32(d, c));
+  u8x8_f32(vget_high_u8(v), &a, &c);
+  vst1q_f32(nms, vmulq_f32(dm, a));
+  vst1q_f32(nms + 4, vmulq_f32(dm, c));
+}
+
+template <int M>
+inline void q4_k(const Idx &x, const uint8_t *b, float *y) {
+  alignas(16) float ds[8], nms[8];
+  k4_scales(b, ds, nms);
+  const uint8_t *q = b + 16;
+  const uint8x16_t m15 = vdupq_n_u8(15);
+  for (int c = 0; c < 4; ++c, q += 32, y += 64) {
+    const uint8x16_t v0 = vld1q_u8(q), v1 = vld1q_u8(q + 16);
+    const float32x4_t d1 = vld1q_dup_f32(ds + 2 * c), m1 = vld1q_dup_f32(nms + 2 * c);
+    const float32x4_t d2 = vld1q_dup_f32(ds + 2 * c + 1), m2 = vld1q_dup_f32(nms + 2 * c + 1);
+    fma16<M>(x, vandq_u8(v0, m15), d1, m1, y);
+    fma16<M>(x, vandq_u8(v1, m15), d1, m1, y + 16);
+    fma16<M>(x, vshrq_n_u8(v0, 4), d2, m2, y + 32);
+    fma16<M>(x, vshrq_n_u8(v1, 4), d2, m2, y + 48);
+  }
+}
+
+template <int M>
+inline void q5_k(const Idx &x, const uint8_t *b, float *y) {
+  alignas(16) float ds[8], nms[8];
+  k4_scales(b, ds, nms);
+  const uint8x16_t h0 = vld1q_u8(b + 16), h1 = vld1q_u8(b + 32);
+  const uint8_t *q = b + 48;
+  const uint8x16_t m15 = vdupq_n_u8(15), k16 = vdupq_n_u8(16);
+  uint8x16_t u1 = vdupq_n_u8(1);
+  for (int c = 0; c < 4; ++c, q += 32, y += 64) {
+    const uint8x16_t u2 = vshlq_n_u8(u1, 1);
+    const uint8x16_t v0 = vld1q_u8(q), v1 = vld1q_u8(q + 16);
+    const float32x4_t d1 = vld1q_dup_f32(ds + 2 * c), m1 = vld1q_dup_f32(nms + 2 * c);
+    const float32x4_t d2 = vld1q_dup_f32(ds + 2 * c + 1), m2 = vld1q_dup_f32(nms + 2 * c + 1);
+    fma16<M>(x, vorrq_u8(vandq_u8(v0, m15), vandq_u8(vtstq_u8(h0, u1), k16)), d1, m1, y);
+    fma16<M>(x, vorrq_u8(vandq_u8(v1, m15), vandq_u8(vtstq_u8(h1, u1), k16)), d1, m1, y + 16);
+    fma16<M>(x, vorrq_u8(vshrq_n_u8(v0, 4), vandq_u8(vtstq_u8(h0, u2), k16)), d2, m2, y + 32);
+    fma16<M>(x, vorrq_u8(vshrq_n_u8(v1, 4), vandq_u8(vtstq_u8(h1, u2), k16)), d2, m2, y + 48);
+    u1 = vshlq_n_u8(u1, 2);
+  }
+}
+
+// Q6_K: q = (4 bits of ql) | (2 bits of qh) << 4, minus 32, times (d*sc) per 16 outputs.
+// SLI/SRI merge the two fields in two instructions per 16 codes.
+template <int M>
+inline void q6_k(const Idx &x, const uint8_t *b, float *y) {
+  alignas(16) float ds[16];
+  {
+    const float32x4_t d = vdupq_n_f32(f16s(b + 208));
+    const int8x16_t s = vld1q_s8(reinterpret_cast<const int8_t *>(b + 192));
+    const int16x8_t lo = vmovl_s8(vget_low_s8(s)), hi = vmovl_high_s8(s);
+    vst1q_f32(ds, vmulq_f32(d, vcvtq_f32_s32(vmovl_s16(vget_low_s16(lo)))));
+    vst1q_f32(ds + 4, vmulq_f32(d, vcvtq_f32_s32(vmovl_high_s16(lo))));
+    vst1q_f32(ds + 8, vmulq_f32(d, vcvtq_f32_s32(vmovl_s16(vget_low_s16(hi)))));
+    vst1q_f32(ds + 12, vmulq_f32(d, vcvtq_f32_s32(vmovl_high_s16(hi))));
+  }
+  const uint8_t *ql = b, *qh = b + 128;
+  const uint8x16_t m63 = vdupq_n_u8(63), m48 = vdupq_n_u8(48), k32 = vdupq_n_u8(32);
+  for (int n = 0; n < 2; ++n, ql += 64, qh += 32, y += 128) {
+    const float *sc = ds + 8 * n;
+    for (int l = 0; l < 32; l += 16) {
+      const int is = l / 16;
+      const uint8x16_t a = vld1q_u8(ql + l), c = vld1q_u8(ql + l + 32), h = vld1q_u8(qh + l);
+      const uint8x16_t q1 = vandq_u8(vsliq_n_u8(a, h, 4), m63);                     // (a&15) | (h&3)<<4
+      const uint8x16_t q2 = vandq_u8(vsliq_n_u8(c, vshrq_n_u8(h, 2), 4), m63);      // (c&15) | (h>>2&3)<<4
+      const uint8x16_t q3 = vsriq_n_u8(vandq_u8(h, m48), a, 4);                     // a>>4 | (h>>4&3)<<4
+      const uint8x16_t q4 = vsriq_n_u8(vandq_u8(vshrq_n_u8(h, 2), m48), c, 4);      // c>>4 | (h>>6)<<4
+      mul16<M>(x, vsubq_u8(q1, k32), vld1q_dup_f32(sc + is), y + l);
+      mul16<M>(x, vsubq_u8(q2, k32), vld1q_dup_f32(sc + is + 2), y + l + 32);
+      mul16<M>(x, vsubq_u8(q3, k32), vld1q_dup_f32(sc + is + 4), y + l + 64);
+      mul16<M>(x, vsubq_u8(q4, k32), vld1q_dup_f32(sc + is + 6), y + l + 96);
+    }
+  }
+}
+
+// ---- row drivers ----------------------------------------------------------------------------
+#define TBLOB_BLOCK_FN(fn)                                                                 \
+  template <int M>                                                                         \
+  struct fn##_t {                                                                          \
+    static void run(const Idx &x, const uint8_t *b, float *y) { fn<M>(x, b, y); }          \
+  };
+TBLOB_BLOCK_FN(q4_0)
+TBLOB_BLOCK_FN(q4_1)
+TBLOB_BLOCK_FN(q5_0)
+TBLOB_BLOCK_FN(q5_1)
+TBLOB_BLOCK_FN(q8_0)
+TBLOB_BLOCK_FN(q8_1)
+TBLOB_BLOCK_FN(q2_k)
+TBLOB_BLOCK_FN(q3_k)
+TBLOB_BLOCK_FN(q4_k)
+TBLOB_BLOCK_FN(q5_k)
+TBLOB_BLOCK_FN(q6_k)
+TBLOB_BLOCK_FN(q8_k)
+#undef TBLOB_BLOCK_FN
+
+template <uint32_t SLOT, template <int> class B, int M>
+void run_blocks(const uint8_t *src, size_t nblocks, float *dst) {
+  const TypeInfo *t = type_info_by_slot(SLOT);
+  const size_t bb = t->block_bytes, be = t->block_elems;
+  const Idx x;
+  for (size_t i = 0; i < nblocks; ++i) {
+    const uint8_t *b = src + i * bb;
+    if (__builtin_expect(block_finite(SLOT, b), 1))
+      B<M>::run(x, b, dst + i * be);
+    else
+      scalar_block(SLOT, b, dst + i * be);  // NaN-canonicalising definition
+  }
+}
+
+template <uint32_t SLOT, template <int> class B>
+void rows(const uint8_t *src, size_t nblocks, float *dst, uint32_t flags) {
+  if (flags & kStream) {
+    run_blocks<SLOT, B, kNt>(src, nblocks, dst);
+    __asm__ volatile("dmb ishst" : : : "memory");
+  } else {
+    run_blocks<SLOT, B, kPlain>(src, nblocks, dst);
+  }
+}
+
+// Float "types" (block of one element).
+void rows_f32(const uint8_t *src, size_t n, float *dst, uint32_t) { std::memcpy(dst, src, n * 4); }
+
+void rows_f16(const uint8_t *src, size_t n, float *dst, uint32_t) {
+  size_t i = 0;
+  const uint16x8_t absmask = vdupq_n_u16(0x7FFF), inf = vdupq_n_u16(0x7C00);
+  for (; i + 8 <= n; i += 8) {
+    const uint16x8_t h = vld1q_u16(reinterpret_cast<const uint16_t *>(src + 2 * i));
+    // FCVTL quiets signalling NaNs; the definition keeps payload bits as they are.
+    if (vmaxvq_u16(vcgtq_u16(vandq_u16(h, absmask), inf))) {
+      for (size_t k = 0; k < 8; ++k) scalar_block(kSlotF16, src + 2 * (i + k), dst + i + k);
+      continue;
+    }
+    const float16x8_t f = vreinterpretq_f16_u16(h);
+    vst1q_f32(dst + i, vcvt_f32_f16(vget_low_f16(f)));
+    vst1q_f32(dst + i + 4, vcvt_high_f32_f16(f));
+  }
+  for (; i < n; ++i) scalar_block(kSlotF16, src + 2 * i, dst + i);
+}
+
+void rows_bf16(const uint8_t *src, size_t n, float *dst, uint32_t) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const uint16x8_t h = vld1q_u16(reinterpret_cast<const uint16_t *>(src + 2 * i));
+    vst1q_u32(reinterpret_cast<uint32_t *>(dst + i), vshll_n_u16(vget_low_u16(h), 16));
+    vst1q_u32(reinterpret_cast<uint32_t *>(dst + i + 4), vshll_high_n_u16(h, 16));
+  }
+  for (; i < n; ++i) scalar_block(kSlotBF16, src + 2 * i, dst + i);
+}
+
+// f32 -> f16: FCVTN rounds to nearest even (FPCR.RMode is RN for Linux processes) and turns a
+// NaN into the quiet NaN with the top payload bits (FPCR.DN clear), as convert.h defines.
+void to_f16(const float *src, size_t n, uint16_t *dst) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const float16x8_t h = vcvt_high_f16_f32(vcvt_f16_f32(vld1q_f32(src + i)), vld1q_f32(src + i + 4));
+    vst1q_u16(dst + i, vreinterpretq_u16_f16(h));
+  }
+  scalar_kernels().to_f16(src + i, n - i, dst + i);
+}
+
+// f32 -> bf16 on the bits (no BFCVT in the baseline): ADDHN adds the rounding bias and keeps
+// the high halves; NaN lanes take the quieted top half instead.
+void to_bf16(const float *src, size_t n, uint16_t *dst) {
+  size_t i = 0;
+  const uint32x4_t abs = vdupq_n_u32(0x7FFFFFFF), inf = vdupq_n_u32(0x7F800000), one = vdupq_n_u32(1);
+  const uint32x4_t r = vdupq_n_u32(0x7FFF);
+  const uint16x8_t q = vdupq_n_u16(0x40);
+  for (; i + 8 <= n; i += 8) {
+    const uint32x4_t a = vld1q_u32(reinterpret_cast<const uint32_t *>(src + i));
+    const uint32x4_t c = vld1q_u32(reinterpret_cast<const uint32_t *>(src + i + 4));
+    const uint16x8_t rnd = vaddhn_high_u32(vaddhn_u32(a, vaddq_u32(r, vandq_u32(vshrq_n_u32(a, 16), one))), c,
+                                           vaddq_u32(r, vandq_u32(vshrq_n_u32(c, 16), one)));
+    const uint16x8_t top = vshrn_high_n_u32(vshrn_n_u32(a, 16), c, 16);
+    const uint16x8_t nan = vmovn_high_u32(vmovn_u32(vcgtq_u32(vandq_u32(a, abs), inf)), vcgtq_u32(vandq_u32(c, abs), inf));
+    vst1q_u16(dst + i, vbslq_u16(nan, vorrq_u16(top, q), rnd));
+  }
+  scalar_kernels().to_bf16(src + i, n - i, dst + i);
+}
+
+const Kernels kNeon = {
+    "neon",
+    {rows_f32, rows_f16, rows_bf16, rows<kSlotQ4_0, q4_0_t>, rows<kSlotQ4_1, q4_1_t>,
+     rows<kSlotQ5_0, q5_0_t>, rows<kSlotQ5_1, q5_1_t>, rows<kSlotQ8_0, q8_0_t>,
+     rows<kSlotQ8_1, q8_1_t>, rows<kSlotQ2_K, q2_k_t>, rows<kSlotQ3_K, q3_k_t>,
+     rows<kSlotQ4_K, q4_k_t>, rows<kSlotQ5_K, q5_k_t>, rows<kSlotQ6_K, q6_k_t>,
+     rows<kSlotQ8_K, q8_k_t>},
+    to_f16,
+    to_bf16,
+};
+
+}  // namespace
+
+const Kernels *neon_kernels() { return &kNeon; }
+
+}  // namespace ggml
+}  // namespace tblob
