@@ -821,9 +821,17 @@ typedef struct tblob_verify_options {
   void *progress_user;
   tblob_blob_result_fn on_blob;      /* may be NULL */
   void *on_blob_user;
+  uint32_t flags;                    /* TBLOB_VERIFY_* (appended in 0.1: read when covered) */
+  uint32_t reserved;                 /* 0 */
 } tblob_verify_options;
 #define TBLOB_VERIFY_OPTIONS_INIT \
-  {(uint32_t)sizeof(tblob_verify_options), 0u, NULL, NULL, NULL, NULL}
+  {(uint32_t)sizeof(tblob_verify_options), 0u, NULL, NULL, NULL, NULL, 0u, 0u}
+
+/* Hash blobs through a read-only mapping of the page cache instead of read() into a buffer:
+ * no copy, about a tenth faster on cached stores. Only for stores that no other process
+ * modifies while they are verified: a blob truncated during hashing then raises SIGBUS in
+ * the calling process (the default read() path reports TBLOB_E_OLLAMA_BLOB_SIZE instead). */
+#define TBLOB_VERIFY_MAP 0x1u
 
 typedef struct tblob_verify_summary {
   uint32_t struct_size;

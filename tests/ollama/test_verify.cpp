@@ -91,6 +91,59 @@ TEST_F(Verify, ProgressResultsAndCancel) {
   tblob_store_close(s);
 }
 
+// TBLOB_VERIFY_MAP hashes through a mapping: same results as read() on good, corrupt and
+// wrong-size blobs (sizes are checked before mapping), with 1 and 2 threads, and a blob
+// larger than the read chunk. Unknown flag bits are refused.
+TEST_F(Verify, MappedHashingAgreesWithRead) {
+  build(6, 3 << 20);  // 3 MiB: more than one 1 MiB chunk
+  const std::string p3 = root + "/blobs/sha256-" + layers[3].digest.substr(7);
+  std::string b = tw::read_file(p3);
+  b[(2 << 20) + 5] ^= 0x01;  // in the third chunk
+  tw::write_file(p3, b);
+  const std::string p4 = root + "/blobs/sha256-" + layers[4].digest.substr(7);
+  tw::write_file(p4, tw::read_file(p4) + "x");
+  tblob_store *s = open_store();
+  uint64_t read_bytes = 0;
+  for (uint32_t threads : {1u, 2u}) {
+    for (uint32_t flags : {0u, static_cast<uint32_t>(TBLOB_VERIFY_MAP)}) {
+      struct Seen {
+        std::vector<std::string> bad;
+      } seen;
+      tblob_verify_options o = TBLOB_VERIFY_OPTIONS_INIT;
+      o.threads = threads;
+      o.flags = flags;
+      o.on_blob = [](void *u, const tblob_blob_result *r) {
+        if (r->status != TBLOB_OK)
+          static_cast<Seen *>(u)->bad.emplace_back(std::string(r->digest, r->digest_len) + " " +
+                                                   tblob_status_name(r->status));
+        return 0;
+      };
+      o.on_blob_user = &seen;
+      tblob_verify_summary sum = TBLOB_VERIFY_SUMMARY_INIT;
+      tblob_diag d = TBLOB_DIAG_INIT;
+      EXPECT_NE(tblob_store_verify(s, "a", 1, &o, &sum, &d), TBLOB_OK);
+      EXPECT_EQ(sum.blobs, 7u);
+      EXPECT_EQ(sum.blobs_bad, 2u) << "flags " << flags;
+      std::sort(seen.bad.begin(), seen.bad.end());
+      std::vector<std::string> want = {layers[3].digest + " TBLOB_E_DIGEST_MISMATCH",
+                                       layers[4].digest + " TBLOB_E_OLLAMA_BLOB_SIZE"};
+      std::sort(want.begin(), want.end());
+      EXPECT_EQ(seen.bad, want) << "threads " << threads << " flags " << flags;
+      if (flags == 0) read_bytes = sum.bytes_hashed;
+      EXPECT_EQ(sum.bytes_hashed, read_bytes);
+      EXPECT_GE(sum.bytes_hashed, 4u * (3u << 20));  // the four good layer blobs at least
+    }
+  }
+  tblob_verify_options o = TBLOB_VERIFY_OPTIONS_INIT;
+  o.flags = 0x2;
+  tblob_diag d = TBLOB_DIAG_INIT;
+  EXPECT_EQ(tblob_store_verify(s, "a", 1, &o, nullptr, &d), TBLOB_E_INVALID_ARGUMENT);
+  o.flags = TBLOB_VERIFY_MAP;
+  o.reserved = 1;
+  EXPECT_EQ(tblob_store_verify(s, "a", 1, &o, nullptr, &d), TBLOB_E_INVALID_ARGUMENT);
+  tblob_store_close(s);
+}
+
 TEST_F(Verify, IncrementalVerifierMatchesStoreVerify) {
   const std::string bytes = tw::pattern(1 << 20, 7);
   const std::string digest = "sha256:" + tw::sha256_hex(bytes);

@@ -37,11 +37,12 @@ struct Args {
   const char *name = nullptr;
   bool json = false;
   bool remove = false;
+  bool map = false;  // verify --map
   unsigned threads = 0;
   std::vector<const char *> rest;
 };
 
-// Parses --store DIR, --json, --name N, --remove, --threads N; the rest are positional.
+// Parses --store DIR, --json, --name N, --remove, --threads N, --map; the rest are positional.
 bool parse(const char *cmd, int argc, char **argv, Args *a, bool allow_name, bool allow_remove) {
   for (int i = 0; i < argc; ++i) {
     const char *s = argv[i];
@@ -55,6 +56,8 @@ bool parse(const char *cmd, int argc, char **argv, Args *a, bool allow_name, boo
       a->name = argv[++i];
     } else if (allow_remove && std::strcmp(s, "--remove") == 0) {
       a->remove = true;
+    } else if (std::strcmp(cmd, "verify") == 0 && std::strcmp(s, "--map") == 0) {
+      a->map = true;
     } else if (std::strcmp(s, "--threads") == 0 && i + 1 < argc) {
       a->threads = static_cast<unsigned>(std::strtoul(argv[++i], nullptr, 10));
     } else if (std::strcmp(s, "--") == 0) {
@@ -434,7 +437,7 @@ int cmd_verify(int argc, char **argv) {
   Args a;
   if (!parse("verify", argc, argv, &a, false, false)) return kExitUsage;
   if (!a.store || a.rest.size() > 1) {
-    std::fprintf(stderr, "usage: tensorblob verify --store DIR [MODEL[:TAG]] [--json] [--threads N]\n");
+    std::fprintf(stderr, "usage: tensorblob verify --store DIR [MODEL[:TAG]] [--json] [--threads N] [--map]\n");
     return kExitUsage;
   }
   int rc = kExitOk;
@@ -448,6 +451,7 @@ int cmd_verify(int argc, char **argv) {
   st.last = std::chrono::steady_clock::now() - std::chrono::seconds(1);
   tblob_verify_options o = TBLOB_VERIFY_OPTIONS_INIT;
   o.threads = a.threads;
+  if (a.map) o.flags |= TBLOB_VERIFY_MAP;
   o.progress = verify_progress;
   o.progress_user = &st;
   o.on_blob = verify_blob;

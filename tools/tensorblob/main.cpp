@@ -19,7 +19,7 @@ void usage(FILE *f) {
                "  ls --store DIR [--json]    models of an Ollama store\n"
                "  inspect [--json] --store DIR MODEL[:TAG]...\n"
                "                             every tensor of every blob of a store model\n"
-               "  verify --store DIR [MODEL[:TAG]] [--json] [--threads N]\n"
+               "  verify --store DIR [MODEL[:TAG]] [--json] [--threads N] [--map]\n"
                "                             SHA-256 and size of every blob; exit 1 naming bad ones\n"
                "  import --store DIR --name MODEL[:TAG] [--json] SRC_DIR\n"
                "                             add a safetensors directory to a store (ollama create)\n"

@@ -316,6 +316,11 @@ TBLOB_API tblob_status tblob_store_verify(const tblob_store *store, const char *
       o.on_blob = options->on_blob;
       o.on_blob_user = options->on_blob_user;
     }
+    if (has_field(n, offsetof(tblob_verify_options, reserved), sizeof(uint32_t))) {
+      if ((options->flags & ~TBLOB_VERIFY_MAP) != 0 || options->reserved != 0)
+        return bad_arg(d, "options->flags has unknown bits or reserved is not 0");
+      o.flags = options->flags;
+    }
   }
   if (summary && summary->struct_size < sizeof(tblob_verify_summary)) return bad_arg(d, "summary->struct_size");
   return ol::verify_store(*store, name, name_len, &o, summary, d);
