@@ -38,18 +38,22 @@ bool stream_rows(const QuantDesc &d, DequantRowsFn fn, uint64_t esize, uint64_t 
   const uint64_t stage_elems = kStageBytes / esize;
   const uint64_t bits = quant_element_bits(d);
   const uint64_t cols = d.cols;
+  // Rows no longer than the stage: as many whole rows per piece as fit.
+  auto whole_rows = [&]() {
+    const uint64_t per = stage_elems / cols;
+    for (uint64_t r = rb; r < re;) {
+      const uint64_t n = per < re - r ? per : re - r;
+      fn(d, r, r + n, stage);
+      copy(dst, stage, static_cast<size_t>(n * cols * esize));
+      dst += n * cols * esize;
+      r += n;
+    }
+  };
   if (d.scheme == QuantScheme::kSlm1Q8) {
     // One scale per row (group_size == cols): a piece of a row is a row of its own with the
     // same scale, so long rows are cut anywhere and short ones go several to a piece.
     if (cols <= stage_elems) {
-      const uint64_t per = stage_elems / cols;
-      for (uint64_t r = rb; r < re;) {
-        const uint64_t n = per < re - r ? per : re - r;
-        fn(d, r, r + n, stage);
-        copy(dst, stage, static_cast<size_t>(n * cols * esize));
-        dst += n * cols * esize;
-        r += n;
-      }
+      whole_rows();
       return true;
     }
     for (uint64_t r = rb; r < re; ++r) {
@@ -77,14 +81,7 @@ bool stream_rows(const QuantDesc &d, DequantRowsFn fn, uint64_t esize, uint64_t 
     const uint64_t unit = gsize / gcd_u64(gsize, word_codes) * word_codes;  // lcm
     if (unit > stage_elems) return false;
     if (cols <= stage_elems) {
-      const uint64_t per = stage_elems / cols;
-      for (uint64_t r = rb; r < re;) {
-        const uint64_t n = per < re - r ? per : re - r;
-        fn(d, r, r + n, stage);
-        copy(dst, stage, static_cast<size_t>(n * cols * esize));
-        dst += n * cols * esize;
-        r += n;
-      }
+      whole_rows();
       return true;
     }
     const uint64_t chunk = stage_elems / unit * unit;
