@@ -71,10 +71,6 @@ Status slm1_view(const tblob_model *m, uint64_t index, Slm1View *out) {
 
 extern "C" {
 
-TBLOB_API uint64_t tblob_fnv1a64(const void *data, size_t len) noexcept {
-  return tblob::fnv1a64(data ? data : "", data ? len : 0);
-}
-
 TBLOB_API tblob_status tblob_slm1_open_path(const char *path, const tblob_open_options *options,
                                             const tblob_slm1_open_options *slm1_options,
                                             tblob_model **out, tblob_diag *diag) noexcept {

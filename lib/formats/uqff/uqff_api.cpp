@@ -254,17 +254,6 @@ TBLOB_API tblob_status tblob_uqff_verify_memory(const void *const *bufs, const s
   return s;
 }
 
-TBLOB_API tblob_status tblob_ggml_dequantize(uint32_t ggml_type, const void *src, size_t src_bytes,
-                                             uint64_t elements, uint32_t out_dtype, void *dst,
-                                             size_t dst_bytes, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
-  if (!src && src_bytes) return bad_arg(d, "src is NULL");
-  return tblob::ggml::dequantize(tblob::ggml::active_kernels(), ggml_type, static_cast<const uint8_t *>(src),
-                                 src_bytes, elements, out_dtype, dst, dst_bytes, d);
-}
-
-TBLOB_API const char *tblob_ggml_kernel_name(void) noexcept { return tblob::ggml::active_kernels().name; }
-
 TBLOB_API int tblob_uqff_detect(const char *path) noexcept {
   if (!path) return 0;
   if (tblob::path_is_directory(path)) return tblob::uqff::looks_like_dir(path) ? 1 : 0;
