@@ -1,5 +1,6 @@
 // Ollama store commands: ls, inspect --store, verify, import, gc (public C API only).
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -322,6 +323,28 @@ void json_store_model(JsonWriter &w, const std::string &path, const tblob_model 
 
 }  // namespace
 
+// What a store command starts with: its options, the usage check, the store.
+struct StoreCommand {
+  const char *name;
+  const char *usage;     // after "tensorblob "
+  size_t min_positional, max_positional;
+  bool name_option;      // --name MODEL[:TAG] is required
+  bool remove_option;
+  bool create;           // create the store if it does not exist (import)
+};
+
+tblob_store *start_store_command(const StoreCommand &c, int argc, char **argv, Args *a, int *rc) {
+  *rc = kExitUsage;
+  if (!parse(c.name, argc, argv, a, c.name_option, c.remove_option)) return nullptr;
+  if (!a->store || (c.name_option && !a->name) || a->rest.size() < c.min_positional ||
+      a->rest.size() > c.max_positional) {
+    std::fprintf(stderr, "usage: tensorblob %s\n", c.usage);
+    return nullptr;
+  }
+  *rc = kExitOk;
+  return open_store(c.name, a->store, c.create, a->json, rc);
+}
+
 bool store_option_present(int argc, char **argv) {
   for (int i = 0; i < argc; ++i) {
     if (std::strcmp(argv[i], "--") == 0) return false;
@@ -332,13 +355,10 @@ bool store_option_present(int argc, char **argv) {
 
 int cmd_ls(int argc, char **argv) {
   Args a;
-  if (!parse("ls", argc, argv, &a, false, false)) return kExitUsage;
-  if (!a.store || !a.rest.empty()) {
-    std::fprintf(stderr, "usage: tensorblob ls --store DIR [--json]\n");
-    return kExitUsage;
-  }
-  int rc = kExitOk;
-  tblob_store *s = open_store("ls", a.store, false, a.json, &rc);
+  int rc;
+  static const StoreCommand kCommand = {"ls", "ls --store DIR [--json]",
+                                         0, 0, false, false, false};
+  tblob_store *s = start_store_command(kCommand, argc, argv, &a, &rc);
   if (!s) return rc;
   JsonWriter w;
   LsState st;
@@ -370,13 +390,10 @@ int cmd_ls(int argc, char **argv) {
 
 int cmd_store_inspect(int argc, char **argv) {
   Args a;
-  if (!parse("inspect", argc, argv, &a, false, false)) return kExitUsage;
-  if (!a.store || a.rest.empty()) {
-    std::fprintf(stderr, "usage: tensorblob inspect [--json] --store DIR MODEL[:TAG]...\n");
-    return kExitUsage;
-  }
-  int rc = kExitOk;
-  tblob_store *s = open_store("inspect", a.store, false, a.json, &rc);
+  int rc;
+  static const StoreCommand kCommand = {"inspect", "inspect [--json] --store DIR MODEL[:TAG]...",
+                                         1, SIZE_MAX, false, false, false};
+  tblob_store *s = start_store_command(kCommand, argc, argv, &a, &rc);
   if (!s) return rc;
   JsonWriter w;
   for (const char *name : a.rest) {
@@ -435,13 +452,10 @@ int cmd_store_inspect(int argc, char **argv) {
 
 int cmd_verify(int argc, char **argv) {
   Args a;
-  if (!parse("verify", argc, argv, &a, false, false)) return kExitUsage;
-  if (!a.store || a.rest.size() > 1) {
-    std::fprintf(stderr, "usage: tensorblob verify --store DIR [MODEL[:TAG]] [--json] [--threads N] [--map]\n");
-    return kExitUsage;
-  }
-  int rc = kExitOk;
-  tblob_store *s = open_store("verify", a.store, false, a.json, &rc);
+  int rc;
+  static const StoreCommand kCommand = {"verify", "verify --store DIR [MODEL[:TAG]] [--json] [--threads N] [--map]",
+                                         0, 1, false, false, false};
+  tblob_store *s = start_store_command(kCommand, argc, argv, &a, &rc);
   if (!s) return rc;
   JsonWriter w;
   VerifyState st;
@@ -508,13 +522,10 @@ int cmd_verify(int argc, char **argv) {
 
 int cmd_import(int argc, char **argv) {
   Args a;
-  if (!parse("import", argc, argv, &a, true, false)) return kExitUsage;
-  if (!a.store || !a.name || a.rest.size() != 1) {
-    std::fprintf(stderr, "usage: tensorblob import --store DIR --name MODEL[:TAG] [--json] SRC_DIR\n");
-    return kExitUsage;
-  }
-  int rc = kExitOk;
-  tblob_store *s = open_store("import", a.store, true, a.json, &rc);
+  int rc;
+  static const StoreCommand kCommand = {"import", "import --store DIR --name MODEL[:TAG] [--json] SRC_DIR",
+                                         1, 1, true, false, true};
+  tblob_store *s = start_store_command(kCommand, argc, argv, &a, &rc);
   if (!s) return rc;
   tblob_import_result res = TBLOB_IMPORT_RESULT_INIT;
   tblob_diag d = TBLOB_DIAG_INIT;
@@ -563,13 +574,10 @@ int cmd_import(int argc, char **argv) {
 
 int cmd_gc(int argc, char **argv) {
   Args a;
-  if (!parse("gc", argc, argv, &a, false, true)) return kExitUsage;
-  if (!a.store || !a.rest.empty()) {
-    std::fprintf(stderr, "usage: tensorblob gc --store DIR [--remove] [--json]\n");
-    return kExitUsage;
-  }
-  int rc = kExitOk;
-  tblob_store *s = open_store("gc", a.store, false, a.json, &rc);
+  int rc;
+  static const StoreCommand kCommand = {"gc", "gc --store DIR [--remove] [--json]",
+                                         0, 0, false, true, false};
+  tblob_store *s = start_store_command(kCommand, argc, argv, &a, &rc);
   if (!s) return rc;
   JsonWriter w;
   GcState st;

@@ -22,6 +22,18 @@ bool covers(const T *s, size_t end_of_field) {
   return s && s->struct_size >= end_of_field;
 }
 
+void fill_result(const tblob::uqff::VerifySummary &sum, tblob_uqff_verify_result *result) {
+  if (!result) return;
+  result->version_major = sum.version_major;
+  result->version_minor = sum.version_minor;
+  result->version_patch = sum.version_patch;
+  result->shards = sum.shards;
+  result->layers = sum.layers;
+  result->tensors = sum.tensors;
+  result->errors = sum.errors;
+  result->warnings = sum.warnings;
+}
+
 struct Adapter {
   tblob_uqff_report_fn fn;
   void *user;
@@ -187,16 +199,7 @@ TBLOB_API tblob_status tblob_uqff_verify(const char *const *paths, size_t path_c
   tblob::uqff::VerifySummary sum;
   const Status s = tblob::uqff::verify_set(m, paths, path_count, limits, adapt, &a, &sum, d);
   tblob::model_free(m);
-  if (result) {
-    result->version_major = sum.version_major;
-    result->version_minor = sum.version_minor;
-    result->version_patch = sum.version_patch;
-    result->shards = sum.shards;
-    result->layers = sum.layers;
-    result->tensors = sum.tensors;
-    result->errors = sum.errors;
-    result->warnings = sum.warnings;
-  }
+  fill_result(sum, result);
   return s;
 }
 
@@ -241,16 +244,7 @@ TBLOB_API tblob_status tblob_uqff_verify_memory(const void *const *bufs, const s
   const Status s = tblob::uqff::open_buffers(m, reinterpret_cast<const uint8_t *const *>(bufs), lens, count, limits,
                                              adapt, &a, &sum, d);
   tblob::model_free(m);
-  if (result) {
-    result->version_major = sum.version_major;
-    result->version_minor = sum.version_minor;
-    result->version_patch = sum.version_patch;
-    result->shards = sum.shards;
-    result->layers = sum.layers;
-    result->tensors = sum.tensors;
-    result->errors = sum.errors;
-    result->warnings = sum.warnings;
-  }
+  fill_result(sum, result);
   return s;
 }
 
