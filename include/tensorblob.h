@@ -521,7 +521,8 @@ typedef enum tblob_quant_source {
   TBLOB_QUANT_SOURCE_PLAIN = 0,        /* no companions (plain float/F8/F4, or not dequantizable) */
   TBLOB_QUANT_SOURCE_OLLAMA = 1,       /* combined blob: .scale / .bias / .global_scale */
   TBLOB_QUANT_SOURCE_MLX_COMMUNITY = 2,/* .scales / .biases + config.json quantization */
-  TBLOB_QUANT_SOURCE_HF_BLOCK_FP8 = 3  /* F8_E4M3 + weight_scale_inv */
+  TBLOB_QUANT_SOURCE_HF_BLOCK_FP8 = 3, /* F8_E4M3 + weight_scale_inv */
+  TBLOB_QUANT_SOURCE_SLM1 = 4          /* SLM1 q8_0 / q4_0 row: codes and scale array in the row */
 } tblob_quant_source;
 
 /* A quantized tensor as bytes plus numbers, for tblob_dequant_raw (no model needed). All

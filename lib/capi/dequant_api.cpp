@@ -614,7 +614,9 @@ TBLOB_API tblob_status tblob_tensor_quant(const tblob_model *model, uint64_t ind
   const QuantDesc &q = v.q;
   info->scheme = static_cast<uint32_t>(q.scheme);
   info->flags = (v.logical || v.own_scheme) ? TBLOB_TENSOR_QUANTIZED : v.rec ? TBLOB_TENSOR_COMPANION : 0u;
-  info->source = v.logical ? v.rec->source : static_cast<uint32_t>(TBLOB_QUANT_SOURCE_PLAIN);
+  info->source = v.logical      ? v.rec->source
+                 : v.own_scheme ? static_cast<uint32_t>(TBLOB_QUANT_SOURCE_SLM1)  // only SLM1 rows carry their own
+                                : static_cast<uint32_t>(TBLOB_QUANT_SOURCE_PLAIN);
   info->bits = element_bits(q);
   info->group_size = q.group_size;
   info->scale_dtype = q.scale_dtype;

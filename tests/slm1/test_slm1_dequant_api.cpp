@@ -230,6 +230,7 @@ TEST(Slm1DequantApi, DescriptorIsZeroCopyAndInfoIsLogical) {
       EXPECT_EQ(d.scheme, static_cast<uint32_t>(TBLOB_QUANT_F32));
       EXPECT_EQ(d.scales, nullptr);
       EXPECT_EQ(qi.flags, 0u);
+      EXPECT_EQ(qi.source, static_cast<uint32_t>(TBLOB_QUANT_SOURCE_PLAIN));
       EXPECT_EQ(ti.quant_flags, 0u);
       continue;
     }
@@ -242,6 +243,7 @@ TEST(Slm1DequantApi, DescriptorIsZeroCopyAndInfoIsLogical) {
     EXPECT_EQ(d.data_bytes, q8 ? s.rows() * s.cols() : s.rows() * s.cols() / 2);
     EXPECT_EQ(qi.scheme, q8 ? kSchemeQ8 : kSchemeQ4);
     EXPECT_EQ(qi.flags, static_cast<uint32_t>(TBLOB_TENSOR_QUANTIZED));
+    EXPECT_EQ(qi.source, static_cast<uint32_t>(TBLOB_QUANT_SOURCE_SLM1));
     EXPECT_EQ(qi.bits, q8 ? 8u : 4u);
     EXPECT_EQ(qi.weight_index, static_cast<int64_t>(index));
     EXPECT_EQ(qi.scale_index, -1);
