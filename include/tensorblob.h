@@ -877,12 +877,28 @@ TBLOB_API void tblob_verifier_close(tblob_verifier *verifier) TBLOB_NOEXCEPT;
 /* tblob_import_options.flags */
 #define TBLOB_IMPORT_TRUST_EXISTING 1u /* reuse a blob already present by size, unhashed */
 
+typedef struct tblob_import_progress {
+  uint32_t struct_size;
+  uint32_t reserved;
+  uint64_t tensors_total;  /* source tensors to import */
+  uint64_t tensors_done;   /* in blobs written or found in the store */
+  uint64_t bytes_total;    /* their data bytes */
+  uint64_t bytes_done;
+} tblob_import_progress;
+/* Called on the calling thread only, during the call: once before the first blob and after
+ * every tensor blob. Return non-zero to cancel (TBLOB_E_CANCELLED): the manifest is not
+ * written; blobs already written are complete, are reused by the next import and are what
+ * tblob_store_gc lists until a manifest references them. */
+typedef int (*tblob_import_progress_fn)(void *user, const tblob_import_progress *progress);
+
 typedef struct tblob_import_options {
   uint32_t struct_size;
-  uint32_t flags;                   /* TBLOB_IMPORT_* */
-  const tblob_open_options *open;   /* limits for reading the source; NULL: defaults */
+  uint32_t flags;                    /* TBLOB_IMPORT_* */
+  const tblob_open_options *open;    /* limits for reading the source; NULL: defaults */
+  tblob_import_progress_fn progress; /* may be NULL (appended in 0.1: read when covered) */
+  void *progress_user;
 } tblob_import_options;
-#define TBLOB_IMPORT_OPTIONS_INIT {(uint32_t)sizeof(tblob_import_options), 0u, NULL}
+#define TBLOB_IMPORT_OPTIONS_INIT {(uint32_t)sizeof(tblob_import_options), 0u, NULL, NULL, NULL}
 
 typedef struct tblob_import_result {
   uint32_t struct_size;

@@ -15,7 +15,7 @@ std::string examples() {
 
 struct Import : tt::Fixture {
   tblob_status import(const char *name, const std::string &src, tblob_import_result *res, tblob_diag *d,
-                      uint32_t flags = 0) {
+                      uint32_t flags = 0, const tblob_import_options *given = nullptr) {
     tblob_store_options so = TBLOB_STORE_OPTIONS_INIT;
     so.flags = TBLOB_STORE_CREATE;
     tblob_store *s = nullptr;
@@ -23,7 +23,7 @@ struct Import : tt::Fixture {
     if (r != TBLOB_OK) return r;
     tblob_import_options o = TBLOB_IMPORT_OPTIONS_INIT;
     o.flags = flags;
-    r = tblob_store_import(s, name, std::strlen(name), src.c_str(), &o, res, d);
+    r = tblob_store_import(s, name, std::strlen(name), src.c_str(), given ? given : &o, res, d);
     tblob_store_close(s);
     return r;
   }
@@ -110,6 +110,88 @@ TEST_F(Import, TinyLlamaRoundTripRerunAndDedup) {
   ASSERT_EQ(import("tiny", src, &res, &d), TBLOB_OK) << d.message;
   EXPECT_EQ(res.blobs_written, 1u);
   EXPECT_EQ(verify(nullptr, &d), TBLOB_OK) << d.message;
+}
+
+// Progress: one call before the first blob, one after each tensor blob, counts that only grow
+// and end at the totals; totals taken from the source independently. Non-zero cancels before
+// the manifest; the next import reuses what was written.
+struct ProgressLog {
+  std::vector<tblob_import_progress> calls;
+  size_t cancel_at = SIZE_MAX;  // return non-zero on this call
+};
+
+int log_progress(void *user, const tblob_import_progress *p) {
+  ProgressLog *log = static_cast<ProgressLog *>(user);
+  log->calls.push_back(*p);
+  return log->calls.size() - 1 == log->cancel_at ? 1 : 0;
+}
+
+TEST_F(Import, ProgressAndCancel) {
+  const std::string src = dir + "/src";
+  tw::mkdirs(src);
+  tw::write_file(src + "/model.safetensors", tw::read_file(examples() + "/tiny-llama/model.safetensors"));
+  tw::write_file(src + "/config.json", "{\"model_type\":\"llama\"}");
+  // Totals from the source itself.
+  tblob_model *src_m = nullptr;
+  tblob_diag d = TBLOB_DIAG_INIT;
+  ASSERT_EQ(tblob_open_path((src + "/model.safetensors").c_str(), nullptr, &src_m, &d), TBLOB_OK) << d.message;
+  const uint64_t tensors = tblob_tensor_count(src_m);
+  uint64_t bytes = 0;
+  for (uint64_t i = 0; i < tensors; ++i) {
+    tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
+    ASSERT_EQ(tblob_tensor_at(src_m, i, &t, nullptr), TBLOB_OK);
+    bytes += t.data_length;
+  }
+  tblob_close(src_m);
+  ASSERT_GT(tensors, 2u);
+  ASSERT_GT(bytes, 0u);
+
+  // Cancelled on the third call (after two blobs): no manifest, two tensor blobs on disk.
+  ProgressLog cancel;
+  cancel.cancel_at = 2;
+  tblob_import_options o = TBLOB_IMPORT_OPTIONS_INIT;
+  o.progress = log_progress;
+  o.progress_user = &cancel;
+  tblob_import_result res = TBLOB_IMPORT_RESULT_INIT;
+  EXPECT_EQ(import("tiny", src, &res, &d, 0, &o), TBLOB_E_CANCELLED);
+  EXPECT_NE(std::string(d.message).find("cancelled"), std::string::npos) << d.message;
+  ASSERT_EQ(cancel.calls.size(), 3u);
+  EXPECT_EQ(res.blobs_written, 2u);
+  EXPECT_EQ(res.manifest_written, 0u);
+  struct stat man_st;
+  EXPECT_NE(::stat((root + "/manifests/registry.ollama.ai/library/tiny/latest").c_str(), &man_st), 0);
+  EXPECT_EQ(blob_files().size(), 2u);
+
+  // The full run: calls grow to the totals and the two blobs are reused.
+  ProgressLog log;
+  o.progress_user = &log;
+  res = TBLOB_IMPORT_RESULT_INIT;
+  ASSERT_EQ(import("tiny", src, &res, &d, 0, &o), TBLOB_OK) << d.message;
+  EXPECT_EQ(res.blobs_reused, 2u);
+  ASSERT_EQ(log.calls.size(), tensors + 1);  // tiny-llama has no expert groups: one blob per tensor
+  EXPECT_EQ(log.calls.front().tensors_done, 0u);
+  EXPECT_EQ(log.calls.front().bytes_done, 0u);
+  for (size_t i = 0; i < log.calls.size(); ++i) {
+    const tblob_import_progress &p = log.calls[i];
+    EXPECT_EQ(p.struct_size, sizeof(tblob_import_progress));
+    EXPECT_EQ(p.tensors_total, tensors);
+    EXPECT_EQ(p.bytes_total, bytes);
+    if (i) {
+      EXPECT_EQ(p.tensors_done, log.calls[i - 1].tensors_done + 1);
+      EXPECT_GE(p.bytes_done, log.calls[i - 1].bytes_done);
+    }
+  }
+  EXPECT_EQ(log.calls.back().tensors_done, tensors);
+  EXPECT_EQ(log.calls.back().bytes_done, bytes);
+  EXPECT_EQ(verify("tiny", &d), TBLOB_OK) << d.message;
+
+  // Options from before the progress fields (struct_size without them): accepted, no calls.
+  ProgressLog old_log;
+  o.progress_user = &old_log;
+  o.struct_size = offsetof(tblob_import_options, progress);
+  res = TBLOB_IMPORT_RESULT_INIT;
+  ASSERT_EQ(import("tiny", src, &res, &d, 0, &o), TBLOB_OK) << d.message;
+  EXPECT_TRUE(old_log.calls.empty());
 }
 
 TEST_F(Import, ExpertGroupsAndComponents) {

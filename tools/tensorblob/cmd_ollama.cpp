@@ -159,28 +159,41 @@ int ls_entry(void *user, const tblob_store_entry *e) {
 
 // ---- verify ---------------------------------------------------------------------------------
 
+// A one-line progress bar on stderr, redrawn at most every 100 ms and at the end.
+struct ProgressBar {
+  bool on = false;
+  std::chrono::steady_clock::time_point last;
+
+  void draw(const char *verb, uint64_t bytes_done, uint64_t bytes_total, uint64_t done, uint64_t total,
+            const char *unit) {
+    if (!on) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (done != total && now - last < std::chrono::milliseconds(100)) return;
+    last = now;
+    const double frac = bytes_total ? static_cast<double>(bytes_done) / static_cast<double>(bytes_total) : 1.0;
+    const int width = 30, fill = static_cast<int>(frac * width + 0.5);
+    std::string bar(static_cast<size_t>(fill), '#');
+    bar.append(static_cast<size_t>(width - fill), '.');
+    std::fprintf(stderr, "\r%s [%s] %3d%%  %s / %s  %llu/%llu %s", verb, bar.c_str(), static_cast<int>(frac * 100),
+                 human_bytes(bytes_done).c_str(), human_bytes(bytes_total).c_str(),
+                 static_cast<unsigned long long>(done), static_cast<unsigned long long>(total), unit);
+    std::fflush(stderr);
+  }
+  void clear() const {
+    if (on) std::fprintf(stderr, "\r\033[K");
+  }
+};
+
 struct VerifyState {
   JsonWriter *w;
   bool json;
-  bool bar;
+  ProgressBar bar;
   int bad = 0;
-  std::chrono::steady_clock::time_point last;
 };
 
 int verify_progress(void *user, const tblob_verify_progress *p) {
-  VerifyState *st = static_cast<VerifyState *>(user);
-  if (!st->bar) return 0;
-  const auto now = std::chrono::steady_clock::now();
-  if (p->blobs_done != p->blobs_total && now - st->last < std::chrono::milliseconds(100)) return 0;
-  st->last = now;
-  const double frac = p->bytes_total ? static_cast<double>(p->bytes_done) / static_cast<double>(p->bytes_total) : 1.0;
-  const int width = 30, fill = static_cast<int>(frac * width + 0.5);
-  std::string bar(static_cast<size_t>(fill), '#');
-  bar.append(static_cast<size_t>(width - fill), '.');
-  std::fprintf(stderr, "\rverifying [%s] %3d%%  %s / %s  %llu/%llu blobs", bar.c_str(), static_cast<int>(frac * 100),
-               human_bytes(p->bytes_done).c_str(), human_bytes(p->bytes_total).c_str(),
-               static_cast<unsigned long long>(p->blobs_done), static_cast<unsigned long long>(p->blobs_total));
-  std::fflush(stderr);
+  static_cast<VerifyState *>(user)->bar.draw("verifying", p->bytes_done, p->bytes_total, p->blobs_done,
+                                             p->blobs_total, "blobs");
   return 0;
 }
 
@@ -205,7 +218,7 @@ int verify_blob(void *user, const tblob_blob_result *r) {
     }
     w.raw('}');
   } else {
-    if (st->bar) std::fprintf(stderr, "\r\033[K");
+    st->bar.clear();
     if (r->digest_len)
       std::printf("BAD %.*s: %s: %s\n", static_cast<int>(r->path_len), r->path, tblob_status_name(r->status), r->message);
     else
@@ -461,8 +474,7 @@ int cmd_verify(int argc, char **argv) {
   VerifyState st;
   st.w = &w;
   st.json = a.json;
-  st.bar = !a.json && ::isatty(2);
-  st.last = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  st.bar.on = !a.json && ::isatty(2);
   tblob_verify_options o = TBLOB_VERIFY_OPTIONS_INIT;
   o.threads = a.threads;
   if (a.map) o.flags |= TBLOB_VERIFY_MAP;
@@ -485,7 +497,7 @@ int cmd_verify(int argc, char **argv) {
   const auto t0 = std::chrono::steady_clock::now();
   const tblob_status r = tblob_store_verify(s, model, model ? std::strlen(model) : 0, &o, &sum, &d);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (st.bar) std::fprintf(stderr, "\r\033[K");
+  st.bar.clear();
   const bool ok = r == TBLOB_OK;
   if (a.json) {
     w.raw("],\"ok\":");
@@ -529,8 +541,18 @@ int cmd_import(int argc, char **argv) {
   if (!s) return rc;
   tblob_import_result res = TBLOB_IMPORT_RESULT_INIT;
   tblob_diag d = TBLOB_DIAG_INIT;
+  ProgressBar bar;
+  bar.on = !a.json && ::isatty(2);
+  tblob_import_options o = TBLOB_IMPORT_OPTIONS_INIT;
+  o.progress = [](void *user, const tblob_import_progress *p) {
+    static_cast<ProgressBar *>(user)->draw("importing", p->bytes_done, p->bytes_total, p->tensors_done,
+                                           p->tensors_total, "tensors");
+    return 0;
+  };
+  o.progress_user = &bar;
   const auto t0 = std::chrono::steady_clock::now();
-  const tblob_status r = tblob_store_import(s, a.name, std::strlen(a.name), a.rest[0], nullptr, &res, &d);
+  const tblob_status r = tblob_store_import(s, a.name, std::strlen(a.name), a.rest[0], &o, &res, &d);
+  bar.clear();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   char canon[1024];
   size_t cl = 0;

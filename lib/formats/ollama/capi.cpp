@@ -358,16 +358,21 @@ TBLOB_API tblob_status tblob_store_import(const tblob_store *store, const char *
   if (!store || !source_dir || (!name && name_len)) return bad_arg(d, "store, name and source_dir are required");
   uint32_t flags = 0;
   const tblob_open_options *open = nullptr;
+  ol::ImportProgress progress;
   if (options) {
     const uint32_t n = options->struct_size;
     if (n < offsetof(tblob_import_options, flags) + sizeof(uint32_t)) return bad_arg(d, "options->struct_size");
     flags = options->flags;
     if (has_field(n, offsetof(tblob_import_options, open), sizeof(void *))) open = options->open;
+    if (has_field(n, offsetof(tblob_import_options, progress_user), sizeof(void *))) {
+      progress.fn = options->progress;
+      progress.user = options->progress_user;
+    }
   }
   if (result && result->struct_size < sizeof(tblob_import_result)) return bad_arg(d, "result->struct_size");
   tblob::Limits limits;
   if (!tblob::resolve_limits(open, &limits)) return bad_arg(d, "options->open: struct_size or mode");
-  return ol::import_model(*store, name, name_len, source_dir, flags, limits, result, d);
+  return ol::import_model(*store, name, name_len, source_dir, flags, limits, progress, result, d);
 }
 
 TBLOB_API tblob_status tblob_store_gc(const tblob_store *store, const tblob_gc_options *options,

@@ -226,8 +226,9 @@ bool write_all(int fd, const void *p, size_t n) {
 
 class Importer {
  public:
-  Importer(const tblob_store &s, uint32_t flags, const Limits &limits, const Diag &diag)
-      : s_(s), flags_(flags), limits_(limits), diag_(diag), arena_(&s.alloc), srcs_(&s.alloc),
+  Importer(const tblob_store &s, uint32_t flags, const Limits &limits, const ImportProgress &progress,
+           const Diag &diag)
+      : s_(s), flags_(flags), limits_(limits), progress_(progress), diag_(diag), arena_(&s.alloc), srcs_(&s.alloc),
         items_(&s.alloc), layers_(&s.alloc) {}
   ~Importer() {
     for (size_t i = 0; i < srcs_.size(); ++i) model_free(srcs_[i].m);
@@ -250,10 +251,13 @@ class Importer {
   Status write_config(const char *src_dir, OutLayer *config);
   Status write_manifest(const ModelName &name, const OutLayer &config);
   char *join(const char *a, const char *b);
+  Status report(uint64_t tensors_done, uint64_t bytes_done);
 
   const tblob_store &s_;
   uint32_t flags_;
   Limits limits_;
+  ImportProgress progress_;
+  uint64_t tensors_total_ = 0, bytes_total_ = 0;
   const Diag &diag_;
   Arena arena_;
   PodVec<Src> srcs_;
@@ -481,10 +485,34 @@ Status Importer::write_blob(const Piece *pieces, size_t np, char digest[kDigestB
   return TBLOB_OK;
 }
 
+Status Importer::report(uint64_t tensors_done, uint64_t bytes_done) {
+  if (!progress_.fn) return TBLOB_OK;
+  tblob_import_progress p;
+  p.struct_size = sizeof(p);
+  p.reserved = 0;
+  p.tensors_total = tensors_total_;
+  p.tensors_done = tensors_done;
+  p.bytes_total = bytes_total_;
+  p.bytes_done = bytes_done;
+  if (progress_.fn(progress_.user, &p) == 0) return TBLOB_OK;
+  return diag_.fail(TBLOB_E_CANCELLED, TBLOB_NO_OFFSET, -1,
+                    "import cancelled by the progress callback after %llu of %llu tensors; manifest not written",
+                    static_cast<unsigned long long>(tensors_done), static_cast<unsigned long long>(tensors_total_));
+}
+
 Status Importer::write_tensor_blobs() {
   PodVec<HeaderTensor> ts(&s_.alloc);
   PodVec<Piece> pieces(&s_.alloc);
   ByteBuf header(&s_.alloc);
+  tensors_total_ = items_.size();
+  bytes_total_ = 0;
+  for (size_t k = 0; k < items_.size(); ++k) {
+    const TensorDesc &t = srcs_[items_[k].src].m->tensors[items_[k].row];
+    if (!checked_add(bytes_total_, t.end - t.begin, &bytes_total_)) bytes_total_ = UINT64_MAX;  // only a figure
+  }
+  uint64_t bytes_done = 0;
+  Status st = report(0, 0);
+  if (st != TBLOB_OK) return st;
   size_t i = 0;
   while (i < items_.size()) {
     size_t j = i + 1;
@@ -504,6 +532,7 @@ Status Importer::write_tensor_blobs() {
       size_t nb;
       if (!to_size(bytes, &nb) || !range_inside(t.file_offset, bytes, f.source.len))
         return diag_.fail(TBLOB_E_RANGE, t.file_offset, -1, "tensor data outside its source file");
+      bytes_done += bytes;
       HeaderTensor h{t.name, t.name_len, t.dtype, t.shape, t.rank, bytes};
       if (!ts.push(h) || !pieces.push(Piece{f.source.data ? f.source.data + t.file_offset : nullptr, nb}))
         return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
@@ -512,13 +541,14 @@ Status Importer::write_tensor_blobs() {
     pieces[0] = Piece{reinterpret_cast<const uint8_t *>(header.data()), header.size()};
     OutLayer l{};
     l.media_type = kTensorType;
-    Status st = write_blob(pieces.data(), pieces.size(), l.digest, &l.size);
+    st = write_blob(pieces.data(), pieces.size(), l.digest, &l.size);
     if (st != TBLOB_OK) return st;
     l.name = items_[i].group ? items_[i].group : items_[i].layer;
     l.name_len = items_[i].group ? items_[i].group_len : items_[i].layer_len;
     if (!layers_.push(l)) return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
     res_.tensors += j - i;
     i = j;
+    if ((st = report(i, bytes_done)) != TBLOB_OK) return st;
   }
   return TBLOB_OK;
 }
@@ -694,12 +724,12 @@ Status Importer::run(const ModelName &name, const char *src_dir, tblob_import_re
 }  // namespace
 
 Status import_model(const tblob_store &s, const char *name, size_t name_len, const char *src_dir,
-                    uint32_t flags, const Limits &limits, tblob_import_result *result,
-                    const Diag &diag) {
+                    uint32_t flags, const Limits &limits, const ImportProgress &progress,
+                    tblob_import_result *result, const Diag &diag) {
   ModelName mn;
   Status st = parse_name(name, name_len, &mn, diag);
   if (st != TBLOB_OK) return st;
-  Importer imp(s, flags, limits, diag);
+  Importer imp(s, flags, limits, progress, diag);
   return imp.run(mn, src_dir, result);
 }
 

@@ -191,9 +191,13 @@ Status verifier_final(tblob_verifier *v, char *actual, size_t cap, const Diag &d
 void verifier_close(tblob_verifier *v);
 
 // ---- import.cpp ------------------------------------------------------------------------
+struct ImportProgress {
+  tblob_import_progress_fn fn = nullptr;
+  void *user = nullptr;
+};
 Status import_model(const tblob_store &s, const char *name, size_t name_len, const char *src_dir,
-                    uint32_t flags, const Limits &limits, tblob_import_result *result,
-                    const Diag &diag);
+                    uint32_t flags, const Limits &limits, const ImportProgress &progress,
+                    tblob_import_result *result, const Diag &diag);
 // A growable byte buffer through an Allocator (no exceptions; false on failure).
 class ByteBuf {
  public:
