@@ -1,6 +1,6 @@
 // bench_verify: Ollama store verification throughput and model-open time.
 //
-//   bench_verify DIR [--blobs N] [--bytes TOTAL] [--repeat R]
+//   bench_verify DIR [--blobs N] [--bytes TOTAL] [--repeat R] [--cold]
 //
 // Builds (once) a store in DIR with N tensor blobs of TOTAL bytes in all (default 1,000
 // blobs, 2 GB) and one model "bench" whose manifest lists all of them (a 1,000-layer
@@ -11,6 +11,9 @@
 //     mmap(), EVP SHA-256, close; no checks) over the same blobs, so the gap between the
 //     in-memory rate and verify splits into the kernel's share and the library's;
 //   - sha256sum over the same files, 2 processes (xargs -P2);
+//   - with --cold, last (it leaves the page cache refilled by readahead): verify and the bare
+//     read loop on blobs evicted from the page cache (fdatasync + POSIX_FADV_DONTNEED per file,
+//     no root needed), i.e. read from the disk;
 //   - time to a ready table: tblob_store_open_model on the 1,000-layer model.
 // Prints one line per measurement (GB = 1e9 bytes).
 #include <openssl/evp.h>
@@ -191,20 +194,38 @@ double bare_rate(const std::vector<std::string> &files, uint64_t bytes, bool map
   return static_cast<double>(bytes) / secs(t0, Clock::now()) / 1e9;
 }
 
+// Drops the files' pages from the page cache (clean pages only, hence the sync first).
+void evict(const std::vector<std::string> &files) {
+  for (const std::string &f : files) {
+    const int fd = open(f.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    fdatasync(fd);
+    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    close(fd);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: bench_verify DIR [--blobs N] [--bytes TOTAL] [--repeat R]\n");
+    std::fprintf(stderr, "usage: bench_verify DIR [--blobs N] [--bytes TOTAL] [--repeat R] [--cold]\n");
     return 2;
   }
   const std::string root = argv[1];
   int blobs = 1000, repeat = 3;
   uint64_t total = 2000000000ull;
-  for (int i = 2; i + 1 < argc; i += 2) {
+  bool cold = false;
+  for (int i = 2; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--cold")) {
+      cold = true;
+      continue;
+    }
+    if (i + 1 >= argc) break;
     if (!std::strcmp(argv[i], "--blobs")) blobs = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--bytes")) total = std::strtoull(argv[i + 1], nullptr, 10);
     if (!std::strcmp(argv[i], "--repeat")) repeat = std::atoi(argv[i + 1]);
+    ++i;
   }
   auto t0 = Clock::now();
   build_store(root, blobs, total);
@@ -276,6 +297,26 @@ int main(int argc, char **argv) {
   std::printf("tblob_store_verify MAP, 2 threads     : %6.2f GB/s  (%.0f%% of 2-thread libcrypto, %.0f%% of the bare mmap loop)\n",
               best_m2, 100.0 * best_m2 / best_c2, 100.0 * best_m2 / best_bare_map);
   std::printf("sha256sum, 2 processes (xargs -P2)    : %6.2f GB/s\n", best_sum);
+  if (cold) {
+    double best_cv = 0, best_cb = 0;
+    for (int r = 0; r < repeat; ++r) {
+      evict(files);
+      tblob_verify_options o = TBLOB_VERIFY_OPTIONS_INIT;
+      o.threads = 2;
+      tblob_verify_summary sum = TBLOB_VERIFY_SUMMARY_INIT;
+      t0 = Clock::now();
+      if (tblob_store_verify(s, "bench", 5, &o, &sum, &d) != TBLOB_OK) {
+        std::fprintf(stderr, "verify: %s\n", d.message);
+        return 1;
+      }
+      best_cv = std::max(best_cv, sum.bytes_hashed / secs(t0, Clock::now()) / 1e9);
+      evict(files);
+      best_cb = std::max(best_cb, bare_rate(files, file_bytes, false));
+    }
+    std::printf("cold: bare read()+SHA-256 loop, 2 thr : %6.2f GB/s\n", best_cb);
+    std::printf("cold: tblob_store_verify, 2 threads   : %6.2f GB/s  (%.2fx the bare loop)\n", best_cv,
+                best_cv / best_cb);
+  }
   // Time to a ready table for the 1,000-layer model.
   std::vector<double> opens;
   for (int r = 0; r < 9; ++r) {

@@ -12,6 +12,7 @@
 #include <new>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -60,7 +61,65 @@ struct Shared {
   int cancel = 0;           // atomic
   int active = 0;           // atomic: worker threads still running
   bool mapped = false;      // TBLOB_VERIFY_MAP
+  int cold = 0;             // atomic: a blob's first bytes were not in the page cache
+  uint64_t prefetch_next = 0;  // atomic: the next job whose file may be prefetched
 };
+
+// Cold stores (nothing in the page cache): each thread would wait for its blob's reads, hash,
+// then wait again, so the disk idles while both cores hash. Once a first read finds a blob
+// uncached, the workers ask the kernel to read the next blobs in the background
+// (POSIX_FADV_WILLNEED), up to kPrefetchJobs jobs and kPrefetchBytes ahead of the newest job
+// taken. A cached store never turns this on, so it costs those stores nothing.
+constexpr uint64_t kPrefetchJobs = 16;
+constexpr uint64_t kPrefetchBytes = uint64_t{64} << 20;
+
+void prefetch_file(const Shared &sh, const Job &job) {
+  if (job.is_manifest || job.expected == 0) return;
+  char file[kDigestBuf];
+  if (blob_file_name(job.digest, kDigestChars, file, Diag()) != TBLOB_OK) return;
+  // The same flags as open_blob: never follows a symlink, never blocks on a FIFO. Only a hint:
+  // the blob is opened and checked again when it is verified.
+  const int fd = ::openat(sh.s->blobs_fd, file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return;
+#ifdef POSIX_FADV_WILLNEED
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
+#endif
+  ::close(fd);
+}
+
+void prefetch_after(Shared &sh, uint64_t taken) {
+  if (!__atomic_load_n(&sh.cold, __ATOMIC_RELAXED)) return;
+  const uint64_t end = sh.n - taken - 1 < kPrefetchJobs ? sh.n : taken + 1 + kPrefetchJobs;
+  uint64_t ahead = 0;  // bytes between the job taken and the one to prefetch
+  for (uint64_t k = taken + 1; k < end; ++k) {
+    ahead += sh.jobs[k].expected;
+    if (ahead > kPrefetchBytes && k > taken + 1) return;
+    uint64_t next = __atomic_load_n(&sh.prefetch_next, __ATOMIC_RELAXED);
+    if (next > k) continue;  // already asked for
+    // Claim job k (another worker may claim it first; then move on).
+    if (__atomic_compare_exchange_n(&sh.prefetch_next, &next, k + 1, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+      prefetch_file(sh, sh.jobs[k]);
+  }
+}
+
+// The first read of a blob (size bytes long) doubles as the cache probe: RWF_NOWAIT returns
+// only what the page cache holds. Returns bytes read, or -1 with errno.
+ssize_t first_read(Shared &sh, int fd, uint8_t *buf, size_t len, uint64_t size) {
+#if defined(__GLIBC__) && defined(RWF_NOWAIT)
+  if (!__atomic_load_n(&sh.cold, __ATOMIC_RELAXED)) {
+    struct iovec v = {buf, len};
+    const ssize_t r = ::preadv2(fd, &v, 1, 0, RWF_NOWAIT);
+    if (r >= 0 && (static_cast<size_t>(r) == len || static_cast<uint64_t>(r) == size)) return r;
+    if (r > 0 || (r < 0 && errno == EAGAIN)) __atomic_store_n(&sh.cold, 1, __ATOMIC_RELAXED);
+    if (r > 0) return r;  // the rest follows with ordinary reads
+    // EAGAIN, or no RWF_NOWAIT here (EOPNOTSUPP): read normally.
+  }
+#else
+  (void)sh;
+  (void)size;
+#endif
+  return ::pread(fd, buf, len, 0);
+}
 
 struct Pump;
 void process(Shared &sh, Job &job, uint8_t *buf, Pump *pump);
@@ -192,6 +251,7 @@ void process(Shared &sh, Job &job, uint8_t *buf, Pump *pump) {
 #ifdef MADV_SEQUENTIAL
     ::madvise(map, len, MADV_SEQUENTIAL);
 #endif
+    (void)first_read(sh, fd, buf, len < 4096 ? len : 4096, job.expected);  // the cache probe only
     const uint8_t *p = static_cast<const uint8_t *>(map);
     while (total < job.expected) {
       if (__atomic_load_n(&sh.cancel, __ATOMIC_ACQUIRE)) break;
@@ -219,7 +279,8 @@ void process(Shared &sh, Job &job, uint8_t *buf, Pump *pump) {
         set_msg(job, TBLOB_E_CANCELLED, "cancelled");
         return;
       }
-      const ssize_t r = ::read(fd, buf, kChunk);
+      const ssize_t r = total == 0 ? first_read(sh, fd, buf, kChunk, job.expected)
+                                   : ::pread(fd, buf, kChunk, static_cast<off_t>(total));
       if (r < 0 && errno == EINTR) continue;
       if (r < 0) {
         const int e = errno;
@@ -271,6 +332,7 @@ void run_worker(Worker &w) {
     if (__atomic_load_n(&w.sh->cancel, __ATOMIC_ACQUIRE)) break;
     const uint64_t i = __atomic_fetch_add(&w.sh->next, 1, __ATOMIC_RELAXED);
     if (i >= w.sh->n) break;
+    prefetch_after(*w.sh, i);
     Job &j = w.sh->jobs[i];
     process(*w.sh, j, w.buf, w.pump);
     __atomic_store_n(&j.done, 1, __ATOMIC_RELEASE);
