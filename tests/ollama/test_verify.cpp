@@ -8,6 +8,14 @@ namespace {
 
 using tw::T;
 
+// on_blob callback: "<digest> <status name>" of every bad blob into a std::vector<std::string>.
+int collect_bad(void *user, const tblob_blob_result *r) {
+  if (r->status != TBLOB_OK)
+    static_cast<std::vector<std::string> *>(user)->emplace_back(std::string(r->digest, r->digest_len) + " " +
+                                                                tblob_status_name(r->status));
+  return 0;
+}
+
 struct Verify : tt::Fixture {
   std::vector<tw::Layer> layers;
   void build(int n, size_t bytes) {
@@ -18,6 +26,19 @@ struct Verify : tt::Fixture {
     }
     st.manifest("a", layers);
     st.manifest("b", {layers[0]});  // shares a blob
+  }
+  // Verifies model "a" with these threads and flags; *bad gets the sorted bad blobs.
+  static tblob_status verify_a(tblob_store *s, uint32_t threads, uint32_t flags, std::vector<std::string> *bad,
+                               tblob_verify_summary *sum) {
+    tblob_verify_options o = TBLOB_VERIFY_OPTIONS_INIT;
+    o.threads = threads;
+    o.flags = flags;
+    o.on_blob = collect_bad;
+    o.on_blob_user = bad;
+    tblob_diag d = TBLOB_DIAG_INIT;
+    const tblob_status r = tblob_store_verify(s, "a", 1, &o, sum, &d);
+    std::sort(bad->begin(), bad->end());
+    return r;
   }
 };
 
@@ -108,29 +129,15 @@ TEST_F(Verify, MappedHashingAgreesWithRead) {
   uint64_t read_bytes = 0;
   for (uint32_t threads : {1u, 2u}) {
     for (uint32_t flags : {0u, static_cast<uint32_t>(TBLOB_VERIFY_MAP)}) {
-      struct Seen {
-        std::vector<std::string> bad;
-      } seen;
-      tblob_verify_options o = TBLOB_VERIFY_OPTIONS_INIT;
-      o.threads = threads;
-      o.flags = flags;
-      o.on_blob = [](void *u, const tblob_blob_result *r) {
-        if (r->status != TBLOB_OK)
-          static_cast<Seen *>(u)->bad.emplace_back(std::string(r->digest, r->digest_len) + " " +
-                                                   tblob_status_name(r->status));
-        return 0;
-      };
-      o.on_blob_user = &seen;
+      std::vector<std::string> bad;
       tblob_verify_summary sum = TBLOB_VERIFY_SUMMARY_INIT;
-      tblob_diag d = TBLOB_DIAG_INIT;
-      EXPECT_NE(tblob_store_verify(s, "a", 1, &o, &sum, &d), TBLOB_OK);
+      EXPECT_NE(verify_a(s, threads, flags, &bad, &sum), TBLOB_OK);
       EXPECT_EQ(sum.blobs, 7u);
       EXPECT_EQ(sum.blobs_bad, 2u) << "flags " << flags;
-      std::sort(seen.bad.begin(), seen.bad.end());
       std::vector<std::string> want = {layers[3].digest + " TBLOB_E_DIGEST_MISMATCH",
                                        layers[4].digest + " TBLOB_E_OLLAMA_BLOB_SIZE"};
       std::sort(want.begin(), want.end());
-      EXPECT_EQ(seen.bad, want) << "threads " << threads << " flags " << flags;
+      EXPECT_EQ(bad, want) << "threads " << threads << " flags " << flags;
       if (flags == 0) read_bytes = sum.bytes_hashed;
       EXPECT_EQ(sum.bytes_hashed, read_bytes);
       EXPECT_GE(sum.bytes_hashed, 4u * (3u << 20));  // the four good layer blobs at least
@@ -180,19 +187,8 @@ TEST_F(Verify, EvictedBlobsVerifyTheSame) {
             evict(f, 0, 0);
         }
         std::vector<std::string> bad;
-        tblob_verify_options o = TBLOB_VERIFY_OPTIONS_INIT;
-        o.threads = threads;
-        o.flags = flags;
-        o.on_blob = [](void *u, const tblob_blob_result *r) {
-          if (r->status != TBLOB_OK)
-            static_cast<std::vector<std::string> *>(u)->emplace_back(std::string(r->digest, r->digest_len) + " " +
-                                                                     tblob_status_name(r->status));
-          return 0;
-        };
-        o.on_blob_user = &bad;
         tblob_verify_summary sum = TBLOB_VERIFY_SUMMARY_INIT;
-        tblob_diag d = TBLOB_DIAG_INIT;
-        EXPECT_EQ(tblob_store_verify(s, "a", 1, &o, &sum, &d), TBLOB_E_DIGEST_MISMATCH);
+        EXPECT_EQ(verify_a(s, threads, flags, &bad, &sum), TBLOB_E_DIGEST_MISMATCH);
         const std::string where = "threads " + std::to_string(threads) + " flags " + std::to_string(flags) +
                                   " partial " + std::to_string(partial);
         EXPECT_EQ(sum.blobs, 13u) << where;

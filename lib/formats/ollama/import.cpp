@@ -487,13 +487,7 @@ Status Importer::write_blob(const Piece *pieces, size_t np, char digest[kDigestB
 
 Status Importer::report(uint64_t tensors_done, uint64_t bytes_done) {
   if (!progress_.fn) return TBLOB_OK;
-  tblob_import_progress p;
-  p.struct_size = sizeof(p);
-  p.reserved = 0;
-  p.tensors_total = tensors_total_;
-  p.tensors_done = tensors_done;
-  p.bytes_total = bytes_total_;
-  p.bytes_done = bytes_done;
+  const tblob_import_progress p = {sizeof(p), 0, tensors_total_, tensors_done, bytes_total_, bytes_done};
   if (progress_.fn(progress_.user, &p) == 0) return TBLOB_OK;
   return diag_.fail(TBLOB_E_CANCELLED, TBLOB_NO_OFFSET, -1,
                     "import cancelled by the progress callback after %llu of %llu tensors; manifest not written",

@@ -176,13 +176,7 @@ struct Pump {
       if (force || f != last_finished || b - last_bytes >= (uint64_t{32} << 20)) {
         last_bytes = b;
         last_finished = f;
-        tblob_verify_progress p;
-        p.struct_size = sizeof(p);
-        p.reserved = 0;
-        p.blobs_total = blobs_total;
-        p.blobs_done = f;
-        p.bytes_total = bytes_total;
-        p.bytes_done = b;
+        const tblob_verify_progress p = {sizeof(p), 0, blobs_total, f, bytes_total, b};
         if (opt->progress(opt->progress_user, &p) != 0) __atomic_store_n(&sh->cancel, 1, __ATOMIC_RELEASE);
       }
     }
