@@ -92,7 +92,7 @@ void prefetch_after(Shared &sh, uint64_t taken) {
   const uint64_t end = sh.n - taken - 1 < kPrefetchJobs ? sh.n : taken + 1 + kPrefetchJobs;
   uint64_t ahead = 0;  // bytes between the job taken and the one to prefetch
   for (uint64_t k = taken + 1; k < end; ++k) {
-    ahead += sh.jobs[k].expected;
+    if (!checked_add(ahead, sh.jobs[k].expected, &ahead)) ahead = UINT64_MAX;  // sizes from the manifest
     if (ahead > kPrefetchBytes && k > taken + 1) return;
     uint64_t next = __atomic_load_n(&sh.prefetch_next, __ATOMIC_RELAXED);
     if (next > k) continue;  // already asked for
