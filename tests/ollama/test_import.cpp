@@ -185,6 +185,37 @@ TEST_F(Import, ProgressAndCancel) {
   EXPECT_EQ(log.calls.back().bytes_done, bytes);
   EXPECT_EQ(verify("tiny", &d), TBLOB_OK) << d.message;
 
+  // A blob removed while the import runs (what a concurrent `gc --remove` would do to a blob
+  // whose manifest is not written yet): the import fails before the manifest, naming it, and
+  // the next run writes it again.
+  struct Remover {
+    std::string root;
+    std::vector<std::string> removed;
+  } rm{root, {}};
+  tblob_import_options ro = TBLOB_IMPORT_OPTIONS_INIT;
+  ro.progress = [](void *u, const tblob_import_progress *p) {
+    Remover *r = static_cast<Remover *>(u);
+    if (p->tensors_done == p->tensors_total && r->removed.empty()) {  // after the last tensor blob
+      if (DIR *d = ::opendir((r->root + "/blobs").c_str())) {
+        while (const dirent *e = ::readdir(d))
+          if (std::strncmp(e->d_name, "sha256-", 7) == 0 && r->removed.size() < 1) r->removed.push_back(e->d_name);
+        ::closedir(d);
+      }
+      for (const std::string &f : r->removed) ::unlink((r->root + "/blobs/" + f).c_str());
+    }
+    return 0;
+  };
+  ro.progress_user = &rm;
+  res = TBLOB_IMPORT_RESULT_INIT;
+  EXPECT_EQ(import("again", src, &res, &d, 0, &ro), TBLOB_E_OLLAMA_BLOB_MISSING);
+  ASSERT_EQ(rm.removed.size(), 1u);
+  EXPECT_NE(std::string(d.message).find(rm.removed[0]), std::string::npos) << d.message;
+  EXPECT_NE(::stat((root + "/manifests/registry.ollama.ai/library/again/latest").c_str(), &man_st), 0);
+  res = TBLOB_IMPORT_RESULT_INIT;
+  ASSERT_EQ(import("again", src, &res, &d), TBLOB_OK) << d.message;
+  EXPECT_EQ(res.blobs_written, 1u);
+  EXPECT_EQ(verify("again", &d), TBLOB_OK) << d.message;
+
   // Options from before the progress fields (struct_size without them): accepted, no calls.
   ProgressLog old_log;
   o.progress_user = &old_log;

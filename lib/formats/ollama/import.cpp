@@ -250,6 +250,7 @@ class Importer {
   Status write_json_layers(const PodVec<const char *> &files, const char *src_dir);
   Status write_config(const char *src_dir, OutLayer *config);
   Status write_manifest(const ModelName &name, const OutLayer &config);
+  Status check_blobs_still_there(const OutLayer &config);
   char *join(const char *a, const char *b);
   Status report(uint64_t tensors_done, uint64_t bytes_done);
 
@@ -694,6 +695,30 @@ Status Importer::write_manifest(const ModelName &name, const OutLayer &config) {
   return TBLOB_OK;
 }
 
+// Just before the manifest: every blob it will name is still a file of the right size. Blobs
+// written by this import are unreferenced until then, so a concurrent `gc --remove` (or a
+// hand) may have deleted one; failing here leaves no manifest naming a missing blob, and the
+// next run writes it again.
+Status Importer::check_blobs_still_there(const OutLayer &config) {
+  for (size_t i = 0; i <= layers_.size(); ++i) {
+    const OutLayer &l = i == 0 ? config : layers_[i - 1];
+    char file[kDigestBuf];
+    Status st = blob_file_name(l.digest, kDigestChars, file, diag_);
+    if (st != TBLOB_OK) return st;
+    struct stat have;
+    if (::fstatat(s_.blobs_fd, file, &have, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(have.st_mode) &&
+        static_cast<uint64_t>(have.st_size) == l.size)
+      continue;
+    const char *ell = "";
+    const int shown = l.name ? clip_name(l.name_len, &ell) : 6;
+    return diag_.fail(TBLOB_E_OLLAMA_BLOB_MISSING, TBLOB_NO_OFFSET, -1,
+                      "blob %s (%.*s%s) was removed or changed during the import (a concurrent gc?); "
+                      "manifest not written: run the import again",
+                      file, shown, l.name ? l.name : "config", ell);
+  }
+  return TBLOB_OK;
+}
+
 Status Importer::run(const ModelName &name, const char *src_dir, tblob_import_result *res) {
   if (looks_like_store(src_dir))
     return diag_.fail(TBLOB_E_OLLAMA_IMPORT_SOURCE, TBLOB_NO_OFFSET, -1, "%s is an Ollama store, not a model directory",
@@ -706,6 +731,7 @@ Status Importer::run(const ModelName &name, const char *src_dir, tblob_import_re
   OutLayer config{};
   if (st == TBLOB_OK) st = write_config(src_dir, &config);
   if (st == TBLOB_OK) ::fsync(s_.blobs_fd);  // the renames are durable before the manifest
+  if (st == TBLOB_OK) st = check_blobs_still_there(config);
   if (st == TBLOB_OK) st = write_manifest(name, config);
   if (res && res->struct_size >= sizeof(tblob_import_result)) {
     const uint32_t size = res->struct_size;
