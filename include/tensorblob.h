@@ -917,7 +917,9 @@ typedef struct tblob_import_result {
  * expert tensors grouped per layer (model.layers.N.mlp.experts / .shared_experts ...)
  * into packed blobs, JSON files as ...image.json layers, a ConfigV2 config blob, each
  * blob written atomically (temp file, fsync, rename) and de-duplicated by content,
- * and the manifest written atomically last. Running it again changes nothing. */
+ * and the manifest written atomically last, once every blob it names is checked to be still
+ * there (TBLOB_E_OLLAMA_BLOB_MISSING, no manifest, when one was removed meanwhile, e.g. by a
+ * concurrent tblob_store_gc). Running it again changes nothing. */
 TBLOB_API tblob_status tblob_store_import(const tblob_store *store, const char *name,
                                           size_t name_len, const char *source_dir,
                                           const tblob_import_options *options,
