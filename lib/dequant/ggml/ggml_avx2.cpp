@@ -302,23 +302,12 @@ inline void q6_k(const uint8_t *b, float *y) {
 }
 
 // ---- row drivers ----------------------------------------------------------------------------
-#define TBLOB_BLOCK_FN(fn) \
+#define TBLOB_BLOCK_FN(fn, slot) \
   template <int M>         \
   struct fn##_t {          \
     static void run(const uint8_t *b, float *y) { fn<M>(b, y); } \
   };
-TBLOB_BLOCK_FN(q4_0)
-TBLOB_BLOCK_FN(q4_1)
-TBLOB_BLOCK_FN(q5_0)
-TBLOB_BLOCK_FN(q5_1)
-TBLOB_BLOCK_FN(q8_0)
-TBLOB_BLOCK_FN(q8_1)
-TBLOB_BLOCK_FN(q2_k)
-TBLOB_BLOCK_FN(q3_k)
-TBLOB_BLOCK_FN(q4_k)
-TBLOB_BLOCK_FN(q5_k)
-TBLOB_BLOCK_FN(q6_k)
-TBLOB_BLOCK_FN(q8_k)
+TBLOB_GGML_BLOCK_TYPES(TBLOB_BLOCK_FN)
 #undef TBLOB_BLOCK_FN
 
 template <uint32_t SLOT, template <int> class B, int M>
@@ -403,16 +392,14 @@ void to_bf16(const float *src, size_t n, uint16_t *dst) {
   scalar_kernels().to_bf16(src + i, n - i, dst + i);
 }
 
+#define TBLOB_ROWS_ENTRY(fn, slot) rows<slot, fn##_t>,
 const Kernels kAvx2 = {
     "avx2",
-    {rows_f32, rows_f16, rows_bf16, rows<kSlotQ4_0, q4_0_t>, rows<kSlotQ4_1, q4_1_t>,
-     rows<kSlotQ5_0, q5_0_t>, rows<kSlotQ5_1, q5_1_t>, rows<kSlotQ8_0, q8_0_t>,
-     rows<kSlotQ8_1, q8_1_t>, rows<kSlotQ2_K, q2_k_t>, rows<kSlotQ3_K, q3_k_t>,
-     rows<kSlotQ4_K, q4_k_t>, rows<kSlotQ5_K, q5_k_t>, rows<kSlotQ6_K, q6_k_t>,
-     rows<kSlotQ8_K, q8_k_t>},
+    {rows_f32, rows_f16, rows_bf16, TBLOB_GGML_BLOCK_TYPES(TBLOB_ROWS_ENTRY)},
     to_f16,
     to_bf16,
 };
+#undef TBLOB_ROWS_ENTRY
 
 }  // namespace
 

@@ -19,6 +19,16 @@ inline float half(const uint8_t *p) { return dq::f32_from_bits(dq::f16_to_f32(st
 // True when an f16 field is inf or NaN.
 inline bool half_nonfinite(const uint8_t *p) { return (le16(p) & 0x7C00u) == 0x7C00u; }
 
+// The twelve block types in slot order (after the three float types), as X(fn, slot) for the
+// kernel sets' wrapper structs and tables: one list, so a set cannot miss or reorder a type.
+#define TBLOB_GGML_BLOCK_TYPES(X)                                                              \
+  X(q4_0, kSlotQ4_0) X(q4_1, kSlotQ4_1) X(q5_0, kSlotQ5_0) X(q5_1, kSlotQ5_1) X(q8_0, kSlotQ8_0) \
+  X(q8_1, kSlotQ8_1) X(q2_k, kSlotQ2_K) X(q3_k, kSlotQ3_K) X(q4_k, kSlotQ4_K) X(q5_k, kSlotQ5_K) \
+  X(q6_k, kSlotQ6_K) X(q8_k, kSlotQ8_K)
+#define TBLOB_GGML_COUNT_ONE(fn, slot) +1
+static_assert(3 TBLOB_GGML_BLOCK_TYPES(TBLOB_GGML_COUNT_ONE) == kSlotCount, "a block type is missing from the list");
+#undef TBLOB_GGML_COUNT_ONE
+
 // ggml get_scale_min_k4: 6-bit scale and min number j (0..7) of a Q4_K/Q5_K block.
 inline void scale_min_k4(int j, const uint8_t *q, uint8_t *d, uint8_t *m) {
   if (j < 4) {

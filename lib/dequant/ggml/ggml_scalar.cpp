@@ -119,16 +119,25 @@ void blk_q3_k(const uint8_t *b, float *y) {
   }
 }
 
+// Q4_K / Q5_K: scale and min of sub-blocks 2c and 2c+1 (6-bit fields times d / dmin).
+struct PairScales {
+  float d1, m1, d2, m2;
+};
+PairScales pair_scales(int c, float d, float dmin, const uint8_t *sc) {
+  uint8_t s1, m1, s2, m2;
+  scale_min_k4(2 * c, sc, &s1, &m1);
+  scale_min_k4(2 * c + 1, sc, &s2, &m2);
+  return {d * static_cast<float>(s1), dmin * static_cast<float>(m1), d * static_cast<float>(s2),
+          dmin * static_cast<float>(m2)};
+}
+
 void blk_q4_k(const uint8_t *b, float *y) {
   const float d = half(b), dmin = half(b + 2);
   const uint8_t *sc = b + 4;
   const uint8_t *q = b + 16;
   for (int c = 0; c < 4; ++c) {
-    uint8_t s1, m1, s2, m2;
-    scale_min_k4(2 * c, sc, &s1, &m1);
-    scale_min_k4(2 * c + 1, sc, &s2, &m2);
-    const float d1 = d * static_cast<float>(s1), mm1 = dmin * static_cast<float>(m1);
-    const float d2 = d * static_cast<float>(s2), mm2 = dmin * static_cast<float>(m2);
+    const PairScales ps = pair_scales(c, d, dmin, sc);
+    const float d1 = ps.d1, mm1 = ps.m1, d2 = ps.d2, mm2 = ps.m2;
     for (int l = 0; l < 32; ++l) put(y + l, no_contract(d1 * static_cast<float>(q[l] & 0xF)) - mm1);
     for (int l = 0; l < 32; ++l) put(y + 32 + l, no_contract(d2 * static_cast<float>(q[l] >> 4)) - mm2);
     y += 64;
@@ -143,11 +152,8 @@ void blk_q5_k(const uint8_t *b, float *y) {
   const uint8_t *ql = b + 48;
   uint32_t u1 = 1, u2 = 2;
   for (int c = 0; c < 4; ++c) {
-    uint8_t s1, m1, s2, m2;
-    scale_min_k4(2 * c, sc, &s1, &m1);
-    scale_min_k4(2 * c + 1, sc, &s2, &m2);
-    const float d1 = d * static_cast<float>(s1), mm1 = dmin * static_cast<float>(m1);
-    const float d2 = d * static_cast<float>(s2), mm2 = dmin * static_cast<float>(m2);
+    const PairScales ps = pair_scales(c, d, dmin, sc);
+    const float d1 = ps.d1, mm1 = ps.m1, d2 = ps.d2, mm2 = ps.m2;
     for (int l = 0; l < 32; ++l) {
       const uint32_t v = (ql[l] & 0xFu) + ((qh[l] & u1) ? 16u : 0u);
       put(y + l, no_contract(d1 * static_cast<float>(v)) - mm1);

@@ -22,17 +22,6 @@ bool covers(const T *s, size_t end_of_field) {
   return s && s->struct_size >= end_of_field;
 }
 
-void fill_result(const tblob::uqff::VerifySummary &sum, tblob_uqff_verify_result *result) {
-  if (!result) return;
-  result->version_major = sum.version_major;
-  result->version_minor = sum.version_minor;
-  result->version_patch = sum.version_patch;
-  result->shards = sum.shards;
-  result->layers = sum.layers;
-  result->tensors = sum.tensors;
-  result->errors = sum.errors;
-  result->warnings = sum.warnings;
-}
 
 struct Adapter {
   tblob_uqff_report_fn fn;
@@ -85,6 +74,35 @@ int adapt(void *u, const tblob::uqff::ReportEntry &e) {
   const int rc = a->fn(a->user, &r);
   if (p != local) a->alloc->free(p, n * sizeof(tblob_uqff_problem));
   return rc;
+}
+
+// The two verify entry points after their own argument checks: result size, limits, a
+// scratch model, the report adapter, the summary copied out. verify(m, limits, report,
+// report_user, summary) runs the set.
+template <class Verify>
+Status run_verify(const tblob_open_options *options, tblob_uqff_report_fn fn, void *user,
+                  tblob_uqff_verify_result *result, const Diag &d, Verify &&verify) {
+  if (result && !covers(result, offsetof(tblob_uqff_verify_result, warnings) + sizeof(uint64_t)))
+    return bad_arg(d, "result->struct_size too small (use TBLOB_UQFF_VERIFY_RESULT_INIT)");
+  tblob::Limits limits;
+  if (!tblob::resolve_limits(options, &limits)) return bad_arg(d, "options: struct_size or mode");
+  tblob_model *m = tblob::model_new(limits.allocator);
+  if (!m) return d.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  Adapter a{fn, user, &m->alloc};
+  tblob::uqff::VerifySummary sum;
+  const Status s = verify(m, limits, adapt, &a, &sum);
+  tblob::model_free(m);
+  if (result) {
+    result->version_major = sum.version_major;
+    result->version_minor = sum.version_minor;
+    result->version_patch = sum.version_patch;
+    result->shards = sum.shards;
+    result->layers = sum.layers;
+    result->tensors = sum.tensors;
+    result->errors = sum.errors;
+    result->warnings = sum.warnings;
+  }
+  return s;
 }
 
 Status request(const tblob_model *model, uint64_t index, const tblob_uqff_dequant_request *req,
@@ -189,18 +207,10 @@ TBLOB_API tblob_status tblob_uqff_verify(const char *const *paths, size_t path_c
                                          tblob_diag *diag) noexcept {
   Diag d = begin(diag);
   if (!paths || path_count == 0) return bad_arg(d, "paths (path_count > 0) are required");
-  if (result && !covers(result, offsetof(tblob_uqff_verify_result, warnings) + sizeof(uint64_t)))
-    return bad_arg(d, "result->struct_size too small (use TBLOB_UQFF_VERIFY_RESULT_INIT)");
-  tblob::Limits limits;
-  if (!tblob::resolve_limits(options, &limits)) return bad_arg(d, "options: struct_size or mode");
-  tblob_model *m = tblob::model_new(limits.allocator);
-  if (!m) return d.fail_plain(TBLOB_E_OUT_OF_MEMORY);
-  Adapter a{fn, user, &m->alloc};
-  tblob::uqff::VerifySummary sum;
-  const Status s = tblob::uqff::verify_set(m, paths, path_count, limits, adapt, &a, &sum, d);
-  tblob::model_free(m);
-  fill_result(sum, result);
-  return s;
+  return run_verify(options, fn, user, result, d, [&](tblob_model *m, const tblob::Limits &limits, auto report,
+                                                       void *report_user, tblob::uqff::VerifySummary *sum) {
+    return tblob::uqff::verify_set(m, paths, path_count, limits, report, report_user, sum, d);
+  });
 }
 
 TBLOB_API tblob_status tblob_uqff_open_memory(const void *const *bufs, const size_t *lens, size_t count,
@@ -233,19 +243,11 @@ TBLOB_API tblob_status tblob_uqff_verify_memory(const void *const *bufs, const s
   if (!bufs || !lens || count == 0) return bad_arg(d, "bufs and lens (count > 0) are required");
   for (size_t i = 0; i < count; ++i)
     if (!bufs[i] && lens[i]) return bad_arg(d, "a buffer is NULL with a non-zero length");
-  if (result && !covers(result, offsetof(tblob_uqff_verify_result, warnings) + sizeof(uint64_t)))
-    return bad_arg(d, "result->struct_size too small (use TBLOB_UQFF_VERIFY_RESULT_INIT)");
-  tblob::Limits limits;
-  if (!tblob::resolve_limits(options, &limits)) return bad_arg(d, "options: struct_size or mode");
-  tblob_model *m = tblob::model_new(limits.allocator);
-  if (!m) return d.fail_plain(TBLOB_E_OUT_OF_MEMORY);
-  Adapter a{fn, user, &m->alloc};
-  tblob::uqff::VerifySummary sum;
-  const Status s = tblob::uqff::open_buffers(m, reinterpret_cast<const uint8_t *const *>(bufs), lens, count, limits,
-                                             adapt, &a, &sum, d);
-  tblob::model_free(m);
-  fill_result(sum, result);
-  return s;
+  return run_verify(options, fn, user, result, d, [&](tblob_model *m, const tblob::Limits &limits, auto report,
+                                                       void *report_user, tblob::uqff::VerifySummary *sum) {
+    return tblob::uqff::open_buffers(m, reinterpret_cast<const uint8_t *const *>(bufs), lens, count, limits, report,
+                                     report_user, sum, d);
+  });
 }
 
 TBLOB_API int tblob_uqff_detect(const char *path) noexcept {
