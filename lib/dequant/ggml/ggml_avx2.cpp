@@ -189,17 +189,10 @@ inline void q3_k(const uint8_t *b, float *y) {
   }
 }
 
-// Scales and mins of a Q4_K/Q5_K block as floats: ds[j] = d*sc_j, ms[j] = dmin*m_j. The
-// 12 bytes are unpacked four at a time (get_scale_min_k4 per 32-bit word): sc 0-3 are the low
-// 6 bits of bytes 0-3, m 0-3 of bytes 4-7; sc 4-7 = low nibble of bytes 8-11 | (top 2 bits
-// of bytes 0-3) << 4; m 4-7 = high nibble of bytes 8-11 | (top 2 bits of bytes 4-7) << 4.
+// Scales and mins of a Q4_K/Q5_K block as floats: ds[j] = d*sc_j, ms[j] = dmin*m_j.
 inline void k4_scales(const uint8_t *b, float *ds, float *ms) {
-  uint32_t w[3], u[4];
-  std::memcpy(w, b + 4, 12);
-  u[0] = w[0] & 0x3F3F3F3Fu;
-  u[1] = (w[2] & 0x0F0F0F0Fu) | (((w[0] >> 6) & 0x03030303u) << 4);
-  u[2] = w[1] & 0x3F3F3F3Fu;
-  u[3] = ((w[2] >> 4) & 0x0F0F0F0Fu) | (((w[1] >> 6) & 0x03030303u) << 4);
+  uint32_t u[4];
+  k4_scale_bytes(b, u);
   const uint8_t *ub = reinterpret_cast<const uint8_t *>(u);
   _mm256_store_ps(ds, _mm256_mul_ps(_mm256_set1_ps(f16s(b)), cvt(u8x8(ub))));
   _mm256_store_ps(ms, _mm256_mul_ps(_mm256_set1_ps(f16s(b + 2)), cvt(u8x8(ub + 8))));

@@ -40,6 +40,20 @@ inline void scale_min_k4(int j, const uint8_t *q, uint8_t *d, uint8_t *m) {
   }
 }
 
+// The eight 6-bit scales and eight 6-bit mins of a Q4_K/Q5_K block (12 bytes at b + 4), four
+// at a time (get_scale_min_k4 per 32-bit word), as 16 bytes: u bytes 0-7 are sc 0-7, 8-15 are
+// m 0-7. sc 0-3 are the low 6 bits of bytes 0-3, m 0-3 of bytes 4-7; sc 4-7 = low nibble of
+// bytes 8-11 | (top 2 bits of bytes 0-3) << 4; m 4-7 = high nibble of bytes 8-11 | (top 2
+// bits of bytes 4-7) << 4.
+inline void k4_scale_bytes(const uint8_t *b, uint32_t u[4]) {
+  uint32_t w[3];
+  std::memcpy(w, b + 4, 12);
+  u[0] = w[0] & 0x3F3F3F3Fu;
+  u[1] = (w[2] & 0x0F0F0F0Fu) | (((w[0] >> 6) & 0x03030303u) << 4);
+  u[2] = w[1] & 0x3F3F3F3Fu;
+  u[3] = ((w[2] >> 4) & 0x0F0F0F0Fu) | (((w[1] >> 6) & 0x03030303u) << 4);
+}
+
 // The 16 six-bit scales of a Q3_K block (unsigned 0..63; subtract 32 to use).
 inline void q3k_scales(const uint8_t *b, int8_t *out) {
   for (int t = 0; t < 16; ++t) {

@@ -236,16 +236,9 @@ inline void q3_k(const Idx &x, const uint8_t *b, float *y) {
 }
 
 // Scales and mins of a Q4_K/Q5_K block as floats: ds[j] = d*sc_j, nms[j] = -(dmin*m_j).
-// The 12 bytes unpacked four at a time (get_scale_min_k4 per 32-bit word): sc 0-3 are the low
-// 6 bits of bytes 0-3, m 0-3 of bytes 4-7; sc 4-7 = low nibble of bytes 8-11 | (top 2 bits of
-// bytes 0-3) << 4; m 4-7 = high nibble of bytes 8-11 | (top 2 bits of bytes 4-7) << 4.
 inline void k4_scales(const uint8_t *b, float *ds, float *nms) {
-  uint32_t w[3], u[4];
-  std::memcpy(w, b + 4, 12);
-  u[0] = w[0] & 0x3F3F3F3Fu;
-  u[1] = (w[2] & 0x0F0F0F0Fu) | (((w[0] >> 6) & 0x03030303u) << 4);
-  u[2] = w[1] & 0x3F3F3F3Fu;
-  u[3] = ((w[2] >> 4) & 0x0F0F0F0Fu) | (((w[1] >> 6) & 0x03030303u) << 4);
+  uint32_t u[4];
+  k4_scale_bytes(b, u);
   const uint8x16_t v = vreinterpretq_u8_u32(vld1q_u32(u));
   const float32x4_t d = vdupq_n_f32(f16s(b)), dm = vdupq_n_f32(-f16s(b + 2));
   float32x4_t a, c;
