@@ -32,6 +32,22 @@ struct Expect {
   std::vector<uint16_t> f16, bf16;
 };
 
+// An SLM1 descriptor over caller-owned codes and f32 scales.
+QuantDesc slm1_desc(QuantScheme scheme, uint32_t group, uint64_t rows, uint64_t cols, const std::vector<uint8_t> &codes,
+                    const std::vector<uint8_t> &scales) {
+  QuantDesc d;
+  d.scheme = scheme;
+  d.group_size = group;
+  d.scale_dtype = TBLOB_DTYPE_F32;
+  d.rows = rows;
+  d.cols = cols;
+  d.data = codes.data();
+  d.data_bytes = codes.size();
+  d.scales = scales.data();
+  d.scales_bytes = scales.size();
+  return d;
+}
+
 // Every kernel set the host runs (scalar first), every output dtype, whole tensor and each
 // single row.
 void check_everywhere(const QuantDesc &d, const Expect &e) {
@@ -88,16 +104,7 @@ TEST(Slm1Dequant, HandVectorsQ8) {
   };
   // Row 0: s = 0.5 (0x3F000000). Row 1: s = 0.1f (0x3DCCCCCD). Row 2: s = +inf.
   const std::vector<uint8_t> scales = f32_bytes({0x3F000000u, 0x3DCCCCCDu, 0x7F800000u});
-  QuantDesc d;
-  d.scheme = QuantScheme::kSlm1Q8;
-  d.group_size = 5;
-  d.scale_dtype = TBLOB_DTYPE_F32;
-  d.rows = 3;
-  d.cols = 5;
-  d.data = codes.data();
-  d.data_bytes = codes.size();
-  d.scales = scales.data();
-  d.scales_bytes = scales.size();
+  const QuantDesc d = slm1_desc(QuantScheme::kSlm1Q8, 5, 3, 5, codes, scales);
   Expect e;
   // Row 0, exact: 0.5, -0.5, -64, 63.5, 0.
   //   f16: 0.5 = 2^-1 -> exponent 14 -> 0x3800; -64 = -2^6 -> exponent 21 -> 0xD400;
@@ -132,16 +139,7 @@ TEST(Slm1Dequant, HandVectorsQ4) {
   // Scales (row-major, block inner): r0b0 = 2.0, r0b1 = -0.25, r1b0 = 2^-149 (smallest
   // subnormal), r1b1 = NaN with a payload (0x7FA00000).
   const std::vector<uint8_t> scales = f32_bytes({0x40000000u, 0xBE800000u, 0x00000001u, 0x7FA00000u});
-  QuantDesc d;
-  d.scheme = QuantScheme::kSlm1Q4;
-  d.group_size = 2;
-  d.scale_dtype = TBLOB_DTYPE_F32;
-  d.rows = 2;
-  d.cols = 4;
-  d.data = codes.data();
-  d.data_bytes = codes.size();
-  d.scales = scales.data();
-  d.scales_bytes = scales.size();
+  const QuantDesc d = slm1_desc(QuantScheme::kSlm1Q4, 2, 2, 4, codes, scales);
   Expect e;
   // Row 0: -1 * 2 = -2 (0xC0000000), -8 * 2 = -16 (0xC1800000), 1 * -0.25 = -0.25 (0xBE800000),
   //   7 * -0.25 = -1.75 (0xBFE00000). f16: -2 = 0xC000, -16 = 0xCC00, -0.25 = 0xB400,
@@ -161,16 +159,7 @@ TEST(Slm1Dequant, HandVectorsQ4Block32) {
   for (int i = 0; i < 32; ++i) codes[i] = static_cast<uint8_t>(((2 * i) & 15) | (((2 * i + 1) & 15) << 4));
   // Block 0: s = 1.00390625 = 1 + 2^-8 (0x3F808000). Block 1: s = FLT_MAX (0x7F7FFFFF).
   const std::vector<uint8_t> scales = f32_bytes({0x3F808000u, 0x7F7FFFFFu});
-  QuantDesc d;
-  d.scheme = QuantScheme::kSlm1Q4;
-  d.group_size = 32;
-  d.scale_dtype = TBLOB_DTYPE_F32;
-  d.rows = 1;
-  d.cols = 64;
-  d.data = codes.data();
-  d.data_bytes = codes.size();
-  d.scales = scales.data();
-  d.scales_bytes = scales.size();
+  const QuantDesc d = slm1_desc(QuantScheme::kSlm1Q4, 32, 1, 64, codes, scales);
   // Column c holds code c & 15 (nibble order), signed q = (c & 15) < 8 ? c & 15 : (c & 15) - 16.
   // Block 0 (exact products, q * (1 + 2^-8) needs at most 12 bits):
   //   q = 1 -> 0x3F808000; f16: 1 + 2^-8 -> mantissa 1024 * 2^-8 = 4 -> 0x3C04; bf16: low half
@@ -243,15 +232,7 @@ struct Valid {
     const bool q8 = s == QuantScheme::kSlm1Q8;
     data.resize(q8 ? rows * cols : rows * cols / 2);
     scales.resize(4 * (q8 ? rows : rows * (cols / g)), 0x3F);
-    d.scheme = s;
-    d.group_size = g;
-    d.scale_dtype = TBLOB_DTYPE_F32;
-    d.rows = rows;
-    d.cols = cols;
-    d.data = data.data();
-    d.data_bytes = data.size();
-    d.scales = scales.data();
-    d.scales_bytes = scales.size();
+    d = slm1_desc(s, g, rows, cols, data, scales);
   }
 };
 
