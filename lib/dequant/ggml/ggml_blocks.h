@@ -78,5 +78,20 @@ inline bool block_finite(uint32_t slot, const uint8_t *b) {
   }
 }
 
+// The block loop of every SIMD set: blocks with finite scales through the set's body(b, y),
+// the others through the scalar definition (which canonicalises NaN).
+template <uint32_t SLOT, class Body>
+inline void for_each_block(const uint8_t *src, size_t nblocks, float *dst, const Body &body) {
+  const TypeInfo *t = type_info_by_slot(SLOT);
+  const size_t bb = t->block_bytes, be = t->block_elems;
+  for (size_t i = 0; i < nblocks; ++i) {
+    const uint8_t *b = src + i * bb;
+    if (__builtin_expect(block_finite(SLOT, b), 1))
+      body(b, dst + i * be);
+    else
+      scalar_block(SLOT, b, dst + i * be);
+  }
+}
+
 }  // namespace ggml
 }  // namespace tblob

@@ -332,16 +332,8 @@ TBLOB_GGML_BLOCK_TYPES(TBLOB_BLOCK_FN)
 
 template <uint32_t SLOT, template <int> class B, int M>
 void run_blocks(const uint8_t *src, size_t nblocks, float *dst) {
-  const TypeInfo *t = type_info_by_slot(SLOT);
-  const size_t bb = t->block_bytes, be = t->block_elems;
   const Idx x;
-  for (size_t i = 0; i < nblocks; ++i) {
-    const uint8_t *b = src + i * bb;
-    if (__builtin_expect(block_finite(SLOT, b), 1))
-      B<M>::run(x, b, dst + i * be);
-    else
-      scalar_block(SLOT, b, dst + i * be);  // NaN-canonicalising definition
-  }
+  for_each_block<SLOT>(src, nblocks, dst, [&x](const uint8_t *b, float *y) { B<M>::run(x, b, y); });
 }
 
 template <uint32_t SLOT, template <int> class B>
