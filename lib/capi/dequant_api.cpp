@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "core/checked.h"
-#include "core/model.h"
+#include "table/model.h"
 #include "dequant/dequant.h"
 #include "dequant/quant_desc.h"
 #include "dequant/scalar/block_fp8.h"

@@ -6,7 +6,7 @@
 #include "core/checked.h"
 #include "core/dtype.h"
 #include "core/limits.h"
-#include "core/model.h"
+#include "table/model.h"
 #include "formats/open.h"
 
 using tblob::Diag;

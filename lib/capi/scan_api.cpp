@@ -8,7 +8,7 @@
 
 #include "core/checked.h"
 #include "core/limits.h"
-#include "core/name_index.h"
+#include "table/name_index.h"
 #include "core/range_check.h"
 #include "json/st_scanner.h"
 

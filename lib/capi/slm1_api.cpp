@@ -4,7 +4,7 @@
 
 #include "capi/capi_common.h"
 #include "core/limits.h"
-#include "core/model.h"
+#include "table/model.h"
 #include "formats/slm1/config_json.h"
 #include "formats/slm1/dequant.h"
 #include "formats/slm1/format.h"

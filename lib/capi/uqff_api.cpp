@@ -5,7 +5,7 @@
 
 #include "capi/capi_common.h"
 #include "core/limits.h"
-#include "core/model.h"
+#include "table/model.h"
 #include "dequant/ggml/ggml.h"
 #include "formats/uqff/uqff.h"
 #include "io/source.h"

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <sys/stat.h>
 
-#include "core/name_index.h"
+#include "table/name_index.h"
 #include "formats/ollama/ollama.h"
 #include "formats/safetensors/safetensors.h"
 

@@ -17,7 +17,7 @@
 
 #include "core/allocator.h"
 #include "core/limits.h"
-#include "core/model.h"
+#include "table/model.h"
 #include "core/status.h"
 #include "tensorblob.h"
 

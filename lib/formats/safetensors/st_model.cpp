@@ -3,7 +3,7 @@
 
 #include "core/checked.h"
 #include "core/dtype.h"
-#include "core/name_index.h"
+#include "table/name_index.h"
 #include "core/range_check.h"
 #include "formats/safetensors/safetensors.h"
 #include "io/source.h"

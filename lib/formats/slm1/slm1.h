@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "core/limits.h"
-#include "core/model.h"
+#include "table/model.h"
 #include "core/status.h"
 #include "formats/slm1/lookup.h"
 

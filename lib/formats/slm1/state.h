@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/model.h"
+#include "table/model.h"
 #include "formats/slm1/entry.h"
 #include "formats/slm1/header.h"
 

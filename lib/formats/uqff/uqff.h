@@ -13,7 +13,7 @@
 #include <cstdint>
 
 #include "core/limits.h"
-#include "core/model.h"
+#include "table/model.h"
 #include "core/status.h"
 
 namespace tblob {

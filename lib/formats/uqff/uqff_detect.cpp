@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "core/allocator.h"
-#include "core/model.h"
+#include "table/model.h"
 #include "formats/uqff/uqff.h"
 #include "formats/uqff/uqff_discover.h"
 #include "io/source.h"

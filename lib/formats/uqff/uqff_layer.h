@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/model.h"
+#include "table/model.h"
 #include "formats/uqff/uqff_row.h"
 
 namespace tblob {

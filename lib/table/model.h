@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "core/allocator.h"
-#include "core/name_index.h"
+#include "table/name_index.h"
 #include "core/status.h"
 #include "io/source.h"
 

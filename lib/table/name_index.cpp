@@ -1,4 +1,4 @@
-#include "core/name_index.h"
+#include "table/name_index.h"
 
 #include <cstring>
 

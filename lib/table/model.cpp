@@ -1,4 +1,4 @@
-#include "core/model.h"
+#include "table/model.h"
 
 #include <new>
 
