@@ -1,6 +1,6 @@
 // In-process header benchmarks on one checkpoint (bench/README.md):
 //   tblob_st_scan without scratch, tblob_st_scan with scratch (whole-table checks),
-//   tblob_open_memory + tblob_close, and simdjson on-demand iterating the same fields.
+//   tblob_model_open_memory + tblob_model_close, and simdjson on-demand iterating the same fields.
 //
 //   bench_scan [FILE] [google-benchmark flags]
 //
@@ -195,10 +195,10 @@ void BM_st_scan_nocallback(benchmark::State &state) {
 void BM_open_memory(benchmark::State &state) {
   run(state, [&] {
     tblob_model *m = nullptr;
-    const tblob_status st = tblob_open_memory(g_in.data, g_in.len, nullptr, &m, nullptr);
+    const tblob_status st = tblob_model_open_memory(g_in.data, g_in.len, nullptr, &m, nullptr);
     if (st != TBLOB_OK) state.SkipWithError("open failed");
-    benchmark::DoNotOptimize(tblob_tensor_count(m));
-    tblob_close(m);
+    benchmark::DoNotOptimize(tblob_model_tensor_count(m));
+    tblob_model_close(m);
   });
 }
 

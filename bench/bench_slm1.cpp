@@ -1,5 +1,5 @@
 // SLM1 benchmarks (Google Benchmark), public API only:
-//   - lookup latency, ns per tblob_find, over 100,000 tensors: an SLM1 file with a sorted
+//   - lookup latency, ns per tblob_tensor_find, over 100,000 tensors: an SLM1 file with a sorted
 //     directory (binary search over the mapped directory), the same entries unsorted (the
 //     (hash, index) array built at open), and a 100,000-tensor safetensors model (the XXH3
 //     name index); names are looked up in a shuffled order so that each probe is a cold-ish
@@ -59,7 +59,7 @@ std::vector<uint8_t> make_slm1(size_t n, uint64_t rows, uint64_t cols) {
   o.ffn_size = 11008;
   o.max_context = 4096;
   tblob_slm1_writer *w = nullptr;
-  if (tblob_slm1_writer_create(&o, &w, nullptr) != TBLOB_OK) std::abort();
+  if (tblob_slm1_writer_new(&o, &w, nullptr) != TBLOB_OK) std::abort();
   std::vector<float> values(rows ? rows * cols : 1);
   for (size_t k = 0; k < values.size(); ++k) values[k] = static_cast<float>(k % 17) - 8.0f;
   for (size_t i = 0; i < n; ++i) {
@@ -135,7 +135,7 @@ struct Fixture {
     tblob_diag d = TBLOB_DIAG_INIT;
     if (tblob_slm1_open_memory(slm_sorted.data(), slm_sorted.size(), nullptr, nullptr, &m_sorted, &d) != TBLOB_OK ||
         tblob_slm1_open_memory(slm_unsorted.data(), slm_unsorted.size(), &nock, nullptr, &m_unsorted, &d) != TBLOB_OK ||
-        tblob_open_memory(st.data(), st.size(), nullptr, &m_st, &d) != TBLOB_OK) {
+        tblob_model_open_memory(st.data(), st.size(), nullptr, &m_st, &d) != TBLOB_OK) {
       std::fprintf(stderr, "fixture: %s\n", d.message);
       std::abort();
     }
@@ -165,12 +165,12 @@ void lookup(benchmark::State &state, tblob_model *m) {
   for (auto _ : state) {
     const std::string &n = f.names[i];
     uint64_t idx = 0;
-    if (tblob_find(m, n.data(), n.size(), &idx, nullptr) != TBLOB_OK) state.SkipWithError("not found");
+    if (tblob_tensor_find(m, n.data(), n.size(), &idx, nullptr) != TBLOB_OK) state.SkipWithError("not found");
     sum += idx;
     if (++i == f.names.size()) i = 0;
   }
   benchmark::DoNotOptimize(sum);
-  state.counters["tensors"] = static_cast<double>(tblob_tensor_count(m));
+  state.counters["tensors"] = static_cast<double>(tblob_model_tensor_count(m));
 }
 
 void BM_Slm1FindSorted(benchmark::State &state) { lookup(state, fx().m_sorted); }
@@ -200,7 +200,7 @@ void open_bench(benchmark::State &state, const std::vector<uint8_t> &b, uint32_t
     tblob_model *m = nullptr;
     if (tblob_slm1_open_memory(b.data(), b.size(), &o, nullptr, &m, nullptr) != TBLOB_OK) state.SkipWithError("open");
     benchmark::DoNotOptimize(m);
-    tblob_close(m);
+    tblob_model_close(m);
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(b.size()));
   state.counters["file_MB"] = static_cast<double>(b.size()) / 1e6;

@@ -327,8 +327,8 @@ int main(int argc, char **argv) {
       return 1;
     }
     opens.push_back(secs(t0, Clock::now()) * 1e3);
-    if (r == 0) std::printf("model: %llu tensors in %u blobs\n", (unsigned long long)tblob_tensor_count(m), tblob_file_count(m));
-    tblob_close(m);
+    if (r == 0) std::printf("model: %llu tensors in %u blobs\n", (unsigned long long)tblob_model_tensor_count(m), tblob_model_file_count(m));
+    tblob_model_close(m);
   }
   std::sort(opens.begin(), opens.end());
   std::printf("open %d-layer model (manifest + every blob header, ready table): median %.2f ms, min %.2f ms\n", blobs,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # In-process header benchmark with its ratios in one table (bench/README.md):
-# bench_scan (tblob_st_scan, with scratch, tblob_open_memory, simdjson on-demand) with
+# bench_scan (tblob_st_scan, with scratch, tblob_model_open_memory, simdjson on-demand) with
 # repetitions, then the Python safetensors package's safe_open on the same file.
 #
 #   bench/in_process.sh [-b BUILD_DIR] [-f FILE] [-r REPETITIONS]

@@ -6,7 +6,7 @@
 //     [ file bytes ... ][ lim ][ fail ][ ctl ]
 //
 //   ctl  bits 0-1  harness-specific variant (fuzz_open_memory: 3 = also through a temp file
-//                  with tblob_open_path in TBLOB_OPEN_READ mode; fuzz_st_scan: scratch layout)
+//                  with tblob_model_open in TBLOB_OPEN_READ mode; fuzz_st_scan: scratch layout)
 //        bits 2-3  limits: 0 and 3 = defaults, 1 = the compact preset, 2 = tight limits
 //                  taken from `lim`
 //   fail           the failing allocator fails the Nth allocation, N = fail (0 = never)

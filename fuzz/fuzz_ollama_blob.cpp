@@ -109,7 +109,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (fa.failed()) FUZZ_ASSERT_MSG(s == TBLOB_E_OUT_OF_MEMORY || s == TBLOB_OK, "status %d after OOM", s);
   if (s == TBLOB_OK) {
     FUZZ_ASSERT(tblob_model_format(m) == TBLOB_FORMAT_OLLAMA);
-    const uint64_t n = tblob_tensor_count(m);
+    const uint64_t n = tblob_model_tensor_count(m);
     for (uint64_t i = 0; i < n; ++i) {
       tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
       FUZZ_ASSERT(tblob_tensor_at(m, i, &t, nullptr) == TBLOB_OK);
@@ -119,10 +119,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       FUZZ_ASSERT(tblob_tensor_data(m, i, &v, &vl, nullptr) == TBLOB_OK && vl == t.data_length);
       if (vl) FUZZ_ASSERT(std::memcmp(v, p.file + t.file_offset, vl) == 0);
       uint64_t found;
-      FUZZ_ASSERT(tblob_find(m, t.name, t.name_len, &found, nullptr) == TBLOB_OK && found == i);
+      FUZZ_ASSERT(tblob_tensor_find(m, t.name, t.name_len, &found, nullptr) == TBLOB_OK && found == i);
       if (p.variant == 2) FUZZ_ASSERT(t.name_len >= 12 && std::memcmp(t.name, "transformer/", 12) == 0);
     }
-    tblob_close(m);
+    tblob_model_close(m);
   } else {
     FUZZ_ASSERT(m == nullptr);
   }

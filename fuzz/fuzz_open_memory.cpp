@@ -1,17 +1,17 @@
-// fuzz_open_memory: tblob_open_memory and the whole model API on the table it builds, and
-// (trailer variant 3) the same bytes through a temporary file with tblob_open_path in
+// fuzz_open_memory: tblob_model_open_memory and the whole model API on the table it builds, and
+// (trailer variant 3) the same bytes through a temporary file with tblob_model_open in
 // TBLOB_OPEN_READ mode. Input format: fuzz_common.h (file + 3-byte trailer).
 //
 // Per input:
 //   1. open with the failing allocator (fails the Nth allocation, checks sizes and leaks);
 //      an injected failure must come back as TBLOB_E_OUT_OF_MEMORY, and nothing else may;
-//   2. on success walk every tensor (tblob_tensor_at, tblob_find, tblob_tensor_data,
-//      tblob_tensor_quant) and all metadata, checking the table: rows tile the data region in
+//   2. on success walk every tensor (tblob_tensor_at, tblob_tensor_find, tblob_tensor_data,
+//      tblob_tensor_quant_info) and all metadata, checking the table: rows tile the data region in
 //      offset order, sizes match dtype x shape, every view lies inside the buffer, lookups
 //      find their rows, logical shapes and companion indexes are readable and in range;
 //   3. differential: tblob_st_scan with scratch (same limits) must give the same status,
 //      the same counts and the same tensors (decoded names, dtypes, shapes, offsets);
-//   4. variant 3: the same through tblob_open_path (TBLOB_OPEN_READ): same status and same
+//   4. variant 3: the same through tblob_model_open (TBLOB_OPEN_READ): same status and same
 //      table when the bytes are plainly one safetensors file (open_path detects other
 //      containers by content); otherwise the generic checks only.
 #include <cstddef>
@@ -138,13 +138,13 @@ Walk walk_model(const tblob_model *m, const uint8_t *file, size_t len, bool in_p
                 const tblob_open_options &opts) {
   Walk w;
   FUZZ_ASSERT(tblob_model_format(m) == TBLOB_FORMAT_SAFETENSORS);
-  FUZZ_ASSERT(tblob_file_count(m) == 1);
+  FUZZ_ASSERT(tblob_model_file_count(m) == 1);
   const char *path = nullptr;
   size_t path_len = 0;
-  FUZZ_ASSERT(tblob_file_path(m, 0, &path, &path_len) == TBLOB_OK && path != nullptr);
+  FUZZ_ASSERT(tblob_model_file_path(m, 0, &path, &path_len) == TBLOB_OK && path != nullptr);
   if (in_place) FUZZ_ASSERT(path_len == 0);
   fuzz::consume(fuzz::touch(path, path_len));
-  FUZZ_ASSERT(tblob_file_path(m, 1, &path, &path_len) == TBLOB_E_RANGE);
+  FUZZ_ASSERT(tblob_model_file_path(m, 1, &path, &path_len) == TBLOB_E_RANGE);
 
   FUZZ_ASSERT(len >= 8);
   uint64_t n_hdr = 0;
@@ -153,7 +153,7 @@ Walk walk_model(const tblob_model *m, const uint8_t *file, size_t len, bool in_p
   const uint64_t data_offset = 8 + n_hdr;
   const uint64_t data_bytes = len - data_offset;
 
-  const uint64_t count = tblob_tensor_count(m);
+  const uint64_t count = tblob_model_tensor_count(m);
   w.tensors = count;
   FUZZ_ASSERT(n_hdr <= opts.max_header_bytes);
   FUZZ_ASSERT_MSG(count <= opts.max_tensors, "%llu tensors passed max_tensors %llu",
@@ -199,8 +199,8 @@ Walk walk_model(const tblob_model *m, const uint8_t *file, size_t len, bool in_p
     FUZZ_ASSERT(t.file_offset == data_offset + t.data_offset);
 
     uint64_t idx = UINT64_MAX;
-    s = tblob_find(m, t.name, t.name_len, &idx, &d);
-    FUZZ_ASSERT_MSG(s == TBLOB_OK && idx == i, "tblob_find(row %llu) -> %s, %llu",
+    s = tblob_tensor_find(m, t.name, t.name_len, &idx, &d);
+    FUZZ_ASSERT_MSG(s == TBLOB_OK && idx == i, "tblob_tensor_find(row %llu) -> %s, %llu",
                     static_cast<unsigned long long>(i), tblob_status_name(s),
                     static_cast<unsigned long long>(idx));
 
@@ -230,8 +230,8 @@ Walk walk_model(const tblob_model *m, const uint8_t *file, size_t len, bool in_p
                       static_cast<unsigned long long>(i));
     }
     tblob_quant_info q = TBLOB_QUANT_INFO_INIT;
-    s = tblob_tensor_quant(m, i, &q, &d);
-    FUZZ_ASSERT_MSG(s == TBLOB_OK, "tblob_tensor_quant(%llu): %s", static_cast<unsigned long long>(i),
+    s = tblob_tensor_quant_info(m, i, &q, &d);
+    FUZZ_ASSERT_MSG(s == TBLOB_OK, "tblob_tensor_quant_info(%llu): %s", static_cast<unsigned long long>(i),
                     tblob_status_name(s));
     FUZZ_ASSERT(fuzz::is_known_status(q.status));
     FUZZ_ASSERT(q.rank == 0 || q.shape != nullptr);
@@ -253,7 +253,7 @@ Walk walk_model(const tblob_model *m, const uint8_t *file, size_t len, bool in_p
     FUZZ_ASSERT(tblob_tensor_data(m, count, &data, &dlen, nullptr) == TBLOB_E_RANGE);
     // 0xFF never occurs in UTF-8, so no tensor has this name.
     uint64_t idx;
-    FUZZ_ASSERT(tblob_find(m, "\xff", 1, &idx, nullptr) == TBLOB_E_NOT_FOUND);
+    FUZZ_ASSERT(tblob_tensor_find(m, "\xff", 1, &idx, nullptr) == TBLOB_E_NOT_FOUND);
   }
 
   const uint64_t nm = tblob_metadata_count(m);
@@ -278,7 +278,7 @@ Walk walk_model(const tblob_model *m, const uint8_t *file, size_t len, bool in_p
   return w;
 }
 
-// ---- the temporary file for tblob_open_path -------------------------------------------
+// ---- the temporary file for tblob_model_open -------------------------------------------
 // A fresh private directory per use (in /dev/shm when possible), removed right after, so a
 // process killed by libFuzzer (merge, crash, timeout) leaves at most one behind. Shard
 // names in an index-like input resolve inside it, where only input.safetensors exists.
@@ -334,8 +334,8 @@ bool json_object_with(const uint8_t *p, size_t n, const char *key) {
   return i < n && p[i] == '{' && contains(p + i, n - i, key);
 }
 
-// tblob_open_path detects the container by content (lib/formats/open.cpp: Ollama manifests,
-// UQFF shards, SLM1, shard indexes, ...), so its status is compared with tblob_open_memory's
+// tblob_model_open detects the container by content (lib/formats/open.cpp: Ollama manifests,
+// UQFF shards, SLM1, shard indexes, ...), so its status is compared with tblob_model_open_memory's
 // only for bytes that are plainly one safetensors file to every detector: a header length
 // that fits, a header that opens a JSON object, and neither an Ollama manifest key nor the
 // UQFF entry names. Anything else still gets every other check.
@@ -368,7 +368,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     opts.allocator = fa.hook();
     tblob_model *m = reinterpret_cast<tblob_model *>(&opts);  // must be reset to NULL
     tblob_diag d = TBLOB_DIAG_INIT;
-    sm = tblob_open_memory(file.ptr, file.len, &opts, &m, &d);
+    sm = tblob_model_open_memory(file.ptr, file.len, &opts, &m, &d);
     FUZZ_ASSERT_MSG(fuzz::is_known_status(sm), "unknown status %d", sm);
     check_diag(d, sm, file.len, true);
     mem_failed = fa.failed();
@@ -380,11 +380,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (sm == TBLOB_OK) {
       FUZZ_ASSERT(m != nullptr);
       wm = walk_model(m, file.ptr, file.len, true, opts);
-      tblob_close(m);
+      tblob_model_close(m);
     } else {
       FUZZ_ASSERT_MSG(m == nullptr, "failed open left *out set");
     }
-    fa.expect_empty("after tblob_open_memory/tblob_close");
+    fa.expect_empty("after tblob_model_open_memory/tblob_model_close");
     opts.allocator = nullptr;
   }
 
@@ -392,7 +392,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!mem_failed) {
     ScanView v;
     const tblob_status ss = scan_with_scratch(file.ptr, file.len, opts, &v);
-    FUZZ_ASSERT_MSG(ss == sm, "tblob_open_memory says %s, tblob_st_scan with scratch says %s",
+    FUZZ_ASSERT_MSG(ss == sm, "tblob_model_open_memory says %s, tblob_st_scan with scratch says %s",
                     tblob_status_name(sm), tblob_status_name(ss));
     if (sm == TBLOB_OK) {
       FUZZ_ASSERT(v.tensors == wm.tensors && v.metadata == wm.metadata);
@@ -408,7 +408,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     opts.mode = TBLOB_OPEN_READ;
     tblob_model *m = nullptr;
     tblob_diag d = TBLOB_DIAG_INIT;
-    const tblob_status sp = tblob_open_path(tmp.path(), &opts, &m, &d);
+    const tblob_status sp = tblob_model_open(tmp.path(), &opts, &m, &d);
     FUZZ_ASSERT_MSG(fuzz::is_known_status(sp), "unknown status %d", sp);
     const bool other = !plainly_safetensors(file.ptr, file.len);
     check_diag(d, sp, file.len, !other);
@@ -418,7 +418,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     else
       FUZZ_ASSERT_MSG(sp != TBLOB_E_OUT_OF_MEMORY, "TBLOB_E_OUT_OF_MEMORY without a failed allocation");
     if (!fa.failed() && !mem_failed && !other)
-      FUZZ_ASSERT_MSG(sp == sm, "tblob_open_memory says %s, tblob_open_path (read) says %s",
+      FUZZ_ASSERT_MSG(sp == sm, "tblob_model_open_memory says %s, tblob_model_open (read) says %s",
                       tblob_status_name(sm), tblob_status_name(sp));
     if (sp == TBLOB_OK) {
       FUZZ_ASSERT(m != nullptr);
@@ -427,7 +427,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (!mem_failed) FUZZ_ASSERT(wp.rows == wm.rows && wp.metadata == wm.metadata);
       } else {
         // Another container (its shards or blobs resolved): walk what is there.
-        const uint64_t n = tblob_tensor_count(m);
+        const uint64_t n = tblob_model_tensor_count(m);
         for (uint64_t i = 0; i < n; ++i) {
           tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
           FUZZ_ASSERT(tblob_tensor_at(m, i, &t, nullptr) == TBLOB_OK);
@@ -437,11 +437,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           fuzz::consume(fuzz::touch(dp, dl) ^ fuzz::touch(t.name, t.name_len));
         }
       }
-      tblob_close(m);
+      tblob_model_close(m);
     } else {
       FUZZ_ASSERT_MSG(m == nullptr, "failed open_path left *out set");
     }
-    fa.expect_empty("after tblob_open_path/tblob_close");
+    fa.expect_empty("after tblob_model_open/tblob_model_close");
   }
   return 0;
 }

@@ -66,7 +66,7 @@ void walk(const tblob_model *m, const uint8_t *file, size_t len, bool listed, bo
   FUZZ_ASSERT(tblob_model_format(m) == TBLOB_FORMAT_SLM1);
   tblob_slm1_header_info h = TBLOB_SLM1_HEADER_INFO_INIT;
   FUZZ_ASSERT(tblob_slm1_header(m, &h, nullptr) == TBLOB_OK);
-  const uint64_t n = tblob_tensor_count(m);
+  const uint64_t n = tblob_model_tensor_count(m);
   FUZZ_ASSERT(n == h.tensor_count);
   FUZZ_ASSERT(h.tensor_directory_offset % 64 == 0 && h.tensor_data_offset % 64 == 0);
   FUZZ_ASSERT(h.tensor_data_offset == h.tensor_directory_offset + 64 * n);
@@ -164,7 +164,7 @@ void walk(const tblob_model *m, const uint8_t *file, size_t len, bool listed, bo
     if (s.name_listed) {
       FUZZ_ASSERT(listed && tblob_fnv1a64(t.name, t.name_len) == s.name_hash);
       uint64_t idx = UINT64_MAX;
-      FUZZ_ASSERT(tblob_find(m, t.name, t.name_len, &idx, nullptr) == TBLOB_OK && idx == i);
+      FUZZ_ASSERT(tblob_tensor_find(m, t.name, t.name_len, &idx, nullptr) == TBLOB_OK && idx == i);
     } else {
       FUZZ_ASSERT_MSG(name == label, "row %llu named %s, hash %s", static_cast<unsigned long long>(i),
                       name.c_str(), label);
@@ -183,7 +183,7 @@ void walk(const tblob_model *m, const uint8_t *file, size_t len, bool listed, bo
   FUZZ_ASSERT(tblob_tensor_at(m, n, &t, nullptr) == TBLOB_E_RANGE);
   if (listed) {
     uint64_t idx;
-    FUZZ_ASSERT(tblob_find(m, kOtherOfPair, std::strlen(kOtherOfPair), &idx, nullptr) == TBLOB_E_HASH_COLLISION);
+    FUZZ_ASSERT(tblob_tensor_find(m, kOtherOfPair, std::strlen(kOtherOfPair), &idx, nullptr) == TBLOB_E_HASH_COLLISION);
   }
 }
 
@@ -221,11 +221,11 @@ OpenResult open_once(const fuzz::Params &p, const fuzz::ExactCopy &file, uint32_
   if (r.status == TBLOB_OK) {
     FUZZ_ASSERT(m != nullptr);
     if (walk_it) walk(m, file.ptr, file.len, listed, !(flags & TBLOB_OPEN_FLAG_SLM1_NO_SCALE_CHECK));
-    tblob_close(m);
+    tblob_model_close(m);
   } else {
     FUZZ_ASSERT_MSG(m == nullptr, "failed open left *out set");
   }
-  fa.expect_empty("after tblob_slm1_open_memory/tblob_close");
+  fa.expect_empty("after tblob_slm1_open_memory/tblob_model_close");
   return r;
 }
 
@@ -269,7 +269,7 @@ void writer_round_trip(const uint8_t *data, size_t size) {
   o.ffn_size = 8;
   o.max_context = 16;
   tblob_slm1_writer *w = nullptr;
-  FUZZ_ASSERT(tblob_slm1_writer_create(&o, &w, nullptr) == TBLOB_OK);
+  FUZZ_ASSERT(tblob_slm1_writer_new(&o, &w, nullptr) == TBLOB_OK);
   const uint64_t even = count & ~size_t{1};
   const uint64_t s_f32[1] = {count}, s_q8[2] = {1, count}, s_q4[2] = {1, even};
   const char *names[3] = {"f32", "q8_0", "q4_0"};
@@ -288,18 +288,18 @@ void writer_round_trip(const uint8_t *data, size_t size) {
   FUZZ_ASSERT_MSG(tblob_slm1_writer_finish(w, temp_path(), &d) == TBLOB_OK, "finish: %s", d.message);
   tblob_slm1_writer_free(w);
   tblob_model *m = nullptr;
-  const tblob_status s = tblob_open_path(temp_path(), nullptr, &m, &d);
+  const tblob_status s = tblob_model_open(temp_path(), nullptr, &m, &d);
   FUZZ_ASSERT_MSG(s == TBLOB_OK, "the writer's file does not open strictly: %s", d.message);
-  FUZZ_ASSERT(tblob_tensor_count(m) == (finite ? 3u : tblob_tensor_count(m)));
+  FUZZ_ASSERT(tblob_model_tensor_count(m) == (finite ? 3u : tblob_model_tensor_count(m)));
   for (int k = 0; k < 3; ++k) {
     uint64_t idx;
-    const tblob_status f = tblob_find(m, names[k], std::strlen(names[k]), &idx, nullptr);
+    const tblob_status f = tblob_tensor_find(m, names[k], std::strlen(names[k]), &idx, nullptr);
     if (f != TBLOB_OK) continue;  // refused above
     tblob_slm1_tensor_info t = TBLOB_SLM1_TENSOR_INFO_INIT;
     FUZZ_ASSERT(tblob_slm1_tensor_at(m, idx, &t, nullptr) == TBLOB_OK);
     if (t.dtype == TBLOB_SLM1_F32) FUZZ_ASSERT(std::memcmp(t.payload, v.data(), 4 * counts[k]) == 0);
   }
-  tblob_close(m);
+  tblob_model_close(m);
 }
 
 }  // namespace

@@ -20,13 +20,13 @@ constexpr uint64_t kUqffMaxOut = uint64_t{1} << 18;
 
 inline void uqff_walk(const tblob_model *m) {
   FUZZ_ASSERT(tblob_model_format(m) == TBLOB_FORMAT_UQFF);
-  const uint64_t n = tblob_tensor_count(m);
+  const uint64_t n = tblob_model_tensor_count(m);
   static const char *const kSets[] = {"scalar", "avx2", "avx512", "neon"};
   for (uint64_t i = 0; i < n; ++i) {
     tblob_tensor_info ti = TBLOB_TENSOR_INFO_INIT;
     FUZZ_ASSERT(tblob_tensor_at(m, i, &ti, nullptr) == TBLOB_OK);
     uint64_t found = UINT64_MAX;
-    FUZZ_ASSERT(tblob_find(m, ti.name, ti.name_len, &found, nullptr) == TBLOB_OK && found == i);
+    FUZZ_ASSERT(tblob_tensor_find(m, ti.name, ti.name_len, &found, nullptr) == TBLOB_OK && found == i);
     const void *data;
     size_t len;
     FUZZ_ASSERT(tblob_tensor_data(m, i, &data, &len, nullptr) == TBLOB_OK && len == ti.data_length);
@@ -54,7 +54,7 @@ inline void uqff_walk(const tblob_model *m) {
       std::vector<uint8_t> ref, got;
       bool have_ref = false;
       for (const char *k : kSets) {
-        if (tblob_set_kernel(k, nullptr) != TBLOB_OK) continue;
+        if (tblob_kernel_set(k, nullptr) != TBLOB_OK) continue;
         std::vector<uint8_t> &out = have_ref ? got : ref;
         out.assign(bytes + 1, 0xA5);
         const tblob_status s = tblob_uqff_dequantize(m, i, &r, out.data(), bytes, nullptr);
@@ -72,7 +72,7 @@ inline void uqff_walk(const tblob_model *m) {
       }
     }
   }
-  tblob_set_kernel("auto", nullptr);
+  tblob_kernel_set("auto", nullptr);
 }
 
 inline int uqff_report_check(void *, const tblob_uqff_report_entry *e) {
@@ -103,7 +103,7 @@ inline void uqff_run(const void *const *bufs, const size_t *lens, size_t count, 
     FUZZ_ASSERT((open_status == TBLOB_OK) == (m != nullptr));
     FUZZ_ASSERT(open_status == TBLOB_OK || d.message[0] != '\0');
     if (m) uqff_walk(m);
-    tblob_close(m);
+    tblob_model_close(m);
     fa.expect_empty("uqff open");
   }
   {

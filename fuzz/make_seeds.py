@@ -224,7 +224,7 @@ def main():
     # Variants beyond the all-zero trailer, per target: (file, ctl, fail, lim).
     variants = {
         "fuzz_open_memory": [
-            ("example_tiny-llama_model", 3, 0, 0),   # also through tblob_open_path (read)
+            ("example_tiny-llama_model", 3, 0, 0),   # also through tblob_model_open (read)
             ("escaped_names_and_fields", 3, 0, 0),
             ("inv_trailing_bytes", 3, 0, 0),
             ("index_json", 3, 0, 0),

@@ -382,25 +382,25 @@ TBLOB_API const char *tblob_format_name(uint32_t format) TBLOB_NOEXCEPT;
 /* Opens whatever container is at path, detected by content (never by extension):
  * a safetensors file, a directory holding model.safetensors.index.json, or that index.
  * options may be NULL. On error *out is NULL. */
-TBLOB_API tblob_status tblob_open_path(const char *path, const tblob_open_options *options,
+TBLOB_API tblob_status tblob_model_open(const char *path, const tblob_open_options *options,
                                        tblob_model **out, tblob_diag *diag) TBLOB_NOEXCEPT;
 
 /* Opens a container held in a caller buffer, which must outlive the model (mode is
  * ignored: the buffer is borrowed, never copied). */
-TBLOB_API tblob_status tblob_open_memory(const void *buf, size_t len,
+TBLOB_API tblob_status tblob_model_open_memory(const void *buf, size_t len,
                                          const tblob_open_options *options,
                                          tblob_model **out, tblob_diag *diag) TBLOB_NOEXCEPT;
 
 /* NULL is a no-op. */
-TBLOB_API void tblob_close(tblob_model *model) TBLOB_NOEXCEPT;
+TBLOB_API void tblob_model_close(tblob_model *model) TBLOB_NOEXCEPT;
 
 TBLOB_API uint32_t tblob_model_format(const tblob_model *model) TBLOB_NOEXCEPT;
-TBLOB_API uint64_t tblob_tensor_count(const tblob_model *model) TBLOB_NOEXCEPT;
+TBLOB_API uint64_t tblob_model_tensor_count(const tblob_model *model) TBLOB_NOEXCEPT;
 
 /* Source files behind the model (1 for a single file or buffer). */
-TBLOB_API uint32_t tblob_file_count(const tblob_model *model) TBLOB_NOEXCEPT;
+TBLOB_API uint32_t tblob_model_file_count(const tblob_model *model) TBLOB_NOEXCEPT;
 /* The path of file i as opened (borrowed); "" for a memory buffer. */
-TBLOB_API tblob_status tblob_file_path(const tblob_model *model, uint32_t index,
+TBLOB_API tblob_status tblob_model_file_path(const tblob_model *model, uint32_t index,
                                        const char **path, size_t *path_len) TBLOB_NOEXCEPT;
 
 typedef struct tblob_tensor_info {
@@ -416,7 +416,7 @@ typedef struct tblob_tensor_info {
   uint64_t file_offset;     /* absolute byte offset in that file */
   uint64_t element_count;
   /* Appended for dequantization; filled when struct_size covers them. A quantized logical
-   * tensor (a packed weight whose companions were resolved at open, see tblob_tensor_quant)
+   * tensor (a packed weight whose companions were resolved at open, see tblob_tensor_quant_info)
    * keeps its stored dtype/shape/bytes above and reports its logical shape here. */
   const uint64_t *logical_shape; /* dequantized shape, borrowed; == shape when not quantized */
   uint64_t logical_elements;
@@ -436,7 +436,7 @@ TBLOB_API tblob_status tblob_tensor_at(const tblob_model *model, uint64_t index,
                                        tblob_tensor_info *info, tblob_diag *diag) TBLOB_NOEXCEPT;
 
 /* Finds a tensor by exact (decoded) name. TBLOB_E_NOT_FOUND if absent. */
-TBLOB_API tblob_status tblob_find(const tblob_model *model, const char *name,
+TBLOB_API tblob_status tblob_tensor_find(const tblob_model *model, const char *name,
                                   size_t name_len, uint64_t *index, tblob_diag *diag) TBLOB_NOEXCEPT;
 
 /* Zero-copy view of a tensor's stored bytes, valid until close. */
@@ -525,7 +525,7 @@ typedef enum tblob_quant_source {
   TBLOB_QUANT_SOURCE_SLM1 = 4          /* SLM1 q8_0 / q4_0 row: codes and scale array in the row */
 } tblob_quant_source;
 
-/* A quantized tensor as bytes plus numbers, for tblob_dequant_raw (no model needed). All
+/* A quantized tensor as bytes plus numbers, for tblob_quant_dequantize (no model needed). All
  * inputs are little-endian and may be unaligned; every length must be exact. */
 typedef struct tblob_quant_desc {
   uint32_t struct_size;
@@ -555,7 +555,7 @@ typedef struct tblob_quant_desc {
   {(uint32_t)sizeof(tblob_quant_desc), 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0}
 
 /* Pass as row_end to mean "to the last row". */
-#define TBLOB_ROWS_END UINT64_MAX
+#define TBLOB_ALL_ROWS UINT64_MAX
 
 /* Decodes rows [row_begin, row_end) of desc into dst as out_dtype (TBLOB_DTYPE_F32, _F16,
  * _BF16): (row_end - row_begin) * cols values. dst_bytes may be larger (the rest is left
@@ -563,7 +563,7 @@ typedef struct tblob_quant_desc {
  * message names the field and the expected length), TBLOB_E_DEQUANT_OUT_DTYPE,
  * TBLOB_E_RANGE (row_begin > row_end or past rows), TBLOB_E_BUFFER_TOO_SMALL,
  * TBLOB_E_INVALID_ARGUMENT (NULL desc, short struct_size, NULL pointer with a length). */
-TBLOB_API tblob_status tblob_dequant_raw(const tblob_quant_desc *desc, uint32_t out_dtype,
+TBLOB_API tblob_status tblob_quant_dequantize(const tblob_quant_desc *desc, uint32_t out_dtype,
                                          uint64_t row_begin, uint64_t row_end, void *dst,
                                          size_t dst_bytes, tblob_diag *diag) TBLOB_NOEXCEPT;
 
@@ -573,7 +573,7 @@ TBLOB_API tblob_status tblob_dequant_raw(const tblob_quant_desc *desc, uint32_t 
  * C64 tensors), TBLOB_E_UNSUPPORTED (F6: packing not pinned) and the resolution status of a
  * tensor whose companions are inconsistent (diag names the tensor, the companion and the
  * byte offset). Thread-safe on a shared model. */
-TBLOB_API tblob_status tblob_dequantize(const tblob_model *model, uint64_t index,
+TBLOB_API tblob_status tblob_tensor_dequantize(const tblob_model *model, uint64_t index,
                                         uint32_t out_dtype, uint64_t row_begin,
                                         uint64_t row_end, void *dst, size_t dst_bytes,
                                         tblob_diag *diag) TBLOB_NOEXCEPT;
@@ -591,7 +591,7 @@ typedef struct tblob_quant_info {
   uint32_t global_scale_mode;
   const uint64_t *shape;       /* logical shape, borrowed from the model */
   uint32_t rank;
-  tblob_status status;         /* TBLOB_OK, or what tblob_dequantize returns for it */
+  tblob_status status;         /* TBLOB_OK, or what tblob_tensor_dequantize returns for it */
   uint64_t rows;               /* logical rows (leading axes folded) */
   uint64_t cols;               /* logical row length */
   int64_t weight_index;        /* the quantized tensor (for a companion: its owner) or -1 */
@@ -605,25 +605,25 @@ typedef struct tblob_quant_info {
 /* How tensor `index` dequantizes: scheme, bits, group size, logical shape, companions.
  * A companion reports its own (plain) decoding, TBLOB_TENSOR_COMPANION and its owner's
  * indexes. TBLOB_OK for every valid index (info->status says whether dequantizing works). */
-TBLOB_API tblob_status tblob_tensor_quant(const tblob_model *model, uint64_t index,
+TBLOB_API tblob_status tblob_tensor_quant_info(const tblob_model *model, uint64_t index,
                                           tblob_quant_info *info, tblob_diag *diag) TBLOB_NOEXCEPT;
 
-/* The descriptor tblob_dequantize uses for tensor `index` (pointers into the model, valid
- * until close), e.g. to change `special` and call tblob_dequant_raw. Returns the status
- * tblob_dequantize would give before decoding; *desc is filled even then (unless the
+/* The descriptor tblob_tensor_dequantize uses for tensor `index` (pointers into the model, valid
+ * until close), e.g. to change `special` and call tblob_quant_dequantize. Returns the status
+ * tblob_tensor_dequantize would give before decoding; *desc is filled even then (unless the
  * arguments are invalid), so a caller can inspect or repair it. */
 TBLOB_API tblob_status tblob_tensor_quant_desc(const tblob_model *model, uint64_t index,
                                                tblob_quant_desc *desc, tblob_diag *diag) TBLOB_NOEXCEPT;
 
 /* Kernel sets: "scalar" (the reference, always present), "avx2", "avx512" (x86-64, chosen at
  * first use by cpuid + xgetbv), "neon" (arm64). The choice is process-wide and made once,
- * atomically, from TBLOB_KERNEL or the best the host runs. tblob_set_kernel forces one
+ * atomically, from TBLOB_KERNEL or the best the host runs. tblob_kernel_set forces one
  * (NULL or "auto": back to the automatic choice); a set that is unknown, compiled out or
  * that this host cannot run is TBLOB_E_KERNEL_UNAVAILABLE, never a silent fallback.
  * Every set gives the same bits. Do not call it while other threads dequantize. */
-TBLOB_API tblob_status tblob_set_kernel(const char *name, tblob_diag *diag) TBLOB_NOEXCEPT;
+TBLOB_API tblob_status tblob_kernel_set(const char *name, tblob_diag *diag) TBLOB_NOEXCEPT;
 /* Name of the kernel set in use ("scalar", "avx2", ...). Static. */
-TBLOB_API const char *tblob_active_kernel(void) TBLOB_NOEXCEPT;
+TBLOB_API const char *tblob_kernel_active(void) TBLOB_NOEXCEPT;
 /* @@dequant-api */
 
 /* ------------------------------------------------------------------------------------------
@@ -638,7 +638,7 @@ TBLOB_API const char *tblob_active_kernel(void) TBLOB_NOEXCEPT;
  * O_NOFOLLOW (a symlink inside the store is TBLOB_E_OLLAMA_PATH), and every digest is
  * checked by one function when the manifest is parsed and again where a path is built.
  *
- * tblob_open_path also opens store models: a store manifest file
+ * tblob_model_open also opens store models: a store manifest file
  * (<root>/manifests/h/n/m/t), the path "<root>/<name>" when that path does not exist but
  * <root> is a store (for example "~/.ollama/models/llama3:8b"), and a store root that
  * holds exactly one model (TBLOB_E_OLLAMA_MODEL_REQUIRED when it holds several). */
@@ -773,7 +773,7 @@ typedef struct tblob_store_open_options {
   {(uint32_t)sizeof(tblob_store_open_options), 0u, NULL, NULL, 0}
 
 /* Opens a model of the store as one table (format TBLOB_FORMAT_OLLAMA) holding every
- * tensor of every tensor blob, each blob one file (tblob_file_path gives its path).
+ * tensor of every tensor blob, each blob one file (tblob_model_file_path gives its path).
  * Names come from the blob headers, except that a blob whose single tensor is keyed
  * "data" (early 2026) takes its layer's name, and path-style layers
  * ("component/tensor") prefix the component to bare keys. The metadata table holds
@@ -978,7 +978,7 @@ TBLOB_API tblob_status tblob_store_gc(const tblob_store *store, const tblob_gc_o
  * UQFF (mistral.rs)
  * ---------------------------------------------------------------------------------------- */
 /* A UQFF export (mistral.rs) is a directory of `<stem>-N.uqff` shards (safetensors files),
- * residual.safetensors and JSON assets (docs/uqff.md). tblob_open_path opens a UQFF
+ * residual.safetensors and JSON assets (docs/uqff.md). tblob_model_open opens a UQFF
  * directory or any shard of a set (its siblings are found). The model's table holds:
  *  - one row per quantized layer, named "<key>.weight". dtype, data_offset, data_length and
  *    tblob_tensor_data describe the stored `<key>.weight` entry (raw ggml blocks as U8, AFQ's
@@ -1151,11 +1151,11 @@ TBLOB_API tblob_status tblob_uqff_verify_memory(const void *const *bufs, const s
 TBLOB_API tblob_status tblob_ggml_dequantize(uint32_t ggml_type, const void *src, size_t src_bytes,
                                              uint64_t elements, uint32_t out_dtype, void *dst,
                                              size_t dst_bytes, tblob_diag *diag) TBLOB_NOEXCEPT;
-/* The GGML kernel set in use: "scalar" or "avx2"; it follows tblob_set_kernel / TBLOB_KERNEL
+/* The GGML kernel set in use: "scalar" or "avx2"; it follows tblob_kernel_set / TBLOB_KERNEL
  * ("avx512" runs the AVX2 GGML kernels, "neon" the scalar ones). */
 TBLOB_API const char *tblob_ggml_kernel_name(void) TBLOB_NOEXCEPT;
 /* 1 when path is a directory holding `*.uqff` shards or uqff_report.json, or a file whose
- * safetensors header names UQFF entries (what tblob_open_path opens as UQFF); else 0. */
+ * safetensors header names UQFF entries (what tblob_model_open opens as UQFF); else 0. */
 TBLOB_API int tblob_uqff_detect(const char *path) TBLOB_NOEXCEPT;
 /* @@uqff-api */
 
@@ -1163,16 +1163,16 @@ TBLOB_API int tblob_uqff_detect(const char *path) TBLOB_NOEXCEPT;
  * SLM1
  * ---------------------------------------------------------------------------------------- */
 /* @@slm1-api */
-/* SLM1 (.slm, TinyRustLM's container) as pinned by docs/slm1.md. tblob_open_path detects it
+/* SLM1 (.slm, TinyRustLM's container) as pinned by docs/slm1.md. tblob_model_open detects it
  * by its magic; the calls below add what only SLM1 has. In the generic table an SLM1 tensor:
  *  - has index = its directory index (not sorted by offset);
  *  - is named by the caller's list (tblob_slm1_open_options) when a listed name hashes to its
  *    entry, else by the synthetic "fnv1a:<16 lowercase hex>" (files store only hashes; that
- *    text is a label: tblob_find hashes it like any name, use tblob_slm1_find_hash instead);
+ *    text is a label: tblob_tensor_find hashes it like any name, use tblob_slm1_find_hash instead);
  *  - describes its stored payload bytes: dtype F32 (f32), I8 (q8_0 codes, shape as stored) or
  *    U8 (q4_0, two codes per byte: shape as stored with the last dimension halved). The SLM1
  *    dtype, logical shape, block size and scales come from tblob_slm1_tensor_at.
- * tblob_find on an SLM1 model hashes the name with FNV-1a 64 and looks the hash up; a name
+ * tblob_tensor_find on an SLM1 model hashes the name with FNV-1a 64 and looks the hash up; a name
  * whose hash belongs to a different name of the caller's list is TBLOB_E_HASH_COLLISION.
  * The header fields also appear as metadata ("hidden_size" -> "4", ..., "checksum"). */
 
@@ -1196,7 +1196,7 @@ TBLOB_API uint64_t tblob_fnv1a64(const void *data, size_t len) TBLOB_NOEXCEPT;
 
 /* The names a runtime will look up. Checked at open: two different names with one hash are
  * TBLOB_E_HASH_COLLISION (the same name twice counts once); afterwards a name that is not
- * listed but hashes like a listed one is refused by tblob_find. Listed names are copied. */
+ * listed but hashes like a listed one is refused by tblob_tensor_find. Listed names are copied. */
 typedef struct tblob_slm1_open_options {
   uint32_t struct_size;
   uint32_t reserved;                 /* 0 */
@@ -1319,7 +1319,7 @@ TBLOB_API tblob_status tblob_slm1_writer_options_from_config(tblob_slm1_writer_o
                                                              const char *json, size_t json_len,
                                                              tblob_diag *diag) TBLOB_NOEXCEPT;
 
-TBLOB_API tblob_status tblob_slm1_writer_create(const tblob_slm1_writer_options *options,
+TBLOB_API tblob_status tblob_slm1_writer_new(const tblob_slm1_writer_options *options,
                                                 tblob_slm1_writer **out,
                                                 tblob_diag *diag) TBLOB_NOEXCEPT;
 /* NULL is a no-op. */

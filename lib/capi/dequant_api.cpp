@@ -559,14 +559,14 @@ extern "C" {
 
 TBLOB_API const char *tblob_quant_scheme_name(uint32_t scheme) noexcept { return scheme_name(scheme); }
 
-TBLOB_API tblob_status tblob_dequant_raw(const tblob_quant_desc *desc, uint32_t out_dtype,
+TBLOB_API tblob_status tblob_quant_dequantize(const tblob_quant_desc *desc, uint32_t out_dtype,
                                          uint64_t row_begin, uint64_t row_end, void *dst,
                                          size_t dst_bytes, tblob_diag *diag) noexcept {
   Diag d = begin(diag);
   QuantDesc q;
   if (!desc_from_public(desc, &q))
     return bad_arg(d, "desc is NULL or its struct_size is too small (use TBLOB_QUANT_DESC_INIT)");
-  if (row_end == TBLOB_ROWS_END) row_end = q.rows;
+  if (row_end == TBLOB_ALL_ROWS) row_end = q.rows;
   const Status s = run(q, out_dtype, row_begin, row_end, dst, dst_bytes);
   if (s == TBLOB_OK) return TBLOB_OK;
   char detail[200];
@@ -576,7 +576,7 @@ TBLOB_API tblob_status tblob_dequant_raw(const tblob_quant_desc *desc, uint32_t 
                 sname(static_cast<uint32_t>(q.scheme)), kField[f], detail);
 }
 
-TBLOB_API tblob_status tblob_dequantize(const tblob_model *model, uint64_t index,
+TBLOB_API tblob_status tblob_tensor_dequantize(const tblob_model *model, uint64_t index,
                                         uint32_t out_dtype, uint64_t row_begin,
                                         uint64_t row_end, void *dst, size_t dst_bytes,
                                         tblob_diag *diag) noexcept {
@@ -593,13 +593,13 @@ TBLOB_API tblob_status tblob_dequantize(const tblob_model *model, uint64_t index
 #endif
   TensorView v;
   Status s = view_of(model, index, &v);
-  if (row_end == TBLOB_ROWS_END) row_end = v.q.rows;
+  if (row_end == TBLOB_ALL_ROWS) row_end = v.q.rows;
   if (s == TBLOB_OK) s = run(v.q, out_dtype, row_begin, row_end, dst, dst_bytes);
   if (s == TBLOB_OK) return TBLOB_OK;
   return fail_tensor(d, model, index, v, s, out_dtype, row_begin, row_end, dst_bytes);
 }
 
-TBLOB_API tblob_status tblob_tensor_quant(const tblob_model *model, uint64_t index,
+TBLOB_API tblob_status tblob_tensor_quant_info(const tblob_model *model, uint64_t index,
                                           tblob_quant_info *info, tblob_diag *diag) noexcept {
   Diag d = begin(diag);
   if (!model || !info) return bad_arg(d, "model and info are required");
@@ -653,7 +653,7 @@ TBLOB_API tblob_status tblob_tensor_quant_desc(const tblob_model *model, uint64_
   return fail_tensor(d, model, index, v, s, TBLOB_DTYPE_F32, 0, v.q.rows, 0);
 }
 
-TBLOB_API tblob_status tblob_set_kernel(const char *name, tblob_diag *diag) noexcept {
+TBLOB_API tblob_status tblob_kernel_set(const char *name, tblob_diag *diag) noexcept {
   Diag d = begin(diag);
 #ifdef TBLOB_HAVE_DISPATCH
   const Status s = tblob::set_kernel(name ? name : "auto");
@@ -669,7 +669,7 @@ TBLOB_API tblob_status tblob_set_kernel(const char *name, tblob_diag *diag) noex
 #endif
 }
 
-TBLOB_API const char *tblob_active_kernel(void) noexcept {
+TBLOB_API const char *tblob_kernel_active(void) noexcept {
 #ifdef TBLOB_HAVE_DISPATCH
   return tblob::active_kernel_name();
 #else

@@ -54,7 +54,7 @@ TBLOB_API const char *tblob_format_name(uint32_t format) noexcept {
   }
 }
 
-TBLOB_API tblob_status tblob_open_path(const char *path, const tblob_open_options *options,
+TBLOB_API tblob_status tblob_model_open(const char *path, const tblob_open_options *options,
                                        tblob_model **out, tblob_diag *diag) noexcept {
   Diag d = begin(diag);
   if (out) *out = nullptr;
@@ -64,7 +64,7 @@ TBLOB_API tblob_status tblob_open_path(const char *path, const tblob_open_option
   return tblob::open_path(path, limits, out, d);
 }
 
-TBLOB_API tblob_status tblob_open_memory(const void *buf, size_t len,
+TBLOB_API tblob_status tblob_model_open_memory(const void *buf, size_t len,
                                          const tblob_open_options *options, tblob_model **out,
                                          tblob_diag *diag) noexcept {
   Diag d = begin(diag);
@@ -75,21 +75,21 @@ TBLOB_API tblob_status tblob_open_memory(const void *buf, size_t len,
   return tblob::open_memory(buf, len, limits, out, d);
 }
 
-TBLOB_API void tblob_close(tblob_model *model) noexcept { tblob::model_free(model); }
+TBLOB_API void tblob_model_close(tblob_model *model) noexcept { tblob::model_free(model); }
 
 TBLOB_API uint32_t tblob_model_format(const tblob_model *model) noexcept {
   return model ? model->format : static_cast<uint32_t>(TBLOB_FORMAT_UNKNOWN);
 }
 
-TBLOB_API uint64_t tblob_tensor_count(const tblob_model *model) noexcept {
+TBLOB_API uint64_t tblob_model_tensor_count(const tblob_model *model) noexcept {
   return model ? model->tensors.size() : 0;
 }
 
-TBLOB_API uint32_t tblob_file_count(const tblob_model *model) noexcept {
+TBLOB_API uint32_t tblob_model_file_count(const tblob_model *model) noexcept {
   return model ? static_cast<uint32_t>(model->files.size()) : 0;
 }
 
-TBLOB_API tblob_status tblob_file_path(const tblob_model *model, uint32_t index,
+TBLOB_API tblob_status tblob_model_file_path(const tblob_model *model, uint32_t index,
                                        const char **path, size_t *path_len) noexcept {
   if (!model || !path || !path_len) return TBLOB_E_INVALID_ARGUMENT;
   if (index >= model->files.size()) return TBLOB_E_RANGE;
@@ -122,7 +122,7 @@ TBLOB_API tblob_status tblob_tensor_at(const tblob_model *model, uint64_t index,
   return TBLOB_OK;
 }
 
-TBLOB_API tblob_status tblob_find(const tblob_model *model, const char *name, size_t name_len,
+TBLOB_API tblob_status tblob_tensor_find(const tblob_model *model, const char *name, size_t name_len,
                                   uint64_t *index, tblob_diag *diag) noexcept {
   Diag d = begin(diag);
   if (!model || !index || (!name && name_len)) return bad_arg(d, "model, name and index are required");

@@ -223,7 +223,7 @@ TBLOB_API tblob_status tblob_slm1_writer_options_from_config(tblob_slm1_writer_o
   return s;
 }
 
-TBLOB_API tblob_status tblob_slm1_writer_create(const tblob_slm1_writer_options *options,
+TBLOB_API tblob_status tblob_slm1_writer_new(const tblob_slm1_writer_options *options,
                                                 tblob_slm1_writer **out, tblob_diag *diag) noexcept {
   Diag d = begin(diag);
   return tblob::slm1::writer_create(options, out, d);

@@ -79,7 +79,7 @@ struct tblob_model {
   // While opening: name_hash() of each row's name, taken by the safetensors scan while the
   // name was in cache, row for row (st_sort_rows clears it when it reorders rows).
   tblob::PodVec<uint64_t> name_hashes;
-  // Format-specific lookup: when set, tblob_find calls it instead of tensor_index (SLM1
+  // Format-specific lookup: when set, tblob_tensor_find calls it instead of tensor_index (SLM1
   // stores only name hashes). ext is that format's state, allocated in the arena (trivially
   // destructible, released with it); nullptr for formats that need none.
   tblob::Status (*find_fn)(const tblob_model *m, const char *name, size_t name_len,

@@ -4,7 +4,7 @@
 #include "tensorblob.h"  // include guard
 
 namespace user {
-inline tblob_status open_it(const char *p, tblob_model **m) { return tblob_open_path(p, nullptr, m, nullptr); }
+inline tblob_status open_it(const char *p, tblob_model **m) { return tblob_model_open(p, nullptr, m, nullptr); }
 }  // namespace user
 
 int main() {
@@ -16,8 +16,8 @@ int main() {
   tblob_scan_result result = TBLOB_SCAN_RESULT_INIT;
   static_assert(sizeof(tblob_dtype) >= 1, "enum");
   static_assert(TBLOB_OK == 0, "pinned");
-  static_assert(noexcept(tblob_close(nullptr)), "entry points are noexcept");
-  tblob_status (*fp)(const char *, const tblob_open_options *, tblob_model **, tblob_diag *) = &tblob_open_path;
+  static_assert(noexcept(tblob_model_close(nullptr)), "entry points are noexcept");
+  tblob_status (*fp)(const char *, const tblob_open_options *, tblob_model **, tblob_diag *) = &tblob_model_open;
   tblob_model *m = nullptr;
   const tblob_status s = user::open_it("/nonexistent/tensorblob/header-test", &m);
   (void)diag;

@@ -33,7 +33,7 @@ static int names_equal(const char *p, size_t n, const char *lit) {
 
 /* Lists every tensor and checks what each one says about itself. */
 static int check_model(const tblob_model *m, uint64_t want_count) {
-  uint64_t i, count = tblob_tensor_count(m);
+  uint64_t i, count = tblob_model_tensor_count(m);
   CHECK(count == want_count);
   for (i = 0; i < count; ++i) {
     tblob_tensor_info info = TBLOB_TENSOR_INFO_INIT;
@@ -52,12 +52,12 @@ static int check_model(const tblob_model *m, uint64_t want_count) {
     for (r = 0; r < info.rank; ++r) elements *= info.shape[r];
     CHECK(elements == info.element_count);
     CHECK(elements * tblob_dtype_bits(info.dtype) / 8 == info.data_length);
-    CHECK_OK(tblob_find(m, info.name, info.name_len, &found, &diag));
+    CHECK_OK(tblob_tensor_find(m, info.name, info.name_len, &found, &diag));
     CHECK(found == i);
     CHECK_OK(tblob_tensor_data(m, i, &data, &len, &diag));
     CHECK(len == info.data_length);
     CHECK(data != NULL || len == 0);
-    CHECK(info.file_index < tblob_file_count(m));
+    CHECK(info.file_index < tblob_model_file_count(m));
   }
   return 0;
 }
@@ -85,24 +85,24 @@ static int test_single(const char *path) {
     float norm[8];
     int j;
     opts.mode = modes[k];
-    CHECK_OK(tblob_open_path(path, &opts, &m, &diag));
+    CHECK_OK(tblob_model_open(path, &opts, &m, &diag));
     CHECK(diag.status == TBLOB_OK);
     CHECK(tblob_model_format(m) == TBLOB_FORMAT_SAFETENSORS);
     CHECK(strcmp(tblob_format_name(tblob_model_format(m)), "safetensors") == 0);
-    CHECK(tblob_file_count(m) == 1);
-    CHECK_OK(tblob_file_path(m, 0, &fpath, &plen));
+    CHECK(tblob_model_file_count(m) == 1);
+    CHECK_OK(tblob_model_file_path(m, 0, &fpath, &plen));
     CHECK(plen == strlen(path) && memcmp(fpath, path, plen) == 0);
     if (check_model(m, 21)) return 1;
 
-    CHECK_OK(tblob_find(m, "model.embed_tokens.weight", 25, &idx, &diag));
+    CHECK_OK(tblob_tensor_find(m, "model.embed_tokens.weight", 25, &idx, &diag));
     CHECK_OK(tblob_tensor_at(m, idx, &info, &diag));
     CHECK(info.dtype == TBLOB_DTYPE_F16 && info.rank == 2 && info.shape[0] == 32 && info.shape[1] == 8);
     CHECK(names_equal(info.name, info.name_len, "model.embed_tokens.weight"));
-    CHECK_OK(tblob_find(m, "lm_head.weight", 14, &idx, &diag));
+    CHECK_OK(tblob_tensor_find(m, "lm_head.weight", 14, &idx, &diag));
     CHECK_OK(tblob_tensor_at(m, idx, &info, &diag));
     CHECK(info.dtype == TBLOB_DTYPE_BF16 && info.rank == 2 && info.data_length == 32 * 8 * 2);
     /* Norm weights are F32 ones. */
-    CHECK_OK(tblob_find(m, "model.norm.weight", 17, &idx, &diag));
+    CHECK_OK(tblob_tensor_find(m, "model.norm.weight", 17, &idx, &diag));
     CHECK_OK(tblob_tensor_at(m, idx, &info, &diag));
     CHECK(info.dtype == TBLOB_DTYPE_F32 && info.rank == 1 && info.shape[0] == 8);
     CHECK_OK(tblob_tensor_data(m, idx, &data, &len, &diag));
@@ -115,10 +115,10 @@ static int test_single(const char *path) {
     CHECK(vlen == 2 && memcmp(value, "pt", 2) == 0);
     CHECK(tblob_metadata_find(m, "nope", 4, &value, &vlen) == TBLOB_E_NOT_FOUND);
 
-    CHECK(tblob_find(m, "model.nope", 10, &idx, &diag) == TBLOB_E_NOT_FOUND);
+    CHECK(tblob_tensor_find(m, "model.nope", 10, &idx, &diag) == TBLOB_E_NOT_FOUND);
     CHECK(diag.status == TBLOB_E_NOT_FOUND && diag.message[0] != '\0');
     CHECK(tblob_tensor_at(m, 21, &info, &diag) == TBLOB_E_RANGE);
-    tblob_close(m);
+    tblob_model_close(m);
   }
   return 0;
 }
@@ -155,13 +155,13 @@ static int test_scan(const char *path) {
   free(scratch);
 
   /* The same bytes as a borrowed buffer. */
-  CHECK_OK(tblob_open_memory(buf, (size_t)size, NULL, &m, &diag));
+  CHECK_OK(tblob_model_open_memory(buf, (size_t)size, NULL, &m, &diag));
   if (check_model(m, 21)) return 1;
-  tblob_close(m);
+  tblob_model_close(m);
 
   /* A truncated copy is refused with a diagnostic. */
   m = NULL;
-  CHECK(tblob_open_memory(buf, (size_t)size - 1, NULL, &m, &diag) == TBLOB_E_TRUNCATED);
+  CHECK(tblob_model_open_memory(buf, (size_t)size - 1, NULL, &m, &diag) == TBLOB_E_TRUNCATED);
   CHECK(m == NULL && diag.status == TBLOB_E_TRUNCATED && diag.message[0] != '\0');
   CHECK(strcmp(tblob_status_name(diag.status), "TBLOB_E_TRUNCATED") == 0);
   free(buf);
@@ -180,9 +180,9 @@ static int test_misc(void) {
   CHECK_OK(tblob_json_unescape("a\\u00e9\\n", 9, out, sizeof(out), &n));
   CHECK(n == 4 && memcmp(out, "a\xc3\xa9\n", 4) == 0);
   CHECK(tblob_json_unescape("\\ud800", 6, out, sizeof(out), &n) == TBLOB_E_JSON);
-  CHECK(tblob_open_path("/nonexistent/tensorblob/c-test", NULL, &m, &diag) == TBLOB_E_NOT_FOUND);
+  CHECK(tblob_model_open("/nonexistent/tensorblob/c-test", NULL, &m, &diag) == TBLOB_E_NOT_FOUND);
   CHECK(m == NULL && diag.message[0] != '\0');
-  tblob_close(NULL);
+  tblob_model_close(NULL);
   return 0;
 }
 
@@ -190,12 +190,12 @@ static int test_sharded(const char *dir) {
   tblob_model *m = NULL;
   tblob_diag diag = TBLOB_DIAG_INIT;
   uint64_t idx;
-  CHECK_OK(tblob_open_path(dir, NULL, &m, &diag));
+  CHECK_OK(tblob_model_open(dir, NULL, &m, &diag));
   CHECK(tblob_model_format(m) == TBLOB_FORMAT_SAFETENSORS_SHARDED);
-  CHECK(tblob_file_count(m) == 2);
+  CHECK(tblob_model_file_count(m) == 2);
   if (check_model(m, 21)) return 1;
-  CHECK_OK(tblob_find(m, "lm_head.weight", 14, &idx, &diag));
-  tblob_close(m);
+  CHECK_OK(tblob_tensor_find(m, "lm_head.weight", 14, &idx, &diag));
+  tblob_model_close(m);
   return 0;
 }
 

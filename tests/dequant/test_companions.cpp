@@ -53,19 +53,19 @@ struct Model {
   std::string mem;
   explicit Model(const std::string &path) {
     tblob_diag d = TBLOB_DIAG_INIT;
-    EXPECT_EQ(tblob_open_path(path.c_str(), nullptr, &m, &d), TBLOB_OK) << path << ": " << d.message;
+    EXPECT_EQ(tblob_model_open(path.c_str(), nullptr, &m, &d), TBLOB_OK) << path << ": " << d.message;
   }
   static Model *memory(const std::string &bytes) {  // no config.json can be found
     Model *x = new Model();
     x->mem = bytes;
     tblob_diag d = TBLOB_DIAG_INIT;
-    EXPECT_EQ(tblob_open_memory(x->mem.data(), x->mem.size(), nullptr, &x->m, &d), TBLOB_OK) << d.message;
+    EXPECT_EQ(tblob_model_open_memory(x->mem.data(), x->mem.size(), nullptr, &x->m, &d), TBLOB_OK) << d.message;
     return x;
   }
-  ~Model() { tblob_close(m); }
+  ~Model() { tblob_model_close(m); }
   uint64_t find(const std::string &name) const {
     uint64_t i = UINT64_MAX;
-    EXPECT_EQ(tblob_find(m, name.data(), name.size(), &i, nullptr), TBLOB_OK) << name;
+    EXPECT_EQ(tblob_tensor_find(m, name.data(), name.size(), &i, nullptr), TBLOB_OK) << name;
     return i;
   }
   std::string name(int64_t i) const {
@@ -82,7 +82,7 @@ struct Model {
   }
   tblob_quant_info quant(const std::string &name) const {
     tblob_quant_info q = TBLOB_QUANT_INFO_INIT;
-    EXPECT_EQ(tblob_tensor_quant(m, find(name), &q, nullptr), TBLOB_OK);
+    EXPECT_EQ(tblob_tensor_quant_info(m, find(name), &q, nullptr), TBLOB_OK);
     return q;
   }
 
@@ -108,7 +108,7 @@ void expect_matches(const Model &m, const Model &exp, const std::string &tensor)
     const std::string want = exp.bytes(tensor + kSuffix[slot]);
     std::string got(want.size(), '\0');
     tblob_diag d = TBLOB_DIAG_INIT;
-    ASSERT_EQ(tblob_dequantize(m.m, i, kOut[slot], 0, TBLOB_ROWS_END, &got[0], got.size(), &d), TBLOB_OK)
+    ASSERT_EQ(tblob_tensor_dequantize(m.m, i, kOut[slot], 0, TBLOB_ALL_ROWS, &got[0], got.size(), &d), TBLOB_OK)
         << d.message;
     const size_t es = slot == 0 ? 4 : 2;
     size_t bad = 0;
@@ -177,7 +177,7 @@ TEST(CompanionsMlxCommunity, ConfigQuantizationBlock) {
   const tblob_quant_info n = m.quant("model.norm.weight");
   EXPECT_EQ(n.flags, 0u);
   EXPECT_EQ(n.scheme, static_cast<uint32_t>(TBLOB_QUANT_BF16));
-  EXPECT_EQ(tblob_tensor_count(m.m), 10u);  // nothing hidden
+  EXPECT_EQ(tblob_model_tensor_count(m.m), 10u);  // nothing hidden
 }
 
 TEST(CompanionsMlxCommunity, WithoutConfigShapesDecide) {
@@ -252,8 +252,8 @@ TEST(CompanionsMlxCommunity, BrokenConfigsNeverFailTheOpen) {
     const tblob_quant_info up = m.quant("model.layers.0.mlp.up_proj.weight");
     EXPECT_EQ(up.flags, TBLOB_TENSOR_QUANTIZED);
     std::vector<float> out(16 * 256);
-    tblob_dequantize(m.m, m.find("model.layers.0.mlp.down_proj.weight"), TBLOB_DTYPE_F32, 0,
-                     TBLOB_ROWS_END, out.data(), out.size() * 4, nullptr);
+    tblob_tensor_dequantize(m.m, m.find("model.layers.0.mlp.down_proj.weight"), TBLOB_DTYPE_F32, 0,
+                     TBLOB_ALL_ROWS, out.data(), out.size() * 4, nullptr);
   }
   std::remove((dir + "/model.safetensors").c_str());
   std::remove((dir + "/config.json").c_str());
@@ -352,9 +352,9 @@ TEST(CompanionsHfBlockFp8, Block128) {
   // Row ranges across the block boundary (rows 127..129 use the second block row).
   const uint64_t w = m.find(k[0].w);
   std::vector<float> all(130 * 136), part(5 * 136);
-  ASSERT_EQ(tblob_dequantize(m.m, w, TBLOB_DTYPE_F32, 0, TBLOB_ROWS_END, all.data(), all.size() * 4, nullptr),
+  ASSERT_EQ(tblob_tensor_dequantize(m.m, w, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, all.data(), all.size() * 4, nullptr),
             TBLOB_OK);
-  ASSERT_EQ(tblob_dequantize(m.m, w, TBLOB_DTYPE_F32, 125, 130, part.data(), part.size() * 4, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_tensor_dequantize(m.m, w, TBLOB_DTYPE_F32, 125, 130, part.data(), part.size() * 4, nullptr), TBLOB_OK);
   EXPECT_EQ(0, std::memcmp(part.data(), all.data() + 125 * 136, part.size() * 4));
   // The stored bytes stay addressable and F8_E4M3 as stored; the descriptor is exposed.
   tblob_quant_desc qd = TBLOB_QUANT_DESC_INIT;
@@ -365,7 +365,7 @@ TEST(CompanionsHfBlockFp8, Block128) {
   // Reading it as MLX would (0x7F = 480) changes exactly the NaN codes.
   qd.special = TBLOB_SPECIAL_E4M3_MAX_FINITE;
   std::vector<float> mlx(130 * 136);
-  ASSERT_EQ(tblob_dequant_raw(&qd, TBLOB_DTYPE_F32, 0, TBLOB_ROWS_END, mlx.data(), mlx.size() * 4, nullptr),
+  ASSERT_EQ(tblob_quant_dequantize(&qd, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, mlx.data(), mlx.size() * 4, nullptr),
             TBLOB_OK);
   EXPECT_TRUE(std::isnan(all[0]));
   EXPECT_FALSE(std::isnan(mlx[0]));
@@ -388,7 +388,7 @@ TEST(CompanionsHfBlockFp8, BlockSizeFromConfig) {
   EXPECT_EQ(q.status, TBLOB_E_QUANT_SCALE_SIZE);
   std::vector<float> out(130 * 70);
   tblob_diag d = TBLOB_DIAG_INIT;
-  EXPECT_EQ(tblob_dequantize(mem->m, mem->find(w), TBLOB_DTYPE_F32, 0, TBLOB_ROWS_END, out.data(),
+  EXPECT_EQ(tblob_tensor_dequantize(mem->m, mem->find(w), TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, out.data(),
                              out.size() * 4, &d),
             TBLOB_E_QUANT_SCALE_SIZE);
   EXPECT_NE(std::strstr(d.message, "weight_scale_inv"), nullptr) << d.message;

@@ -1,8 +1,8 @@
-// The public dequantization API (include/tensorblob.h): tblob_dequant_raw on hand-made
+// The public dequantization API (include/tensorblob.h): tblob_quant_dequantize on hand-made
 // descriptors (section 8 vectors of reference/ollama_mlx.md, block FP8), every descriptor
 // status through both APIs, buffer sizes, row ranges, kernel control, and the MLX fixtures of
-// tests/data/dequant opened with tblob_open_path as Ollama combined blobs, which must
-// dequantize through tblob_dequantize to MLX's expected outputs.
+// tests/data/dequant opened with tblob_model_open as Ollama combined blobs, which must
+// dequantize through tblob_tensor_dequantize to MLX's expected outputs.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -44,7 +44,7 @@ bool bf16_nan(uint16_t h) { return (h & 0x7FFFu) > 0x7F80u; }
 std::vector<float> raw_f32(const tblob_quant_desc &d, tblob_status *st = nullptr) {
   std::vector<float> out(static_cast<size_t>(d.rows * d.cols));
   tblob_diag diag = TBLOB_DIAG_INIT;
-  const tblob_status s = tblob_dequant_raw(&d, TBLOB_DTYPE_F32, 0, TBLOB_ROWS_END, out.data(),
+  const tblob_status s = tblob_quant_dequantize(&d, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, out.data(),
                                            out.size() * 4, &diag);
   if (st) *st = s;
   else EXPECT_EQ(s, TBLOB_OK) << diag.message;
@@ -83,7 +83,7 @@ struct AffineFixture {
 
 tblob_status raw_status(const tblob_quant_desc &d, tblob_diag *diag, uint32_t out = TBLOB_DTYPE_F32) {
   std::vector<uint8_t> buf(1 << 16);
-  return tblob_dequant_raw(&d, out, 0, TBLOB_ROWS_END, buf.data(), buf.size(), diag);
+  return tblob_quant_dequantize(&d, out, 0, TBLOB_ALL_ROWS, buf.data(), buf.size(), diag);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -225,7 +225,7 @@ TEST(DequantApi, RawBlockFp8) {
   EXPECT_EQ(v[0], 480.0f);
   // bf16 output: one rounding of the f32 product.
   std::vector<uint16_t> h(15);
-  ASSERT_EQ(tblob_dequant_raw(&d, TBLOB_DTYPE_BF16, 1, 3, h.data(), 20, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_quant_dequantize(&d, TBLOB_DTYPE_BF16, 1, 3, h.data(), 20, nullptr), TBLOB_OK);
   EXPECT_EQ(h[0], 0x3F80);  // row 1, col 0: 1.0 * 1
   // Statuses.
   tblob_diag diag = TBLOB_DIAG_INIT;
@@ -305,12 +305,12 @@ TEST(DequantApi, RawBadDescriptors) {
   EXPECT_EQ(raw_status(f.d, &diag, TBLOB_DTYPE_F64), TBLOB_E_DEQUANT_OUT_DTYPE);
   EXPECT_EQ(raw_status(f.d, &diag, TBLOB_DTYPE_U8), TBLOB_E_DEQUANT_OUT_DTYPE);
   std::vector<float> out(128);
-  EXPECT_EQ(tblob_dequant_raw(nullptr, TBLOB_DTYPE_F32, 0, 1, out.data(), 512, &diag), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_quant_dequantize(nullptr, TBLOB_DTYPE_F32, 0, 1, out.data(), 512, &diag), TBLOB_E_INVALID_ARGUMENT);
   tblob_quant_desc small = f.d;
   small.struct_size = 8;
-  EXPECT_EQ(tblob_dequant_raw(&small, TBLOB_DTYPE_F32, 0, 1, out.data(), 512, &diag), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_quant_dequantize(&small, TBLOB_DTYPE_F32, 0, 1, out.data(), 512, &diag), TBLOB_E_INVALID_ARGUMENT);
   // A valid descriptor decodes and a NULL diag is fine.
-  EXPECT_EQ(tblob_dequant_raw(&f.d, TBLOB_DTYPE_F32, 0, 2, out.data(), 512, nullptr), TBLOB_OK);
+  EXPECT_EQ(tblob_quant_dequantize(&f.d, TBLOB_DTYPE_F32, 0, 2, out.data(), 512, nullptr), TBLOB_OK);
   EXPECT_EQ(out[0], -1.0f);
   EXPECT_EQ(out[15], 6.5f);
 }
@@ -321,57 +321,57 @@ TEST(DequantApi, BufferSizesAndRowRanges) {
   std::vector<uint8_t> buf(4 * row_f32, 0x5A);
   tblob_diag diag = TBLOB_DIAG_INIT;
   // Exact and larger buffers; bytes past the output stay untouched.
-  EXPECT_EQ(tblob_dequant_raw(&f.d, TBLOB_DTYPE_F32, 0, 2, buf.data(), 2 * row_f32, &diag), TBLOB_OK);
-  EXPECT_EQ(tblob_dequant_raw(&f.d, TBLOB_DTYPE_BF16, 0, 2, buf.data(), buf.size(), &diag), TBLOB_OK);
+  EXPECT_EQ(tblob_quant_dequantize(&f.d, TBLOB_DTYPE_F32, 0, 2, buf.data(), 2 * row_f32, &diag), TBLOB_OK);
+  EXPECT_EQ(tblob_quant_dequantize(&f.d, TBLOB_DTYPE_BF16, 0, 2, buf.data(), buf.size(), &diag), TBLOB_OK);
   EXPECT_EQ(buf[2 * row_16], 0x00);  // from the f32 call before
   for (size_t i = 2 * row_f32; i < buf.size(); ++i) ASSERT_EQ(buf[i], 0x5A) << i;
   // One byte short.
-  EXPECT_EQ(tblob_dequant_raw(&f.d, TBLOB_DTYPE_F32, 0, 2, buf.data(), 2 * row_f32 - 1, &diag),
+  EXPECT_EQ(tblob_quant_dequantize(&f.d, TBLOB_DTYPE_F32, 0, 2, buf.data(), 2 * row_f32 - 1, &diag),
             TBLOB_E_BUFFER_TOO_SMALL);
   EXPECT_NE(std::strstr(diag.message, "need 512 bytes"), nullptr) << diag.message;
-  EXPECT_EQ(tblob_dequant_raw(&f.d, TBLOB_DTYPE_F16, 1, 2, buf.data(), row_16 - 1, &diag),
+  EXPECT_EQ(tblob_quant_dequantize(&f.d, TBLOB_DTYPE_F16, 1, 2, buf.data(), row_16 - 1, &diag),
             TBLOB_E_BUFFER_TOO_SMALL);
   // Ranges.
-  EXPECT_EQ(tblob_dequant_raw(&f.d, TBLOB_DTYPE_F32, 2, 1, buf.data(), buf.size(), &diag), TBLOB_E_RANGE);
-  EXPECT_EQ(tblob_dequant_raw(&f.d, TBLOB_DTYPE_F32, 0, 3, buf.data(), buf.size(), &diag), TBLOB_E_RANGE);
+  EXPECT_EQ(tblob_quant_dequantize(&f.d, TBLOB_DTYPE_F32, 2, 1, buf.data(), buf.size(), &diag), TBLOB_E_RANGE);
+  EXPECT_EQ(tblob_quant_dequantize(&f.d, TBLOB_DTYPE_F32, 0, 3, buf.data(), buf.size(), &diag), TBLOB_E_RANGE);
   EXPECT_NE(std::strstr(diag.message, "rows [0, 3)"), nullptr) << diag.message;
-  EXPECT_EQ(tblob_dequant_raw(&f.d, TBLOB_DTYPE_F32, 2, 2, nullptr, 0, &diag), TBLOB_OK);  // empty
-  EXPECT_EQ(tblob_dequant_raw(&f.d, TBLOB_DTYPE_F32, 0, 1, nullptr, 1024, &diag), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_quant_dequantize(&f.d, TBLOB_DTYPE_F32, 2, 2, nullptr, 0, &diag), TBLOB_OK);  // empty
+  EXPECT_EQ(tblob_quant_dequantize(&f.d, TBLOB_DTYPE_F32, 0, 1, nullptr, 1024, &diag), TBLOB_E_INVALID_ARGUMENT);
   // Row 1 alone equals the second half of the whole tensor.
   std::vector<float> all(128), one(64);
-  ASSERT_EQ(tblob_dequant_raw(&f.d, TBLOB_DTYPE_F32, 0, TBLOB_ROWS_END, all.data(), 512, nullptr), TBLOB_OK);
-  ASSERT_EQ(tblob_dequant_raw(&f.d, TBLOB_DTYPE_F32, 1, 2, one.data(), 256, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_quant_dequantize(&f.d, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, all.data(), 512, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_quant_dequantize(&f.d, TBLOB_DTYPE_F32, 1, 2, one.data(), 256, nullptr), TBLOB_OK);
   EXPECT_EQ(0, std::memcmp(one.data(), all.data() + 64, 256));
 }
 
 TEST(DequantApi, KernelControl) {
-  ASSERT_NE(tblob_active_kernel(), nullptr);
+  ASSERT_NE(tblob_kernel_active(), nullptr);
   tblob_diag diag = TBLOB_DIAG_INIT;
-  ASSERT_EQ(tblob_set_kernel("scalar", &diag), TBLOB_OK) << diag.message;
-  EXPECT_STREQ(tblob_active_kernel(), "scalar");
+  ASSERT_EQ(tblob_kernel_set("scalar", &diag), TBLOB_OK) << diag.message;
+  EXPECT_STREQ(tblob_kernel_active(), "scalar");
   AffineFixture f;
   std::vector<float> ref(128), got(128);
-  ASSERT_EQ(tblob_dequant_raw(&f.d, TBLOB_DTYPE_F32, 0, 2, ref.data(), 512, nullptr), TBLOB_OK);
-  EXPECT_EQ(tblob_set_kernel("no-such-kernel", &diag), TBLOB_E_KERNEL_UNAVAILABLE);
+  ASSERT_EQ(tblob_quant_dequantize(&f.d, TBLOB_DTYPE_F32, 0, 2, ref.data(), 512, nullptr), TBLOB_OK);
+  EXPECT_EQ(tblob_kernel_set("no-such-kernel", &diag), TBLOB_E_KERNEL_UNAVAILABLE);
   EXPECT_EQ(diag.status, TBLOB_E_KERNEL_UNAVAILABLE);
   EXPECT_NE(std::strstr(diag.message, "no-such-kernel"), nullptr) << diag.message;
-  EXPECT_STREQ(tblob_active_kernel(), "scalar");  // unchanged
+  EXPECT_STREQ(tblob_kernel_active(), "scalar");  // unchanged
   for (const char *k : {"avx2", "avx512", "neon"}) {
-    const tblob_status s = tblob_set_kernel(k, &diag);
+    const tblob_status s = tblob_kernel_set(k, &diag);
     if (s == TBLOB_E_KERNEL_UNAVAILABLE) {
-      EXPECT_STREQ(tblob_active_kernel(), "scalar");
+      EXPECT_STREQ(tblob_kernel_active(), "scalar");
       continue;
     }
     ASSERT_EQ(s, TBLOB_OK) << k;
-    EXPECT_STREQ(tblob_active_kernel(), k);
+    EXPECT_STREQ(tblob_kernel_active(), k);
     std::fill(got.begin(), got.end(), 0.0f);
-    ASSERT_EQ(tblob_dequant_raw(&f.d, TBLOB_DTYPE_F32, 0, 2, got.data(), 512, nullptr), TBLOB_OK);
+    ASSERT_EQ(tblob_quant_dequantize(&f.d, TBLOB_DTYPE_F32, 0, 2, got.data(), 512, nullptr), TBLOB_OK);
     EXPECT_EQ(0, std::memcmp(ref.data(), got.data(), 512)) << k;
-    ASSERT_EQ(tblob_set_kernel("scalar", nullptr), TBLOB_OK);
+    ASSERT_EQ(tblob_kernel_set("scalar", nullptr), TBLOB_OK);
   }
-  EXPECT_EQ(tblob_set_kernel(nullptr, &diag), TBLOB_OK);  // back to automatic
-  EXPECT_EQ(tblob_set_kernel("auto", &diag), TBLOB_OK);
-  EXPECT_STRNE(tblob_active_kernel(), "unavailable");
+  EXPECT_EQ(tblob_kernel_set(nullptr, &diag), TBLOB_OK);  // back to automatic
+  EXPECT_EQ(tblob_kernel_set("auto", &diag), TBLOB_OK);
+  EXPECT_STRNE(tblob_kernel_active(), "unavailable");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -415,12 +415,12 @@ struct Model {
   tblob_model *m = nullptr;
   explicit Model(const std::string &path) {
     tblob_diag d = TBLOB_DIAG_INIT;
-    EXPECT_EQ(tblob_open_path(path.c_str(), nullptr, &m, &d), TBLOB_OK) << path << ": " << d.message;
+    EXPECT_EQ(tblob_model_open(path.c_str(), nullptr, &m, &d), TBLOB_OK) << path << ": " << d.message;
   }
-  ~Model() { tblob_close(m); }
+  ~Model() { tblob_model_close(m); }
   uint64_t find(const char *name) const {
     uint64_t i = UINT64_MAX;
-    EXPECT_EQ(tblob_find(m, name, std::strlen(name), &i, nullptr), TBLOB_OK) << name;
+    EXPECT_EQ(tblob_tensor_find(m, name, std::strlen(name), &i, nullptr), TBLOB_OK) << name;
     return i;
   }
   std::vector<uint8_t> bytes(const char *name) const {
@@ -480,7 +480,7 @@ TEST(DequantApiMlx, FixturesThroughOpenPath) {
     ASSERT_NE(exp.m, nullptr);
     const uint64_t w = blob.find("w");
     tblob_quant_info qi = TBLOB_QUANT_INFO_INIT;
-    ASSERT_EQ(tblob_tensor_quant(blob.m, w, &qi, nullptr), TBLOB_OK);
+    ASSERT_EQ(tblob_tensor_quant_info(blob.m, w, &qi, nullptr), TBLOB_OK);
     EXPECT_EQ(qi.flags, TBLOB_TENSOR_QUANTIZED);
     EXPECT_EQ(qi.source, static_cast<uint32_t>(TBLOB_QUANT_SOURCE_OLLAMA));
     EXPECT_EQ(qi.scheme, scheme_of(c.mode));
@@ -514,7 +514,7 @@ TEST(DequantApiMlx, FixturesThroughOpenPath) {
       std::vector<uint8_t> got(want.size() + 8, 0xEE);
       tblob_diag d = TBLOB_DIAG_INIT;
       if (!amax) {
-        ASSERT_EQ(tblob_dequantize(blob.m, w, kOut[slot], 0, TBLOB_ROWS_END, got.data(), got.size(), &d),
+        ASSERT_EQ(tblob_tensor_dequantize(blob.m, w, kOut[slot], 0, TBLOB_ALL_ROWS, got.data(), got.size(), &d),
                   TBLOB_OK)
             << d.message;
         for (size_t k = want.size(); k < got.size(); ++k) ASSERT_EQ(got[k], 0xEE);
@@ -523,7 +523,7 @@ TEST(DequantApiMlx, FixturesThroughOpenPath) {
       }
       got.assign(want.size(), 0);
       // With the oracle's own special values: bit for bit, NaNs included.
-      ASSERT_EQ(tblob_dequant_raw(&qo, kOut[slot], 0, TBLOB_ROWS_END, got.data(), got.size(), &d), TBLOB_OK)
+      ASSERT_EQ(tblob_quant_dequantize(&qo, kOut[slot], 0, TBLOB_ALL_ROWS, got.data(), got.size(), &d), TBLOB_OK)
           << d.message;
       EXPECT_EQ(compare(slot, got, want, true, c.name + " (raw)"), 0u);
       ++checked;
@@ -537,31 +537,31 @@ TEST(DequantApiMlx, RowRangesThroughModel) {
   ASSERT_NE(blob.m, nullptr);
   const uint64_t w = blob.find("w");
   tblob_quant_info qi = TBLOB_QUANT_INFO_INIT;
-  ASSERT_EQ(tblob_tensor_quant(blob.m, w, &qi, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_tensor_quant_info(blob.m, w, &qi, nullptr), TBLOB_OK);
   ASSERT_EQ(qi.rank, 3u);
   EXPECT_EQ(qi.rows, 6u);  // 2 x 3 folded
   EXPECT_EQ(qi.cols, 96u);
   std::vector<float> all(qi.rows * qi.cols);
-  ASSERT_EQ(tblob_dequantize(blob.m, w, TBLOB_DTYPE_F32, 0, qi.rows, all.data(), all.size() * 4, nullptr),
+  ASSERT_EQ(tblob_tensor_dequantize(blob.m, w, TBLOB_DTYPE_F32, 0, qi.rows, all.data(), all.size() * 4, nullptr),
             TBLOB_OK);
   for (uint64_t rb = 0; rb <= qi.rows; ++rb)
     for (uint64_t re = rb; re <= qi.rows; ++re) {
       std::vector<float> part((re - rb) * qi.cols + 1, -7.0f);
-      ASSERT_EQ(tblob_dequantize(blob.m, w, TBLOB_DTYPE_F32, rb, re, part.data(), part.size() * 4, nullptr),
+      ASSERT_EQ(tblob_tensor_dequantize(blob.m, w, TBLOB_DTYPE_F32, rb, re, part.data(), part.size() * 4, nullptr),
                 TBLOB_OK);
       EXPECT_EQ(0, std::memcmp(part.data(), all.data() + rb * qi.cols, (re - rb) * qi.cols * 4));
       EXPECT_EQ(part.back(), -7.0f);
     }
   tblob_diag d = TBLOB_DIAG_INIT;
-  EXPECT_EQ(tblob_dequantize(blob.m, w, TBLOB_DTYPE_F32, 0, 7, all.data(), all.size() * 4, &d), TBLOB_E_RANGE);
+  EXPECT_EQ(tblob_tensor_dequantize(blob.m, w, TBLOB_DTYPE_F32, 0, 7, all.data(), all.size() * 4, &d), TBLOB_E_RANGE);
   EXPECT_EQ(d.tensor_index, static_cast<int64_t>(w));
   EXPECT_NE(std::strstr(d.message, "\"w\""), nullptr) << d.message;
-  EXPECT_EQ(tblob_dequantize(blob.m, w, TBLOB_DTYPE_F32, 0, 6, all.data(), all.size() * 4 - 1, &d),
+  EXPECT_EQ(tblob_tensor_dequantize(blob.m, w, TBLOB_DTYPE_F32, 0, 6, all.data(), all.size() * 4 - 1, &d),
             TBLOB_E_BUFFER_TOO_SMALL);
-  EXPECT_EQ(tblob_dequantize(blob.m, w, TBLOB_DTYPE_F64, 0, 6, all.data(), all.size() * 4, &d),
+  EXPECT_EQ(tblob_tensor_dequantize(blob.m, w, TBLOB_DTYPE_F64, 0, 6, all.data(), all.size() * 4, &d),
             TBLOB_E_DEQUANT_OUT_DTYPE);
-  EXPECT_EQ(tblob_dequantize(blob.m, 99, TBLOB_DTYPE_F32, 0, 6, all.data(), all.size() * 4, &d), TBLOB_E_RANGE);
-  EXPECT_EQ(tblob_dequantize(nullptr, 0, TBLOB_DTYPE_F32, 0, 6, all.data(), all.size() * 4, &d),
+  EXPECT_EQ(tblob_tensor_dequantize(blob.m, 99, TBLOB_DTYPE_F32, 0, 6, all.data(), all.size() * 4, &d), TBLOB_E_RANGE);
+  EXPECT_EQ(tblob_tensor_dequantize(nullptr, 0, TBLOB_DTYPE_F32, 0, 6, all.data(), all.size() * 4, &d),
             TBLOB_E_INVALID_ARGUMENT);
 }
 
@@ -601,12 +601,12 @@ struct MemModel {
   tblob_model *m = nullptr;
   explicit MemModel(std::string b) : buf(std::move(b)) {
     tblob_diag d = TBLOB_DIAG_INIT;
-    EXPECT_EQ(tblob_open_memory(buf.data(), buf.size(), nullptr, &m, &d), TBLOB_OK) << d.message;
+    EXPECT_EQ(tblob_model_open_memory(buf.data(), buf.size(), nullptr, &m, &d), TBLOB_OK) << d.message;
   }
-  ~MemModel() { tblob_close(m); }
+  ~MemModel() { tblob_model_close(m); }
   uint64_t find(const char *n) const {
     uint64_t i = UINT64_MAX;
-    EXPECT_EQ(tblob_find(m, n, std::strlen(n), &i, nullptr), TBLOB_OK) << n;
+    EXPECT_EQ(tblob_tensor_find(m, n, std::strlen(n), &i, nullptr), TBLOB_OK) << n;
     return i;
   }
 };
@@ -625,7 +625,7 @@ void expect_model_status(const std::string &file, const char *tensor, tblob_stat
   const uint64_t w = mm.find(tensor);
   std::vector<uint8_t> out(1 << 16);
   tblob_diag d = TBLOB_DIAG_INIT;
-  EXPECT_EQ(tblob_dequantize(mm.m, w, TBLOB_DTYPE_F32, 0, TBLOB_ROWS_END, out.data(), out.size(), &d), want);
+  EXPECT_EQ(tblob_tensor_dequantize(mm.m, w, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, out.data(), out.size(), &d), want);
   EXPECT_EQ(d.tensor_index, static_cast<int64_t>(w));
   EXPECT_NE(std::strstr(d.message, mention), nullptr) << d.message;
   if (culprit) {
@@ -635,7 +635,7 @@ void expect_model_status(const std::string &file, const char *tensor, tblob_stat
     EXPECT_EQ(d.offset, ci.file_offset);
   }
   tblob_quant_info qi = TBLOB_QUANT_INFO_INIT;
-  ASSERT_EQ(tblob_tensor_quant(mm.m, w, &qi, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_tensor_quant_info(mm.m, w, &qi, nullptr), TBLOB_OK);
   EXPECT_EQ(qi.status, want);
   tblob_quant_desc qd = TBLOB_QUANT_DESC_INIT;
   EXPECT_EQ(tblob_tensor_quant_desc(mm.m, w, &qd, nullptr), want);
@@ -646,7 +646,7 @@ TEST(DequantApiModel, ValidBlobDecodes) {
   ASSERT_NE(mm.m, nullptr);
   std::vector<float> out(1024);
   tblob_diag d = TBLOB_DIAG_INIT;
-  ASSERT_EQ(tblob_dequantize(mm.m, mm.find("w"), TBLOB_DTYPE_F32, 0, 4, out.data(), 4096, &d), TBLOB_OK)
+  ASSERT_EQ(tblob_tensor_dequantize(mm.m, mm.find("w"), TBLOB_DTYPE_F32, 0, 4, out.data(), 4096, &d), TBLOB_OK)
       << d.message;
   // code 1 (low nibble of 0x21) * bf16 0x3F3F + 0, code 2 * s + 0.
   const float s = f32_of(0x3F3F0000u);
@@ -735,7 +735,7 @@ TEST(DequantApiModel, PlainTensorsAndCompanions) {
   auto f32 = [&](const char *n, size_t count) {
     std::vector<float> v(count, -99.0f);
     tblob_diag d = TBLOB_DIAG_INIT;
-    EXPECT_EQ(tblob_dequantize(mm.m, mm.find(n), TBLOB_DTYPE_F32, 0, TBLOB_ROWS_END, v.data(), count * 4, &d),
+    EXPECT_EQ(tblob_tensor_dequantize(mm.m, mm.find(n), TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, v.data(), count * 4, &d),
               TBLOB_OK)
         << n << ": " << d.message;
     return v;
@@ -752,26 +752,26 @@ TEST(DequantApiModel, PlainTensorsAndCompanions) {
   EXPECT_EQ(f32("f4", 4), (std::vector<float>{1, 6, -0.5f, -6}));
   // bf16 -> bf16 copies the bits.
   uint16_t bb[4];
-  ASSERT_EQ(tblob_dequantize(mm.m, mm.find("bf"), TBLOB_DTYPE_BF16, 1, 2, bb, 4, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_tensor_dequantize(mm.m, mm.find("bf"), TBLOB_DTYPE_BF16, 1, 2, bb, 4, nullptr), TBLOB_OK);
   EXPECT_EQ(bb[0], 0xC040);
   tblob_diag d = TBLOB_DIAG_INIT;
   float out[8];
-  EXPECT_EQ(tblob_dequantize(mm.m, mm.find("i"), TBLOB_DTYPE_F32, 0, 1, out, 32, &d), TBLOB_E_NOT_DEQUANTIZABLE);
+  EXPECT_EQ(tblob_tensor_dequantize(mm.m, mm.find("i"), TBLOB_DTYPE_F32, 0, 1, out, 32, &d), TBLOB_E_NOT_DEQUANTIZABLE);
   EXPECT_NE(std::strstr(d.message, "\"i\""), nullptr) << d.message;
-  EXPECT_EQ(tblob_dequantize(mm.m, mm.find("f6"), TBLOB_DTYPE_F32, 0, 1, out, 32, &d), TBLOB_E_UNSUPPORTED);
+  EXPECT_EQ(tblob_tensor_dequantize(mm.m, mm.find("f6"), TBLOB_DTYPE_F32, 0, 1, out, 32, &d), TBLOB_E_UNSUPPORTED);
   // The U8 scale companion of an mxfp8 weight decodes as E8M0 (with MLX's special values).
   std::vector<float> sc = f32("m.scale", 2);
   EXPECT_EQ(sc, (std::vector<float>{1, 2}));
   tblob_quant_info qi = TBLOB_QUANT_INFO_INIT;
-  ASSERT_EQ(tblob_tensor_quant(mm.m, mm.find("m.scale"), &qi, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_tensor_quant_info(mm.m, mm.find("m.scale"), &qi, nullptr), TBLOB_OK);
   EXPECT_EQ(qi.flags, TBLOB_TENSOR_COMPANION);
   EXPECT_EQ(qi.scheme, static_cast<uint32_t>(TBLOB_QUANT_F8_E8M0));
   EXPECT_EQ(qi.weight_index, static_cast<int64_t>(mm.find("m")));
-  ASSERT_EQ(tblob_tensor_quant(mm.m, mm.find("i"), &qi, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_tensor_quant_info(mm.m, mm.find("i"), &qi, nullptr), TBLOB_OK);
   EXPECT_EQ(qi.scheme, static_cast<uint32_t>(TBLOB_QUANT_NONE));
   EXPECT_EQ(qi.status, TBLOB_E_NOT_DEQUANTIZABLE);
   EXPECT_EQ(qi.weight_index, -1);
-  ASSERT_EQ(tblob_tensor_quant(mm.m, mm.find("bf"), &qi, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_tensor_quant_info(mm.m, mm.find("bf"), &qi, nullptr), TBLOB_OK);
   EXPECT_EQ(qi.scheme, static_cast<uint32_t>(TBLOB_QUANT_BF16));
   EXPECT_EQ(qi.flags, 0u);
   EXPECT_EQ(qi.bits, 16u);
@@ -788,8 +788,8 @@ TEST(DequantApiModel, PlainTensorsAndCompanions) {
   EXPECT_EQ(old.logical_shape, nullptr);
   tblob_quant_info small = TBLOB_QUANT_INFO_INIT;
   small.struct_size = 16;
-  EXPECT_EQ(tblob_tensor_quant(mm.m, 0, &small, &d), TBLOB_E_INVALID_ARGUMENT);
-  EXPECT_EQ(tblob_tensor_quant(mm.m, 999, &qi, &d), TBLOB_E_RANGE);
+  EXPECT_EQ(tblob_tensor_quant_info(mm.m, 0, &small, &d), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_tensor_quant_info(mm.m, 999, &qi, &d), TBLOB_E_RANGE);
 }
 
 }  // namespace

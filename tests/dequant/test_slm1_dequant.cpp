@@ -1,6 +1,6 @@
 // SLM1 q8_0 / q4_0 in the kernel table (QuantScheme::kSlm1Q8 / kSlm1Q4, quant_desc.h and
 // docs/slm1.md section 6): values worked out by hand, run through every kernel set this host
-// runs and through the public tblob_dequant_raw; validate_desc's exact-length rules.
+// runs and through the public tblob_quant_dequantize; validate_desc's exact-length rules.
 // (Random bit-exact comparisons of every SIMD set against scalar: test_kernels.cpp.)
 #include <gtest/gtest.h>
 
@@ -91,7 +91,7 @@ void check_everywhere(const QuantDesc &d, const Expect &e) {
   p.scales = d.scales;
   p.scales_bytes = d.scales_bytes;
   std::vector<uint32_t> o(d.rows * cols);
-  ASSERT_EQ(tblob_dequant_raw(&p, TBLOB_DTYPE_F32, 0, TBLOB_ROWS_END, o.data(), o.size() * 4, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_quant_dequantize(&p, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, o.data(), o.size() * 4, nullptr), TBLOB_OK);
   EXPECT_EQ(o, e.f32);
 }
 
@@ -360,12 +360,12 @@ TEST(Slm1Dequant, ValidateDescQ4) {
   p.scales_bytes = 12;
   float out[36];
   tblob_diag diag = TBLOB_DIAG_INIT;
-  EXPECT_EQ(tblob_dequant_raw(&p, TBLOB_DTYPE_F32, 0, 3, out, sizeof(out), &diag), TBLOB_E_QUANT_SCALE_SIZE);
+  EXPECT_EQ(tblob_quant_dequantize(&p, TBLOB_DTYPE_F32, 0, 3, out, sizeof(out), &diag), TBLOB_E_QUANT_SCALE_SIZE);
   EXPECT_NE(std::strstr(diag.message, "slm1-q4_0"), nullptr) << diag.message;
   EXPECT_NE(std::strstr(diag.message, "need 36"), nullptr) << diag.message;
   p.scales_bytes = 36;
   p.group_size = 3;
-  EXPECT_EQ(tblob_dequant_raw(&p, TBLOB_DTYPE_F32, 0, 3, out, sizeof(out), &diag), TBLOB_E_QUANT_GROUP_SIZE);
+  EXPECT_EQ(tblob_quant_dequantize(&p, TBLOB_DTYPE_F32, 0, 3, out, sizeof(out), &diag), TBLOB_E_QUANT_GROUP_SIZE);
   EXPECT_NE(std::strstr(diag.message, "odd"), nullptr) << diag.message;
   EXPECT_STREQ(tblob_quant_scheme_name(15), "slm1-q8_0");
   EXPECT_STREQ(tblob_quant_scheme_name(16), "slm1-q4_0");

@@ -1,5 +1,5 @@
 // Import (`ollama create` for safetensors directories), de-duplication, re-runs, gc, and
-// tblob_open_path on store paths.
+// tblob_model_open on store paths.
 #include <fcntl.h>
 
 #include "test_util.h"
@@ -57,14 +57,14 @@ TEST_F(Import, TinyLlamaRoundTripRerunAndDedup) {
   EXPECT_EQ(res.manifest_written, 1u);
   // Every tensor reads back byte-identical to the source.
   tblob_model *src_m = nullptr, *m = nullptr;
-  ASSERT_EQ(tblob_open_path((src + "/model.safetensors").c_str(), nullptr, &src_m, &d), TBLOB_OK);
+  ASSERT_EQ(tblob_model_open((src + "/model.safetensors").c_str(), nullptr, &src_m, &d), TBLOB_OK);
   ASSERT_EQ(open_model("tiny", &m, &d), TBLOB_OK) << d.message;
   ASSERT_EQ(tt::tensor_names(m), tt::tensor_names(src_m));
   for (const std::string &n : tt::tensor_names(src_m)) EXPECT_EQ(tt::tensor_bytes(m, n), tt::tensor_bytes(src_m, n)) << n;
   // Each blob is a Go-writer blob: header padded to 8 with spaces, no __metadata__.
   const char *fp;
   size_t fl;
-  ASSERT_EQ(tblob_file_path(m, 0, &fp, &fl), TBLOB_OK);
+  ASSERT_EQ(tblob_model_file_path(m, 0, &fp, &fl), TBLOB_OK);
   const std::string blob = tw::read_file(std::string(fp, fl));
   uint64_t hl = 0;
   for (int i = 0; i < 8; ++i) hl |= uint64_t(static_cast<unsigned char>(blob[i])) << (8 * i);
@@ -75,8 +75,8 @@ TEST_F(Import, TinyLlamaRoundTripRerunAndDedup) {
   EXPECT_EQ(blob.substr(8, hl), tw::go_header({T{std::string(t.name, t.name_len), tblob_dtype_name(t.dtype),
                                                  std::vector<uint64_t>(t.shape, t.shape + t.rank),
                                                  std::string(t.data_length, '\0')}}));
-  tblob_close(m);
-  tblob_close(src_m);
+  tblob_model_close(m);
+  tblob_model_close(src_m);
   EXPECT_EQ(verify("tiny", &d), TBLOB_OK) << d.message;
   // The manifest is Go's json.Encoder output: compact, one trailing newline, layer order
   // tensors by name then JSON files by file name; the config carries the family.
@@ -134,15 +134,15 @@ TEST_F(Import, ProgressAndCancel) {
   // Totals from the source itself.
   tblob_model *src_m = nullptr;
   tblob_diag d = TBLOB_DIAG_INIT;
-  ASSERT_EQ(tblob_open_path((src + "/model.safetensors").c_str(), nullptr, &src_m, &d), TBLOB_OK) << d.message;
-  const uint64_t tensors = tblob_tensor_count(src_m);
+  ASSERT_EQ(tblob_model_open((src + "/model.safetensors").c_str(), nullptr, &src_m, &d), TBLOB_OK) << d.message;
+  const uint64_t tensors = tblob_model_tensor_count(src_m);
   uint64_t bytes = 0;
   for (uint64_t i = 0; i < tensors; ++i) {
     tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
     ASSERT_EQ(tblob_tensor_at(src_m, i, &t, nullptr), TBLOB_OK);
     bytes += t.data_length;
   }
-  tblob_close(src_m);
+  tblob_model_close(src_m);
   ASSERT_GT(tensors, 2u);
   ASSERT_GT(bytes, 0u);
 
@@ -263,14 +263,14 @@ TEST_F(Import, ExpertGroupsAndComponents) {
   tblob_store_close(s);
   tblob_model *m = nullptr;
   ASSERT_EQ(open_model("moe", &m, &d), TBLOB_OK) << d.message;
-  EXPECT_EQ(tblob_tensor_count(m), 13u);
-  EXPECT_EQ(tblob_file_count(m), 5u);
+  EXPECT_EQ(tblob_model_tensor_count(m), 13u);
+  EXPECT_EQ(tblob_model_file_count(m), 5u);
   EXPECT_EQ(tt::tensor_bytes(m, "model.layers.0.mlp.experts.2.up_proj.weight"), tw::pattern(16, 20 + 'u'));
   EXPECT_EQ(tt::tensor_bytes(m, "vae/decoder.w"), tw::pattern(8, 5));
-  tblob_close(m);
+  tblob_model_close(m);
   ASSERT_EQ(open_model("moe", &m, &d, "vae"), TBLOB_OK) << d.message;
   EXPECT_EQ(tt::tensor_names(m), (std::vector<std::string>{"vae/decoder.w"}));
-  tblob_close(m);
+  tblob_model_close(m);
 }
 
 TEST_F(Import, BadSources) {
@@ -353,29 +353,29 @@ TEST_F(Import, OpenPathOnStorePaths) {
   ASSERT_EQ(import("tiny", src, nullptr, &d), TBLOB_OK) << d.message;
   tblob_model *m = nullptr;
   // The store root with one model.
-  ASSERT_EQ(tblob_open_path(root.c_str(), nullptr, &m, &d), TBLOB_OK) << d.message;
+  ASSERT_EQ(tblob_model_open(root.c_str(), nullptr, &m, &d), TBLOB_OK) << d.message;
   EXPECT_EQ(tblob_model_format(m), (uint32_t)TBLOB_FORMAT_OLLAMA);
-  EXPECT_EQ(tblob_tensor_count(m), 21u);
-  tblob_close(m);
+  EXPECT_EQ(tblob_model_tensor_count(m), 21u);
+  tblob_model_close(m);
   // <root>/<name>[:tag]
   for (const char *n : {"/tiny", "/tiny:latest", "/library/tiny", "/registry.ollama.ai/library/tiny:latest"}) {
-    ASSERT_EQ(tblob_open_path((root + n).c_str(), nullptr, &m, &d), TBLOB_OK) << n << ": " << d.message;
-    tblob_close(m);
+    ASSERT_EQ(tblob_model_open((root + n).c_str(), nullptr, &m, &d), TBLOB_OK) << n << ": " << d.message;
+    tblob_model_close(m);
   }
-  EXPECT_EQ(tblob_open_path((root + "/tiny:v9").c_str(), nullptr, &m, &d), TBLOB_E_OLLAMA_MODEL_NOT_FOUND);
-  EXPECT_EQ(tblob_open_path((root + "/..x").c_str(), nullptr, &m, &d), TBLOB_E_OLLAMA_NAME);
+  EXPECT_EQ(tblob_model_open((root + "/tiny:v9").c_str(), nullptr, &m, &d), TBLOB_E_OLLAMA_MODEL_NOT_FOUND);
+  EXPECT_EQ(tblob_model_open((root + "/..x").c_str(), nullptr, &m, &d), TBLOB_E_OLLAMA_NAME);
   // The manifest file itself.
-  ASSERT_EQ(tblob_open_path((root + "/manifests/registry.ollama.ai/library/tiny/latest").c_str(), nullptr, &m, &d),
+  ASSERT_EQ(tblob_model_open((root + "/manifests/registry.ollama.ai/library/tiny/latest").c_str(), nullptr, &m, &d),
             TBLOB_OK)
       << d.message;
-  EXPECT_EQ(tblob_tensor_count(m), 21u);
-  tblob_close(m);
+  EXPECT_EQ(tblob_model_tensor_count(m), 21u);
+  tblob_model_close(m);
   // A manifest copied out of its store says where its blobs would be.
   tw::write_file(dir + "/loose-manifest", tw::read_file(root + "/manifests/registry.ollama.ai/library/tiny/latest"));
-  EXPECT_EQ(tblob_open_path((dir + "/loose-manifest").c_str(), nullptr, &m, &d), TBLOB_E_OLLAMA_NOT_A_STORE);
+  EXPECT_EQ(tblob_model_open((dir + "/loose-manifest").c_str(), nullptr, &m, &d), TBLOB_E_OLLAMA_NOT_A_STORE);
   // Two models: the root alone is ambiguous.
   ASSERT_EQ(import("tiny:two", src, nullptr, &d), TBLOB_OK) << d.message;
-  EXPECT_EQ(tblob_open_path(root.c_str(), nullptr, &m, &d), TBLOB_E_OLLAMA_MODEL_REQUIRED);
+  EXPECT_EQ(tblob_model_open(root.c_str(), nullptr, &m, &d), TBLOB_E_OLLAMA_MODEL_REQUIRED);
   EXPECT_EQ(m, nullptr);
 }
 

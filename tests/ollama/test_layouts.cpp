@@ -92,13 +92,13 @@ TEST_F(Layouts, UnquantizedSingleTensorBlobs) {
   ASSERT_EQ(open_model("m", &m, &d), TBLOB_OK) << d.message;
   EXPECT_EQ(tblob_model_format(m), (uint32_t)TBLOB_FORMAT_OLLAMA);
   EXPECT_EQ(tt::tensor_names(m), (std::vector<std::string>{"lm_head.weight", "model.norm.weight"}));
-  EXPECT_EQ(tblob_file_count(m), 2u);
+  EXPECT_EQ(tblob_model_file_count(m), 2u);
   EXPECT_EQ(tt::tensor_bytes(m, "lm_head.weight"), tw::pattern(64, 2));
   const char *v;
   size_t vl;
   ASSERT_EQ(tblob_metadata_find(m, "ollama.name", 11, &v, &vl), TBLOB_OK);
   EXPECT_EQ(std::string(v, vl), "registry.ollama.ai/library/m:latest");
-  tblob_close(m);
+  tblob_model_close(m);
 }
 
 TEST_F(Layouts, CombinedQuantizedBlobListsEveryStoredTensor) {
@@ -138,7 +138,7 @@ TEST_F(Layouts, CombinedQuantizedBlobListsEveryStoredTensor) {
   ASSERT_EQ(tblob_metadata_find(m, "a.weight.quant_type", 19, &v, &vl), TBLOB_OK);
   EXPECT_EQ(std::string(v, vl), "nvfp4");
   EXPECT_EQ(tblob_metadata_count(m), 2u + 2u + 2u + 2u);
-  tblob_close(m);
+  tblob_model_close(m);
 }
 
 TEST_F(Layouts, ThreeBlobLegacyDataLayers) {
@@ -161,7 +161,7 @@ TEST_F(Layouts, ThreeBlobLegacyDataLayers) {
                                                            n + "_scale", "model.norm.weight"}));
   EXPECT_EQ(tt::tensor_bytes(m, n + "_qbias"), tw::pattern(16, 13));
   EXPECT_EQ(tt::tensor_bytes(m, "model.layers.0.input_layernorm.weight"), bf16(8, 14));
-  tblob_close(m);
+  tblob_model_close(m);
 }
 
 TEST_F(Layouts, ExpertGroupsInAllThreeHistoricalLayouts) {
@@ -218,17 +218,17 @@ TEST_F(Layouts, ExpertGroupsInAllThreeHistoricalLayouts) {
   tblob_model *m = nullptr;
   tblob_diag d = TBLOB_DIAG_INIT;
   ASSERT_EQ(open_model("moe", &m, &d), TBLOB_OK) << d.message;
-  EXPECT_EQ(tblob_tensor_count(m), 12u + 6u + 3u + 9u + 3u + 2u);
+  EXPECT_EQ(tblob_model_tensor_count(m), 12u + 6u + 3u + 9u + 3u + 2u);
   EXPECT_EQ(tt::tensor_bytes(m, "model.layers.1.mlp.experts.1.up_proj.weight.bias"), tw::pattern(8, 41));
   EXPECT_EQ(tt::tensor_bytes(m, "model.layers.2.mlp.switch_mlp.down_proj.weight"), tw::pattern(128, 50));
   EXPECT_EQ(tt::tensor_bytes(m, "model.layers.3.mlp.experts.up_proj.weight.scale"), tw::pattern(16, 61));
   EXPECT_EQ(tt::tensor_bytes(m, "model.layers.5.mlp.experts.1.up_proj.weight"), bf16(16, 71));
   tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
   uint64_t idx;
-  ASSERT_EQ(tblob_find(m, "model.layers.3.mlp.experts.down_proj.weight", 43, &idx, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_tensor_find(m, "model.layers.3.mlp.experts.down_proj.weight", 43, &idx, nullptr), TBLOB_OK);
   ASSERT_EQ(tblob_tensor_at(m, idx, &t, nullptr), TBLOB_OK);
   EXPECT_EQ(t.rank, 3u);
-  tblob_close(m);
+  tblob_model_close(m);
 }
 
 TEST_F(Layouts, ImageGenerationDataBlobsWithManifestDtypeShapeAndComponents) {
@@ -267,14 +267,14 @@ TEST_F(Layouts, ImageGenerationDataBlobsWithManifestDtypeShapeAndComponents) {
                                       "transformer/blocks.2.weight.bias", "transformer/blocks.2.weight.scale",
                                       "vae/decoder.conv.weight"}));
   EXPECT_EQ(tt::tensor_bytes(m, "transformer/blocks.0.weight"), tw::pattern(32, 81));
-  tblob_close(m);
+  tblob_model_close(m);
   // Component filtering.
   ASSERT_EQ(open_model("flux", &m, &d, "transformer"), TBLOB_OK) << d.message;
-  EXPECT_EQ(tblob_tensor_count(m), 5u);
-  tblob_close(m);
+  EXPECT_EQ(tblob_model_tensor_count(m), 5u);
+  tblob_model_close(m);
   ASSERT_EQ(open_model("flux", &m, &d, "vae"), TBLOB_OK) << d.message;
   EXPECT_EQ(tt::tensor_names(m), (std::vector<std::string>{"vae/decoder.conv.weight"}));
-  tblob_close(m);
+  tblob_model_close(m);
   EXPECT_EQ(open_model("flux", &m, &d, "unet"), TBLOB_E_OLLAMA_COMPONENT);
   EXPECT_EQ(m, nullptr);
   // JSON and config layers read as bytes, JSON-checked and hash-checked.

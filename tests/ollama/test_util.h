@@ -111,7 +111,7 @@ struct Fixture : ::testing::Test {
 
 inline std::vector<std::string> tensor_names(const tblob_model *m) {
   std::vector<std::string> v;
-  for (uint64_t i = 0; i < tblob_tensor_count(m); ++i) {
+  for (uint64_t i = 0; i < tblob_model_tensor_count(m); ++i) {
     tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
     if (tblob_tensor_at(m, i, &t, nullptr) == TBLOB_OK) v.emplace_back(t.name, t.name_len);
   }
@@ -121,7 +121,7 @@ inline std::vector<std::string> tensor_names(const tblob_model *m) {
 
 inline std::string tensor_bytes(const tblob_model *m, const std::string &name) {
   uint64_t idx;
-  if (tblob_find(m, name.data(), name.size(), &idx, nullptr) != TBLOB_OK) return "<missing>";
+  if (tblob_tensor_find(m, name.data(), name.size(), &idx, nullptr) != TBLOB_OK) return "<missing>";
   const void *p;
   size_t n;
   if (tblob_tensor_data(m, idx, &p, &n, nullptr) != TBLOB_OK) return "<error>";

@@ -116,7 +116,7 @@ class VecSink final : public tblob::slm1::ByteSink {
 class Writer {
  public:
   explicit Writer(const tblob_slm1_writer_options &o = golden_options()) {
-    status = tblob_slm1_writer_create(&o, &w, &diag);
+    status = tblob_slm1_writer_new(&o, &w, &diag);
   }
   ~Writer() { tblob_slm1_writer_free(w); }
   Writer(const Writer &) = delete;
@@ -152,7 +152,7 @@ struct Opened {
   Opened() = default;
   Opened(const Opened &) = delete;
   Opened &operator=(const Opened &) = delete;
-  ~Opened() { tblob_close(m); }
+  ~Opened() { tblob_model_close(m); }
   std::string message() const { return diag.message; }
 };
 

@@ -609,14 +609,14 @@ TEST(Slm1Bad, OpenPathFlagsAndShortFiles) {
   write(b);
   tblob_model *m = nullptr;
   tblob_diag d = TBLOB_DIAG_INIT;
-  EXPECT_EQ(tblob_open_path(path.c_str(), nullptr, &m, &d), TBLOB_E_SLM1_CHECKSUM);
+  EXPECT_EQ(tblob_model_open(path.c_str(), nullptr, &m, &d), TBLOB_E_SLM1_CHECKSUM);
   tblob_open_options o = TBLOB_OPEN_OPTIONS_INIT;
   o.flags = TBLOB_OPEN_FLAG_SLM1_NO_CHECKSUM;
-  ASSERT_EQ(tblob_open_path(path.c_str(), &o, &m, &d), TBLOB_OK) << d.message;
-  tblob_close(m);
+  ASSERT_EQ(tblob_model_open(path.c_str(), &o, &m, &d), TBLOB_OK) << d.message;
+  tblob_model_close(m);
   // Magic then too few bytes: detected as SLM1 and truncated.
   write(Bytes(b.begin(), b.begin() + 50));
-  EXPECT_EQ(tblob_open_path(path.c_str(), nullptr, &m, &d), TBLOB_E_TRUNCATED);
+  EXPECT_EQ(tblob_model_open(path.c_str(), nullptr, &m, &d), TBLOB_E_TRUNCATED);
   EXPECT_NE(std::string(d.message).find("108"), std::string::npos);
   unlink(path.c_str());
   rmdir(dir);

@@ -1,9 +1,9 @@
 // The public dequantization API on SLM1 files (docs/slm1.md section 6): a file written by
-// tblob_slm1_writer_finish, opened (mapped) with tblob_open_path, decoded with
-// tblob_dequantize into f32 / f16 / bf16 under every kernel set the host runs, and compared
+// tblob_slm1_writer_finish, opened (mapped) with tblob_model_open, decoded with
+// tblob_tensor_dequantize into f32 / f16 / bf16 under every kernel set the host runs, and compared
 // with the writer's quantization arithmetic redone here (scale = f32(amax / QMAX), 1 when 0;
 // q = round-half-even(f32(x / scale)) clamped to +-QMAX; value = f32(q) * scale). Also the
-// zero-copy descriptor (pointers into the mapping, 64-byte aligned), tblob_tensor_quant,
+// zero-copy descriptor (pointers into the mapping, 64-byte aligned), tblob_tensor_quant_info,
 // tblob_tensor_at's logical fields, row ranges and the error statuses.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -84,7 +84,7 @@ class Slm1File {
     tblob_slm1_writer_options o = golden_options();
     tblob_slm1_writer *w = nullptr;
     tblob_diag d = TBLOB_DIAG_INIT;
-    status_ = tblob_slm1_writer_create(&o, &w, &d);
+    status_ = tblob_slm1_writer_new(&o, &w, &d);
     for (const Spec &s : specs) {
       if (status_ != TBLOB_OK) break;
       status_ = tblob_slm1_writer_add_f32(w, s.name.data(), s.name.size(), s.shape.data(),
@@ -133,15 +133,15 @@ std::vector<Spec> make_specs() {
 
 struct Model {
   tblob_model *m = nullptr;
-  ~Model() { tblob_close(m); }
+  ~Model() { tblob_model_close(m); }
 };
 
 std::vector<const char *> kernel_sets() {
   std::vector<const char *> out;
   for (const char *k : {"scalar", "avx2", "avx512", "neon"}) {
-    if (tblob_set_kernel(k, nullptr) == TBLOB_OK) out.push_back(k);
+    if (tblob_kernel_set(k, nullptr) == TBLOB_OK) out.push_back(k);
   }
-  tblob_set_kernel("auto", nullptr);
+  tblob_kernel_set("auto", nullptr);
   return out;
 }
 
@@ -151,26 +151,26 @@ TEST(Slm1DequantApi, WriterFileEveryOutputEveryKernelSet) {
   ASSERT_EQ(file.status(), TBLOB_OK) << file.message();
   Model model;
   tblob_diag diag = TBLOB_DIAG_INIT;
-  ASSERT_EQ(tblob_open_path(file.path().c_str(), nullptr, &model.m, &diag), TBLOB_OK) << diag.message;
+  ASSERT_EQ(tblob_model_open(file.path().c_str(), nullptr, &model.m, &diag), TBLOB_OK) << diag.message;
   const std::vector<const char *> sets = kernel_sets();
   ASSERT_GE(sets.size(), 1u);
   for (const Spec &s : specs) {
     SCOPED_TRACE(s.name);
     uint64_t index = 0;
-    ASSERT_EQ(tblob_find(model.m, s.name.data(), s.name.size(), &index, nullptr), TBLOB_OK);
+    ASSERT_EQ(tblob_tensor_find(model.m, s.name.data(), s.name.size(), &index, nullptr), TBLOB_OK);
     const uint64_t rows = s.rows(), cols = s.cols(), n = rows * cols;
     const std::vector<float> want = expected_f32(s);
     for (const char *k : sets) {
       SCOPED_TRACE(k);
-      ASSERT_EQ(tblob_set_kernel(k, nullptr), TBLOB_OK);
+      ASSERT_EQ(tblob_kernel_set(k, nullptr), TBLOB_OK);
       std::vector<float> f32(n);
       std::vector<uint16_t> f16(n), bf16(n);
-      ASSERT_EQ(tblob_dequantize(model.m, index, TBLOB_DTYPE_F32, 0, TBLOB_ROWS_END, f32.data(), n * 4, &diag),
+      ASSERT_EQ(tblob_tensor_dequantize(model.m, index, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, f32.data(), n * 4, &diag),
                 TBLOB_OK)
           << diag.message;
-      ASSERT_EQ(tblob_dequantize(model.m, index, TBLOB_DTYPE_F16, 0, TBLOB_ROWS_END, f16.data(), n * 2, &diag),
+      ASSERT_EQ(tblob_tensor_dequantize(model.m, index, TBLOB_DTYPE_F16, 0, TBLOB_ALL_ROWS, f16.data(), n * 2, &diag),
                 TBLOB_OK);
-      ASSERT_EQ(tblob_dequantize(model.m, index, TBLOB_DTYPE_BF16, 0, TBLOB_ROWS_END, bf16.data(), n * 2, &diag),
+      ASSERT_EQ(tblob_tensor_dequantize(model.m, index, TBLOB_DTYPE_BF16, 0, TBLOB_ALL_ROWS, bf16.data(), n * 2, &diag),
                 TBLOB_OK);
       int bad = 0;
       for (uint64_t i = 0; i < n && bad < 5; ++i) {
@@ -185,13 +185,13 @@ TEST(Slm1DequantApi, WriterFileEveryOutputEveryKernelSet) {
       // A row range [1, rows - 1) (or the one row) equals that slice.
       const uint64_t rb = rows > 2 ? 1 : 0, re = rows > 2 ? rows - 1 : rows;
       std::vector<float> part((re - rb) * cols + 1, -7.0f);
-      ASSERT_EQ(tblob_dequantize(model.m, index, TBLOB_DTYPE_F32, rb, re, part.data(), (re - rb) * cols * 4, &diag),
+      ASSERT_EQ(tblob_tensor_dequantize(model.m, index, TBLOB_DTYPE_F32, rb, re, part.data(), (re - rb) * cols * 4, &diag),
                 TBLOB_OK);
       EXPECT_EQ(0, std::memcmp(part.data(), f32.data() + rb * cols, (re - rb) * cols * 4));
       EXPECT_EQ(part.back(), -7.0f);
     }
   }
-  tblob_set_kernel("auto", nullptr);
+  tblob_kernel_set("auto", nullptr);
 }
 
 TEST(Slm1DequantApi, DescriptorIsZeroCopyAndInfoIsLogical) {
@@ -199,11 +199,11 @@ TEST(Slm1DequantApi, DescriptorIsZeroCopyAndInfoIsLogical) {
   Slm1File file(specs);
   ASSERT_EQ(file.status(), TBLOB_OK) << file.message();
   Model model;
-  ASSERT_EQ(tblob_open_path(file.path().c_str(), nullptr, &model.m, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_model_open(file.path().c_str(), nullptr, &model.m, nullptr), TBLOB_OK);
   for (const Spec &s : specs) {
     SCOPED_TRACE(s.name);
     uint64_t index = 0;
-    ASSERT_EQ(tblob_find(model.m, s.name.data(), s.name.size(), &index, nullptr), TBLOB_OK);
+    ASSERT_EQ(tblob_tensor_find(model.m, s.name.data(), s.name.size(), &index, nullptr), TBLOB_OK);
     const void *bytes = nullptr;
     size_t len = 0;
     ASSERT_EQ(tblob_tensor_data(model.m, index, &bytes, &len, nullptr), TBLOB_OK);
@@ -215,7 +215,7 @@ TEST(Slm1DequantApi, DescriptorIsZeroCopyAndInfoIsLogical) {
     EXPECT_EQ(d.rows, s.rows());
     EXPECT_EQ(d.cols, s.cols());
     tblob_quant_info qi = TBLOB_QUANT_INFO_INIT;
-    ASSERT_EQ(tblob_tensor_quant(model.m, index, &qi, nullptr), TBLOB_OK);
+    ASSERT_EQ(tblob_tensor_quant_info(model.m, index, &qi, nullptr), TBLOB_OK);
     EXPECT_EQ(qi.status, TBLOB_OK);
     EXPECT_EQ(qi.rows, s.rows());
     EXPECT_EQ(qi.cols, s.cols());
@@ -250,11 +250,11 @@ TEST(Slm1DequantApi, DescriptorIsZeroCopyAndInfoIsLogical) {
     EXPECT_STREQ(tblob_quant_scheme_name(qi.scheme), q8 ? "slm1-q8_0" : "slm1-q4_0");
     EXPECT_EQ(ti.quant_scheme, q8 ? kSchemeQ8 : kSchemeQ4);
     EXPECT_EQ(ti.quant_flags, static_cast<uint32_t>(TBLOB_TENSOR_QUANTIZED));
-    // The descriptor decodes through tblob_dequant_raw to the same bits.
+    // The descriptor decodes through tblob_quant_dequantize to the same bits.
     const uint64_t n = s.rows() * s.cols();
     std::vector<float> a(n), b(n);
-    ASSERT_EQ(tblob_dequant_raw(&d, TBLOB_DTYPE_F32, 0, TBLOB_ROWS_END, a.data(), n * 4, nullptr), TBLOB_OK);
-    ASSERT_EQ(tblob_dequantize(model.m, index, TBLOB_DTYPE_F32, 0, TBLOB_ROWS_END, b.data(), n * 4, nullptr), TBLOB_OK);
+    ASSERT_EQ(tblob_quant_dequantize(&d, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, a.data(), n * 4, nullptr), TBLOB_OK);
+    ASSERT_EQ(tblob_tensor_dequantize(model.m, index, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, b.data(), n * 4, nullptr), TBLOB_OK);
     EXPECT_EQ(0, std::memcmp(a.data(), b.data(), n * 4));
   }
 }
@@ -263,21 +263,21 @@ TEST(Slm1DequantApi, Statuses) {
   Slm1File file({{"w", {4, 64}, TBLOB_SLM1_Q4_0, 32, std::vector<float>(256, 0.25f)}});
   ASSERT_EQ(file.status(), TBLOB_OK) << file.message();
   Model model;
-  ASSERT_EQ(tblob_open_path(file.path().c_str(), nullptr, &model.m, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_model_open(file.path().c_str(), nullptr, &model.m, nullptr), TBLOB_OK);
   std::vector<float> out(256);
   tblob_diag diag = TBLOB_DIAG_INIT;
-  EXPECT_EQ(tblob_dequantize(model.m, 0, TBLOB_DTYPE_F32, 0, 4, out.data(), 255 * 4, &diag), TBLOB_E_BUFFER_TOO_SMALL);
+  EXPECT_EQ(tblob_tensor_dequantize(model.m, 0, TBLOB_DTYPE_F32, 0, 4, out.data(), 255 * 4, &diag), TBLOB_E_BUFFER_TOO_SMALL);
   EXPECT_NE(std::strstr(diag.message, "fnv1a:"), nullptr) << diag.message;  // SLM1 keeps hashes only
   EXPECT_NE(std::strstr(diag.message, "slm1-q4_0"), nullptr) << diag.message;
   EXPECT_NE(std::strstr(diag.message, "1024 bytes"), nullptr) << diag.message;
-  EXPECT_EQ(tblob_dequantize(model.m, 0, TBLOB_DTYPE_F32, 3, 5, out.data(), out.size() * 4, &diag), TBLOB_E_RANGE);
-  EXPECT_EQ(tblob_dequantize(model.m, 0, TBLOB_DTYPE_F32, 2, 1, out.data(), out.size() * 4, &diag), TBLOB_E_RANGE);
-  EXPECT_EQ(tblob_dequantize(model.m, 0, TBLOB_DTYPE_I8, 0, 4, out.data(), out.size() * 4, &diag),
+  EXPECT_EQ(tblob_tensor_dequantize(model.m, 0, TBLOB_DTYPE_F32, 3, 5, out.data(), out.size() * 4, &diag), TBLOB_E_RANGE);
+  EXPECT_EQ(tblob_tensor_dequantize(model.m, 0, TBLOB_DTYPE_F32, 2, 1, out.data(), out.size() * 4, &diag), TBLOB_E_RANGE);
+  EXPECT_EQ(tblob_tensor_dequantize(model.m, 0, TBLOB_DTYPE_I8, 0, 4, out.data(), out.size() * 4, &diag),
             TBLOB_E_DEQUANT_OUT_DTYPE);
-  EXPECT_EQ(tblob_dequantize(model.m, 1, TBLOB_DTYPE_F32, 0, 4, out.data(), out.size() * 4, &diag), TBLOB_E_RANGE);
-  EXPECT_EQ(tblob_dequantize(model.m, 0, TBLOB_DTYPE_F32, 0, 4, nullptr, 0, &diag), TBLOB_E_BUFFER_TOO_SMALL);
-  EXPECT_EQ(tblob_dequantize(model.m, 0, TBLOB_DTYPE_F32, 1, 1, nullptr, 0, &diag), TBLOB_OK);  // empty range
-  ASSERT_EQ(tblob_dequantize(model.m, 0, TBLOB_DTYPE_F32, 0, 4, out.data(), out.size() * 4, &diag), TBLOB_OK);
+  EXPECT_EQ(tblob_tensor_dequantize(model.m, 1, TBLOB_DTYPE_F32, 0, 4, out.data(), out.size() * 4, &diag), TBLOB_E_RANGE);
+  EXPECT_EQ(tblob_tensor_dequantize(model.m, 0, TBLOB_DTYPE_F32, 0, 4, nullptr, 0, &diag), TBLOB_E_BUFFER_TOO_SMALL);
+  EXPECT_EQ(tblob_tensor_dequantize(model.m, 0, TBLOB_DTYPE_F32, 1, 1, nullptr, 0, &diag), TBLOB_OK);  // empty range
+  ASSERT_EQ(tblob_tensor_dequantize(model.m, 0, TBLOB_DTYPE_F32, 0, 4, out.data(), out.size() * 4, &diag), TBLOB_OK);
   // 0.25 everywhere: amax 0.25, scale 0.25 / 7, q = round(7) = 7, value 7 * f32(0.25 / 7).
   const float scale = 0.25f / 7.0f;
   for (float v : out) EXPECT_EQ(bits_of(v), bits_of(7.0f * scale));

@@ -81,7 +81,7 @@ TEST(Slm1Golden, TinyBtokHeaderAndTable) {
   open_bytes(b, &o);
   ASSERT_EQ(o.status, TBLOB_OK) << o.message();
   EXPECT_EQ(tblob_model_format(o.m), static_cast<uint32_t>(TBLOB_FORMAT_SLM1));
-  ASSERT_EQ(tblob_tensor_count(o.m), 3u);
+  ASSERT_EQ(tblob_model_tensor_count(o.m), 3u);
   tblob_slm1_header_info h = TBLOB_SLM1_HEADER_INFO_INIT;
   ASSERT_EQ(tblob_slm1_header(o.m, &h, nullptr), TBLOB_OK);
   EXPECT_EQ(h.version, 1u);
@@ -214,7 +214,7 @@ TEST(Slm1Golden, TinyBpe1) {
   EXPECT_EQ(h.tensor_data_offset, 0x140u);
   EXPECT_EQ(h.checksum, 0xd7c539d35b1b2fd3ull);
   uint64_t idx = 99;
-  ASSERT_EQ(tblob_find(o.m, "norm.weight", 11, &idx, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_tensor_find(o.m, "norm.weight", 11, &idx, nullptr), TBLOB_OK);
   EXPECT_EQ(idx, 0u);
 }
 
@@ -222,16 +222,16 @@ TEST(Slm1Golden, OpenPathDetectsMagic) {
   for (const char *f : {"tiny_btok.slm", "tiny_bpe1.slm"}) {
     tblob_model *m = nullptr;
     tblob_diag d = TBLOB_DIAG_INIT;
-    ASSERT_EQ(tblob_open_path(data_path(f).c_str(), nullptr, &m, &d), TBLOB_OK) << d.message;
+    ASSERT_EQ(tblob_model_open(data_path(f).c_str(), nullptr, &m, &d), TBLOB_OK) << d.message;
     EXPECT_EQ(tblob_model_format(m), static_cast<uint32_t>(TBLOB_FORMAT_SLM1));
     uint64_t idx;
-    EXPECT_EQ(tblob_find(m, "norm.weight", 11, &idx, nullptr), TBLOB_OK);
-    tblob_close(m);
+    EXPECT_EQ(tblob_tensor_find(m, "norm.weight", 11, &idx, nullptr), TBLOB_OK);
+    tblob_model_close(m);
     // Read mode too, and the SLM1-only entry point.
     tblob_open_options opts = TBLOB_OPEN_OPTIONS_INIT;
     opts.mode = TBLOB_OPEN_READ;
     ASSERT_EQ(tblob_slm1_open_path(data_path(f).c_str(), &opts, nullptr, &m, &d), TBLOB_OK) << d.message;
-    tblob_close(m);
+    tblob_model_close(m);
   }
   // A safetensors file is not SLM1 for the SLM1-only entry point.
   tblob_model *m = nullptr;
@@ -250,7 +250,7 @@ TEST(Slm1Lookup, FindByNameAndHash) {
   const char *names[3] = {"attn.q.weight", "ffn.up.weight", "norm.weight"};
   for (uint64_t i = 0; i < 3; ++i) {
     uint64_t idx = 99;
-    ASSERT_EQ(tblob_find(o.m, names[i], std::strlen(names[i]), &idx, nullptr), TBLOB_OK) << names[i];
+    ASSERT_EQ(tblob_tensor_find(o.m, names[i], std::strlen(names[i]), &idx, nullptr), TBLOB_OK) << names[i];
     EXPECT_EQ(idx, i);
     idx = 99;
     ASSERT_EQ(tblob_slm1_find_hash(o.m, ref_fnv1a64(names[i], std::strlen(names[i])), &idx, nullptr), TBLOB_OK);
@@ -258,14 +258,14 @@ TEST(Slm1Lookup, FindByNameAndHash) {
   }
   uint64_t idx;
   tblob_diag d = TBLOB_DIAG_INIT;
-  EXPECT_EQ(tblob_find(o.m, "nope", 4, &idx, &d), TBLOB_E_NOT_FOUND);
+  EXPECT_EQ(tblob_tensor_find(o.m, "nope", 4, &idx, &d), TBLOB_E_NOT_FOUND);
   EXPECT_NE(std::string(d.message).find("nope"), std::string::npos);
   EXPECT_NE(std::string(d.message).find("hash"), std::string::npos);
   // The synthetic label is a label, not a name.
-  EXPECT_EQ(tblob_find(o.m, "fnv1a:e45e883176c5ce0f", 22, &idx, nullptr), TBLOB_E_NOT_FOUND);
+  EXPECT_EQ(tblob_tensor_find(o.m, "fnv1a:e45e883176c5ce0f", 22, &idx, nullptr), TBLOB_E_NOT_FOUND);
   EXPECT_EQ(tblob_slm1_find_hash(o.m, 1, &idx, nullptr), TBLOB_E_NOT_FOUND);
-  EXPECT_EQ(tblob_find(o.m, "", 0, &idx, nullptr), TBLOB_E_NOT_FOUND);
-  EXPECT_EQ(tblob_find(o.m, nullptr, 0, &idx, nullptr), TBLOB_E_NOT_FOUND);
+  EXPECT_EQ(tblob_tensor_find(o.m, "", 0, &idx, nullptr), TBLOB_E_NOT_FOUND);
+  EXPECT_EQ(tblob_tensor_find(o.m, nullptr, 0, &idx, nullptr), TBLOB_E_NOT_FOUND);
 }
 
 TEST(Slm1Lookup, RequiredNamesBecomeTableNames) {
@@ -285,8 +285,8 @@ TEST(Slm1Lookup, RequiredNamesBecomeTableNames) {
   ASSERT_EQ(tblob_slm1_tensor_at(o.m, 2, &s, nullptr), TBLOB_OK);
   EXPECT_EQ(s.name_listed, 1u);
   uint64_t idx;
-  EXPECT_EQ(tblob_find(o.m, "missing.weight", 14, &idx, nullptr), TBLOB_E_NOT_FOUND);
-  EXPECT_EQ(tblob_find(o.m, "ffn.up.weight", 13, &idx, nullptr), TBLOB_OK);  // unlisted still found
+  EXPECT_EQ(tblob_tensor_find(o.m, "missing.weight", 14, &idx, nullptr), TBLOB_E_NOT_FOUND);
+  EXPECT_EQ(tblob_tensor_find(o.m, "ffn.up.weight", 13, &idx, nullptr), TBLOB_OK);  // unlisted still found
 }
 
 TEST(Slm1Lookup, UnsortedDirectoryUsesIndex) {
@@ -304,13 +304,13 @@ TEST(Slm1Lookup, UnsortedDirectoryUsesIndex) {
   ASSERT_EQ(tblob_slm1_header(o.m, &h, nullptr), TBLOB_OK);
   EXPECT_EQ(h.directory_sorted, 0u);
   uint64_t idx;
-  ASSERT_EQ(tblob_find(o.m, "norm.weight", 11, &idx, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_tensor_find(o.m, "norm.weight", 11, &idx, nullptr), TBLOB_OK);
   EXPECT_EQ(idx, 0u);
-  ASSERT_EQ(tblob_find(o.m, "attn.q.weight", 13, &idx, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_tensor_find(o.m, "attn.q.weight", 13, &idx, nullptr), TBLOB_OK);
   EXPECT_EQ(idx, 2u);
-  ASSERT_EQ(tblob_find(o.m, "ffn.up.weight", 13, &idx, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_tensor_find(o.m, "ffn.up.weight", 13, &idx, nullptr), TBLOB_OK);
   EXPECT_EQ(idx, 1u);
-  EXPECT_EQ(tblob_find(o.m, "x", 1, &idx, nullptr), TBLOB_E_NOT_FOUND);
+  EXPECT_EQ(tblob_tensor_find(o.m, "x", 1, &idx, nullptr), TBLOB_E_NOT_FOUND);
   EXPECT_EQ(dequant_all(o.m, 2)[0], 127.0f);
 }
 
@@ -330,13 +330,13 @@ TEST(Slm1Api, ArgumentChecks) {
   // Not an SLM1 model.
   tblob_model *st = nullptr;
   const std::string path = std::string(SLM1_DATA_DIR) + "/../../../examples/tiny-llama/model.safetensors";
-  ASSERT_EQ(tblob_open_path(path.c_str(), nullptr, &st, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_model_open(path.c_str(), nullptr, &st, nullptr), TBLOB_OK);
   h = TBLOB_SLM1_HEADER_INFO_INIT;
   EXPECT_EQ(tblob_slm1_header(st, &h, nullptr), TBLOB_E_INVALID_ARGUMENT);
   uint64_t idx;
   EXPECT_EQ(tblob_slm1_find_hash(st, 0, &idx, nullptr), TBLOB_E_INVALID_ARGUMENT);
-  EXPECT_EQ(tblob_find(st, "model.norm.weight", 17, &idx, nullptr), TBLOB_OK);  // generic path intact
-  tblob_close(st);
+  EXPECT_EQ(tblob_tensor_find(st, "model.norm.weight", 17, &idx, nullptr), TBLOB_OK);  // generic path intact
+  tblob_model_close(st);
   // Bad SLM1 options.
   tblob_slm1_open_options so = TBLOB_SLM1_OPEN_OPTIONS_INIT;
   so.reserved = 1;
@@ -395,7 +395,7 @@ TEST(Slm1Dequant, MisalignedBufferWorks) {
   ASSERT_EQ(tblob_slm1_open_memory(shifted.data() + 3, b.size(), nullptr, nullptr, &m, nullptr), TBLOB_OK);
   EXPECT_EQ(dequant_all(m, 0)[5], -64 * from_bits(0x3d010204u));
   EXPECT_EQ(dequant_all(m, 2), (std::vector<float>{1, 0.5f, -2, 0.25f}));
-  tblob_close(m);
+  tblob_model_close(m);
 }
 
 }  // namespace

@@ -159,7 +159,7 @@ TEST(Slm1Writer, FinishWritesAtomically) {
   }
   tblob_slm1_writer_options o = golden_options();
   tblob_slm1_writer *w = nullptr;
-  ASSERT_EQ(tblob_slm1_writer_create(&o, &w, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_slm1_writer_new(&o, &w, nullptr), TBLOB_OK);
   const std::vector<float> norm = {1, 0.5f, -2, 0.25f}, q = {127, 2.5f, -3.5f, -0.5f, 1, -2, 3, -4};
   const std::vector<float> up = {7, 3.5f, -2.5f, 0.5f, 1, 2, 3, 4, 0, 0, 0, 0, -1, 0.5f, 0, 0.25f};
   const uint64_t s1[1] = {4}, s2[2] = {2, 4}, s3[2] = {2, 8};
@@ -221,7 +221,7 @@ void round_trip(const std::vector<Case> &cases, int flavour) {
   Opened o;
   open_bytes(file, &o, 0, &names);
   ASSERT_EQ(o.status, TBLOB_OK) << o.message();
-  ASSERT_EQ(tblob_tensor_count(o.m), cases.size());
+  ASSERT_EQ(tblob_model_tensor_count(o.m), cases.size());
   tblob_slm1_header_info h = TBLOB_SLM1_HEADER_INFO_INIT;
   ASSERT_EQ(tblob_slm1_header(o.m, &h, nullptr), TBLOB_OK);
   EXPECT_EQ(h.directory_sorted, 1u);
@@ -230,7 +230,7 @@ void round_trip(const std::vector<Case> &cases, int flavour) {
     const Case &c = cases[i];
     SCOPED_TRACE(names[i]);
     uint64_t idx;
-    ASSERT_EQ(tblob_find(o.m, names[i].data(), names[i].size(), &idx, nullptr), TBLOB_OK);
+    ASSERT_EQ(tblob_tensor_find(o.m, names[i].data(), names[i].size(), &idx, nullptr), TBLOB_OK);
     tblob_tensor_info ti = TBLOB_TENSOR_INFO_INIT;
     ASSERT_EQ(tblob_tensor_at(o.m, idx, &ti, nullptr), TBLOB_OK);
     EXPECT_EQ(std::string(ti.name, ti.name_len), names[i]);
@@ -274,7 +274,7 @@ void round_trip(const std::vector<Case> &cases, int flavour) {
   Writer w2;
   for (size_t i = 0; i < cases.size(); ++i) {
     uint64_t idx;
-    ASSERT_EQ(tblob_find(o.m, names[i].data(), names[i].size(), &idx, nullptr), TBLOB_OK);
+    ASSERT_EQ(tblob_tensor_find(o.m, names[i].data(), names[i].size(), &idx, nullptr), TBLOB_OK);
     tblob_slm1_tensor_info t = TBLOB_SLM1_TENSOR_INFO_INIT;
     ASSERT_EQ(tblob_slm1_tensor_at(o.m, idx, &t, nullptr), TBLOB_OK);
     ASSERT_EQ(tblob_slm1_writer_add_encoded(w2.w, names[i].data(), names[i].size(), cases[i].shape.data(),
@@ -315,7 +315,7 @@ TEST(Slm1Writer, DefaultBlockSizes) {
   ASSERT_EQ(o.status, TBLOB_OK) << o.message();
   for (const char *n : {"a", "b", "c"}) {
     uint64_t idx;
-    ASSERT_EQ(tblob_find(o.m, n, 1, &idx, nullptr), TBLOB_OK);
+    ASSERT_EQ(tblob_tensor_find(o.m, n, 1, &idx, nullptr), TBLOB_OK);
     tblob_slm1_tensor_info t = TBLOB_SLM1_TENSOR_INFO_INIT;
     ASSERT_EQ(tblob_slm1_tensor_at(o.m, idx, &t, nullptr), TBLOB_OK);
     EXPECT_EQ(t.block_size, n[0] == 'a' ? 32u : 64u) << n;
@@ -330,9 +330,9 @@ TEST(Slm1Writer, EmptyFile) {
   Opened o;
   open_bytes(f, &o);
   ASSERT_EQ(o.status, TBLOB_OK) << o.message();
-  EXPECT_EQ(tblob_tensor_count(o.m), 0u);
+  EXPECT_EQ(tblob_model_tensor_count(o.m), 0u);
   uint64_t idx;
-  EXPECT_EQ(tblob_find(o.m, "x", 1, &idx, nullptr), TBLOB_E_NOT_FOUND);
+  EXPECT_EQ(tblob_tensor_find(o.m, "x", 1, &idx, nullptr), TBLOB_E_NOT_FOUND);
 }
 
 TEST(Slm1Writer, HeaderOptions) {
@@ -429,7 +429,7 @@ TEST(Slm1Writer, RefusesBadTensors) {
   Opened o;
   open_bytes(f, &o);
   ASSERT_EQ(o.status, TBLOB_OK);
-  EXPECT_EQ(tblob_tensor_count(o.m), 0u);
+  EXPECT_EQ(tblob_model_tensor_count(o.m), 0u);
 }
 
 TEST(Slm1Writer, RefusesBadEncodedTensors) {

@@ -1,6 +1,6 @@
 // Runs one safetensors byte string through every entry point and checks that they agree:
-//  - tblob_open_memory,
-//  - tblob_open_path on a temp file, in TBLOB_OPEN_MAP and TBLOB_OPEN_READ mode,
+//  - tblob_model_open_memory,
+//  - tblob_model_open on a temp file, in TBLOB_OPEN_MAP and TBLOB_OPEN_READ mode,
 //  - tblob_st_scan with scratch (whole-table checks) and without (per-entry checks only),
 // each with a callback collecting the events. For valid input it compares the tensors
 // (names decoded, dtypes, shapes, offsets, bytes) and metadata with the expectation.
@@ -247,10 +247,10 @@ inline Outcome scan(const std::string &bytes, const tblob_open_options *opts, bo
 inline View model_view(const tblob_model *m, const std::string &bytes, const std::string &where) {
   View v;
   EXPECT_EQ(tblob_model_format(m), static_cast<uint32_t>(TBLOB_FORMAT_SAFETENSORS)) << where;
-  EXPECT_EQ(tblob_file_count(m), 1u) << where;
+  EXPECT_EQ(tblob_model_file_count(m), 1u) << where;
   uint64_t n = 0;
   if (bytes.size() >= 8) std::memcpy(&n, bytes.data(), 8);  // little-endian host
-  const uint64_t count = tblob_tensor_count(m);
+  const uint64_t count = tblob_model_tensor_count(m);
   uint64_t prev_b = 0, prev_e = 0;
   for (uint64_t i = 0; i < count; ++i) {
     tblob_tensor_info info = TBLOB_TENSOR_INFO_INIT;
@@ -277,7 +277,7 @@ inline View model_view(const tblob_model *m, const std::string &bytes, const std
     prev_e = t.end;
     // Find by the decoded name gives this row.
     uint64_t idx = UINT64_MAX;
-    EXPECT_EQ(tblob_find(m, t.name.data(), t.name.size(), &idx, nullptr), TBLOB_OK) << where << " " << t;
+    EXPECT_EQ(tblob_tensor_find(m, t.name.data(), t.name.size(), &idx, nullptr), TBLOB_OK) << where << " " << t;
     EXPECT_EQ(idx, i) << where << " " << t;
     // Data: zero-copy view of exactly those bytes.
     const void *data = nullptr;
@@ -308,13 +308,13 @@ inline Outcome open_memory(const std::string &bytes, const tblob_open_options *o
   Outcome o;
   o.where = "open_memory";
   tblob_model *m = reinterpret_cast<tblob_model *>(&o);  // must be reset to NULL on error
-  o.status = tblob_open_memory(bytes.data(), bytes.size(), opts, &m, &o.diag);
+  o.status = tblob_model_open_memory(bytes.data(), bytes.size(), opts, &m, &o.diag);
   if (o.status == TBLOB_OK) {
     EXPECT_NE(m, nullptr);
     if (m) {
       o.view = model_view(m, bytes, o.where);
       // Zero copy: the data pointers point into the caller's buffer.
-      if (tblob_tensor_count(m)) {
+      if (tblob_model_tensor_count(m)) {
         const void *d;
         size_t l;
         tblob_tensor_info info = TBLOB_TENSOR_INFO_INIT;
@@ -323,7 +323,7 @@ inline Outcome open_memory(const std::string &bytes, const tblob_open_options *o
         EXPECT_EQ(static_cast<const char *>(d), bytes.data() + info.file_offset);
       }
     }
-    tblob_close(m);
+    tblob_model_close(m);
   } else {
     EXPECT_EQ(m, nullptr) << "out must be NULL on error";
   }
@@ -338,20 +338,20 @@ inline Outcome open_file(const std::string &path, const std::string &bytes, uint
   if (base) opts = *base;
   opts.mode = mode;
   tblob_model *m = nullptr;
-  o.status = tblob_open_path(path.c_str(), &opts, &m, &o.diag);
+  o.status = tblob_model_open(path.c_str(), &opts, &m, &o.diag);
   if (o.status == TBLOB_OK) {
     EXPECT_NE(m, nullptr);
     if (m) {
       o.view = model_view(m, bytes, o.where);
       const char *p;
       size_t pl;
-      EXPECT_EQ(tblob_file_path(m, 0, &p, &pl), TBLOB_OK);
+      EXPECT_EQ(tblob_model_file_path(m, 0, &p, &pl), TBLOB_OK);
       EXPECT_EQ(std::string(p, pl), path);
     }
   } else {
     EXPECT_EQ(m, nullptr);
   }
-  tblob_close(m);
+  tblob_model_close(m);
   return o;
 }
 

@@ -440,11 +440,11 @@ void expect_model(const std::string &f, const Table &truth, const std::string &w
   SCOPED_TRACE(what);
   tblob_model *m = nullptr;
   tblob_diag d = TBLOB_DIAG_INIT;
-  ASSERT_EQ(tblob_open_memory(f.data(), f.size(), nullptr, &m, &d), TBLOB_OK) << d.message;
-  ASSERT_EQ(tblob_tensor_count(m), truth.tensors.size());
+  ASSERT_EQ(tblob_model_open_memory(f.data(), f.size(), nullptr, &m, &d), TBLOB_OK) << d.message;
+  ASSERT_EQ(tblob_model_tensor_count(m), truth.tensors.size());
   for (const Tensor &t : truth.tensors) {
     uint64_t idx;
-    ASSERT_EQ(tblob_find(m, t.name.data(), t.name.size(), &idx, nullptr), TBLOB_OK) << t;
+    ASSERT_EQ(tblob_tensor_find(m, t.name.data(), t.name.size(), &idx, nullptr), TBLOB_OK) << t;
     tblob_tensor_info info = TBLOB_TENSOR_INFO_INIT;
     ASSERT_EQ(tblob_tensor_at(m, idx, &info, nullptr), TBLOB_OK);
     Tensor x;
@@ -463,7 +463,7 @@ void expect_model(const std::string &f, const Table &truth, const std::string &w
     EXPECT_EQ(std::string(k, kl), truth.metadata[i].first);
     EXPECT_EQ(std::string(v, vl), truth.metadata[i].second);
   }
-  tblob_close(m);
+  tblob_model_close(m);
 }
 
 }  // namespace

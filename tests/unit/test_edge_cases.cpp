@@ -118,8 +118,8 @@ void fail_each_allocation(Open open, const char *what) {
   ASSERT_EQ(open(&ah, &m), TBLOB_OK);
   const size_t k = ok.calls;
   ASSERT_GT(k, 0u);
-  const uint64_t count = tblob_tensor_count(m);
-  tblob_close(m);
+  const uint64_t count = tblob_model_tensor_count(m);
+  tblob_model_close(m);
   EXPECT_TRUE(ok.live.empty());
   EXPECT_EQ(ok.bad_frees, 0u);
   for (int after = 0; after < 2; ++after) {
@@ -133,7 +133,7 @@ void fail_each_allocation(Open open, const char *what) {
       EXPECT_EQ(s, TBLOB_E_OUT_OF_MEMORY) << "failing allocation " << n << " of " << k << " gave "
                                            << tblob_status_name(s);
       if (s == TBLOB_OK) {
-        tblob_close(mm);
+        tblob_model_close(mm);
       } else {
         EXPECT_EQ(mm, nullptr) << "allocation " << n;
       }
@@ -147,8 +147,8 @@ void fail_each_allocation(Open open, const char *what) {
   c.fail_at = k + 1;
   tblob_allocator h = hook_for(&c);
   ASSERT_EQ(open(&h, &m), TBLOB_OK);
-  EXPECT_EQ(tblob_tensor_count(m), count);
-  tblob_close(m);
+  EXPECT_EQ(tblob_model_tensor_count(m), count);
+  tblob_model_close(m);
   EXPECT_TRUE(c.live.empty());
 }
 
@@ -222,13 +222,13 @@ Shards make_shards(TempDir &t, const std::string &name, const std::vector<std::v
 
 tblob_status open_status(const std::string &path, tblob_diag *d = nullptr, const tblob_open_options *o = nullptr) {
   tblob_model *m = nullptr;
-  tblob_status s = tblob_open_path(path.c_str(), o, &m, d);
+  tblob_status s = tblob_model_open(path.c_str(), o, &m, d);
   if (s == TBLOB_OK) {
     EXPECT_NE(m, nullptr);
   } else {
     EXPECT_EQ(m, nullptr);
   }
-  tblob_close(m);
+  tblob_model_close(m);
   return s;
 }
 
@@ -410,18 +410,18 @@ TEST(Limits, older_smaller_options_struct) {
   CHECK_ST(f, ok(), &o);
   o.struct_size = 4;  // not even a mode
   tblob_model *m = nullptr;
-  EXPECT_EQ(tblob_open_memory(f.data(), f.size(), &o, &m, nullptr), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_model_open_memory(f.data(), f.size(), &o, &m, nullptr), TBLOB_E_INVALID_ARGUMENT);
   EXPECT_EQ(m, nullptr);
   EXPECT_EQ(tblob_st_scan(reinterpret_cast<const uint8_t *>(f.data()), f.size(), &o, nullptr, nullptr, nullptr, 0,
                           nullptr, nullptr),
             TBLOB_E_INVALID_ARGUMENT);
   o.struct_size = 0;
-  EXPECT_EQ(tblob_open_path("/nonexistent", &o, &m, nullptr), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_model_open("/nonexistent", &o, &m, nullptr), TBLOB_E_INVALID_ARGUMENT);
   // An invalid mode.
   tblob_open_options bad = TBLOB_OPEN_OPTIONS_INIT;
   bad.mode = 7;
-  EXPECT_EQ(tblob_open_memory(f.data(), f.size(), &bad, &m, nullptr), TBLOB_E_INVALID_ARGUMENT);
-  EXPECT_EQ(tblob_open_path(tmp().write("mode.safetensors", f).c_str(), &bad, &m, nullptr), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_model_open_memory(f.data(), f.size(), &bad, &m, nullptr), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_model_open(tmp().write("mode.safetensors", f).c_str(), &bad, &m, nullptr), TBLOB_E_INVALID_ARGUMENT);
 }
 
 // ==========================================================================================
@@ -435,22 +435,22 @@ TEST(Allocator, counting_allocator_sees_every_block) {
   tblob_open_options o = defaults();
   o.allocator = &h;
   tblob_model *m = nullptr;
-  ASSERT_EQ(tblob_open_memory(f.data(), f.size(), &o, &m, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_model_open_memory(f.data(), f.size(), &o, &m, nullptr), TBLOB_OK);
   EXPECT_GT(c.calls, 0u);
   EXPECT_FALSE(c.live.empty());
   // Queries allocate nothing.
   const size_t before = c.calls;
-  for (uint64_t i = 0; i < tblob_tensor_count(m); ++i) {
+  for (uint64_t i = 0; i < tblob_model_tensor_count(m); ++i) {
     tblob_tensor_info info = TBLOB_TENSOR_INFO_INIT;
     ASSERT_EQ(tblob_tensor_at(m, i, &info, nullptr), TBLOB_OK);
     uint64_t idx;
-    ASSERT_EQ(tblob_find(m, info.name, info.name_len, &idx, nullptr), TBLOB_OK);
+    ASSERT_EQ(tblob_tensor_find(m, info.name, info.name_len, &idx, nullptr), TBLOB_OK);
     const void *d;
     size_t n;
     ASSERT_EQ(tblob_tensor_data(m, i, &d, &n, nullptr), TBLOB_OK);
   }
   EXPECT_EQ(c.calls, before);
-  tblob_close(m);
+  tblob_model_close(m);
   EXPECT_TRUE(c.live.empty());
   EXPECT_EQ(c.bad_frees, 0u);
   EXPECT_EQ(c.frees, c.calls);
@@ -460,9 +460,9 @@ TEST(Allocator, counting_allocator_sees_every_block) {
   tblob_allocator hr = hook_for(&r);
   o.allocator = &hr;
   o.mode = TBLOB_OPEN_READ;
-  ASSERT_EQ(tblob_open_path(path.c_str(), &o, &m, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_model_open(path.c_str(), &o, &m, nullptr), TBLOB_OK);
   EXPECT_GE(r.peak_bytes, f.size());
-  tblob_close(m);
+  tblob_model_close(m);
   EXPECT_TRUE(r.live.empty());
   EXPECT_EQ(r.bad_frees, 0u);
 }
@@ -473,7 +473,7 @@ TEST(Allocator, failing_nth_allocation_memory) {
       [&](const tblob_allocator *a, tblob_model **m) {
         tblob_open_options o = defaults();
         o.allocator = a;
-        return tblob_open_memory(f.data(), f.size(), &o, m, nullptr);
+        return tblob_model_open_memory(f.data(), f.size(), &o, m, nullptr);
       },
       "open_memory");
 }
@@ -487,7 +487,7 @@ TEST(Allocator, failing_nth_allocation_paths) {
           o.allocator = a;
           o.mode = mode;
           tblob_diag d = TBLOB_DIAG_INIT;
-          tblob_status s = tblob_open_path(path.c_str(), &o, m, &d);
+          tblob_status s = tblob_model_open(path.c_str(), &o, m, &d);
           if (s != TBLOB_OK) {
             EXPECT_EQ(d.status, s);
             EXPECT_GT(std::strlen(d.message), 0u);
@@ -508,7 +508,7 @@ TEST(Allocator, failing_nth_allocation_sharded) {
             tblob_open_options o = defaults();
             o.allocator = a;
             o.mode = mode;
-            return tblob_open_path(p.c_str(), &o, m, nullptr);
+            return tblob_model_open(p.c_str(), &o, m, nullptr);
           },
           p.c_str());
     }
@@ -526,7 +526,7 @@ TEST(Allocator, errors_free_everything) {
        {file(H({T("a", "U8", {1}, 0, 1), T("a", "U8", {1}, 1, 2)}), "xy"), file(H({T("a", "U8", {2}, 0, 2)}), "x"),
         file("{\"__metadata__\":{\"k\":\"1\",\"k\":\"2\"}}"), file(H({T("a", "U8", {1}, 0, 1)}) + "x", "x"),
         rich_file() + "trailing"}) {
-    EXPECT_NE(tblob_open_memory(f.data(), f.size(), &o, &m, nullptr), TBLOB_OK);
+    EXPECT_NE(tblob_model_open_memory(f.data(), f.size(), &o, &m, nullptr), TBLOB_OK);
     EXPECT_EQ(m, nullptr);
     EXPECT_TRUE(c.live.empty());
   }
@@ -554,11 +554,11 @@ TEST(Lookup, find_every_tensor_and_missing_names) {
     members.push_back(T(special[i].first, "U8", {1}, 2000 + i, 2001 + i));
   const std::string f = file(H(members), Z(2000 + special.size()));
   tblob_model *m = nullptr;
-  ASSERT_EQ(tblob_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
-  ASSERT_EQ(tblob_tensor_count(m), 2000 + special.size());
+  ASSERT_EQ(tblob_model_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_model_tensor_count(m), 2000 + special.size());
   for (size_t i = 0; i < names.size(); ++i) {
     uint64_t idx = UINT64_MAX;
-    ASSERT_EQ(tblob_find(m, names[i].data(), names[i].size(), &idx, nullptr), TBLOB_OK) << names[i];
+    ASSERT_EQ(tblob_tensor_find(m, names[i].data(), names[i].size(), &idx, nullptr), TBLOB_OK) << names[i];
     tblob_tensor_info info = TBLOB_TENSOR_INFO_INIT;
     ASSERT_EQ(tblob_tensor_at(m, idx, &info, nullptr), TBLOB_OK);
     EXPECT_EQ(std::string(info.name, info.name_len), names[i]);
@@ -566,42 +566,42 @@ TEST(Lookup, find_every_tensor_and_missing_names) {
   }
   for (size_t i = 0; i < special.size(); ++i) {
     uint64_t idx = UINT64_MAX;
-    ASSERT_EQ(tblob_find(m, special[i].second.data(), special[i].second.size(), &idx, nullptr), TBLOB_OK) << i;
+    ASSERT_EQ(tblob_tensor_find(m, special[i].second.data(), special[i].second.size(), &idx, nullptr), TBLOB_OK) << i;
     tblob_tensor_info info = TBLOB_TENSOR_INFO_INIT;
     ASSERT_EQ(tblob_tensor_at(m, idx, &info, nullptr), TBLOB_OK);
     EXPECT_EQ(std::string(info.name, info.name_len), special[i].second);
   }
   // NULL with length 0 is the empty name.
   uint64_t idx = UINT64_MAX;
-  EXPECT_EQ(tblob_find(m, nullptr, 0, &idx, nullptr), TBLOB_OK);
+  EXPECT_EQ(tblob_tensor_find(m, nullptr, 0, &idx, nullptr), TBLOB_OK);
   for (const std::string &miss :
        {std::string("blk.0"), std::string("blk.0.attn_q.weight"), std::string("BLK.1.attn_q.weight"),
         std::string("blk.1.attn_q.weight "), std::string("blk.1.attn_q.weight\0", 20), std::string("abcd"),
         std::string("a\0", 2) + "c", std::string("a\\u0000b"), std::string("b"), std::string(5000, 'x')}) {
     tblob_diag d = TBLOB_DIAG_INIT;
     idx = 12345;
-    EXPECT_EQ(tblob_find(m, miss.data(), miss.size(), &idx, &d), TBLOB_E_NOT_FOUND) << miss;
+    EXPECT_EQ(tblob_tensor_find(m, miss.data(), miss.size(), &idx, &d), TBLOB_E_NOT_FOUND) << miss;
     EXPECT_EQ(idx, 12345u);
     EXPECT_EQ(d.status, TBLOB_E_NOT_FOUND);
     EXPECT_GT(std::strlen(d.message), 0u);
   }
-  tblob_close(m);
+  tblob_model_close(m);
 }
 
 TEST(Lookup, threads_share_a_handle) {
   const std::string f = rich_file(500);
   tblob_model *m = nullptr;
-  ASSERT_EQ(tblob_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_model_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
   std::atomic<int> bad{0};
   std::vector<std::thread> th;
   for (int t = 0; t < 4; ++t) {
     th.emplace_back([&, t] {
       for (int rep = 0; rep < 20; ++rep) {
-        for (uint64_t i = static_cast<uint64_t>(t); i < tblob_tensor_count(m); i += 1) {
+        for (uint64_t i = static_cast<uint64_t>(t); i < tblob_model_tensor_count(m); i += 1) {
           tblob_tensor_info info = TBLOB_TENSOR_INFO_INIT;
           uint64_t idx;
           if (tblob_tensor_at(m, i, &info, nullptr) != TBLOB_OK ||
-              tblob_find(m, info.name, info.name_len, &idx, nullptr) != TBLOB_OK || idx != i)
+              tblob_tensor_find(m, info.name, info.name_len, &idx, nullptr) != TBLOB_OK || idx != i)
             ++bad;
         }
       }
@@ -609,7 +609,7 @@ TEST(Lookup, threads_share_a_handle) {
   }
   for (auto &x : th) x.join();
   EXPECT_EQ(bad.load(), 0);
-  tblob_close(m);
+  tblob_model_close(m);
 }
 
 TEST(Lookup, metadata_find_and_at) {
@@ -617,7 +617,7 @@ TEST(Lookup, metadata_find_and_at) {
                                 T("t", "U8", {1}, 0, 1)}),
                              "x");
   tblob_model *m = nullptr;
-  ASSERT_EQ(tblob_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_model_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
   ASSERT_EQ(tblob_metadata_count(m), 4u);
   const std::vector<std::pair<std::string, std::string>> want = {
       {"format", "pt"}, {"k\xC3\xA9y", "v\xC3\xA9"}, {"empty", ""}, {"nl", "a\nb"}};
@@ -638,14 +638,14 @@ TEST(Lookup, metadata_find_and_at) {
   EXPECT_EQ(tblob_metadata_find(m, "", 0, &v, &vl), TBLOB_E_NOT_FOUND);
   EXPECT_EQ(tblob_metadata_find(m, nullptr, 0, &v, &vl), TBLOB_E_NOT_FOUND);
   EXPECT_EQ(tblob_metadata_find(m, "forma", 5, &v, &vl), TBLOB_E_NOT_FOUND);
-  tblob_close(m);
+  tblob_model_close(m);
   // No metadata at all.
   const std::string g = file(H({T("t", "U8", {1}, 0, 1)}), "x");
-  ASSERT_EQ(tblob_open_memory(g.data(), g.size(), nullptr, &m, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_model_open_memory(g.data(), g.size(), nullptr, &m, nullptr), TBLOB_OK);
   EXPECT_EQ(tblob_metadata_count(m), 0u);
   EXPECT_EQ(tblob_metadata_find(m, "format", 6, &v, &vl), TBLOB_E_NOT_FOUND);
   EXPECT_EQ(tblob_metadata_at(m, 0, &k, &kl, &v, &vl), TBLOB_E_RANGE);
-  tblob_close(m);
+  tblob_model_close(m);
 }
 
 TEST(Lookup, tensor_data_bytes) {
@@ -667,15 +667,15 @@ TEST(Lookup, tensor_data_bytes) {
     tblob_model *m = nullptr;
     tblob_open_options o = defaults();
     if (mode == 0) {
-      ASSERT_EQ(tblob_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
+      ASSERT_EQ(tblob_model_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
     } else {
       o.mode = mode == 1 ? TBLOB_OPEN_MAP : TBLOB_OPEN_READ;
-      ASSERT_EQ(tblob_open_path(path.c_str(), &o, &m, nullptr), TBLOB_OK);
+      ASSERT_EQ(tblob_model_open(path.c_str(), &o, &m, nullptr), TBLOB_OK);
     }
     const void *base = nullptr;
     for (const Spec &s : specs) {
       uint64_t idx;
-      ASSERT_EQ(tblob_find(m, s.name.data(), s.name.size(), &idx, nullptr), TBLOB_OK);
+      ASSERT_EQ(tblob_tensor_find(m, s.name.data(), s.name.size(), &idx, nullptr), TBLOB_OK);
       const void *d = nullptr;
       size_t len = 99;
       ASSERT_EQ(tblob_tensor_data(m, idx, &d, &len, nullptr), TBLOB_OK);
@@ -703,7 +703,7 @@ TEST(Lookup, tensor_data_bytes) {
     EXPECT_EQ(tblob_tensor_data(m, UINT64_MAX, &d, &len, nullptr), TBLOB_E_RANGE);
     tblob_tensor_info info = TBLOB_TENSOR_INFO_INIT;
     EXPECT_EQ(tblob_tensor_at(m, specs.size(), &info, nullptr), TBLOB_E_RANGE);
-    tblob_close(m);
+    tblob_model_close(m);
   }
 }
 
@@ -713,7 +713,7 @@ TEST(Lookup, read_mode_owns_its_bytes) {
   tblob_open_options o = defaults();
   o.mode = TBLOB_OPEN_READ;
   tblob_model *m = nullptr;
-  ASSERT_EQ(tblob_open_path(path.c_str(), &o, &m, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_model_open(path.c_str(), &o, &m, nullptr), TBLOB_OK);
   // Replace and shrink the file: the handle keeps its copy.
   tmp().write("owned.safetensors", "xx");
   const void *d;
@@ -723,7 +723,7 @@ TEST(Lookup, read_mode_owns_its_bytes) {
   tblob_tensor_info info = TBLOB_TENSOR_INFO_INIT;
   ASSERT_EQ(tblob_tensor_at(m, 0, &info, nullptr), TBLOB_OK);
   EXPECT_EQ(std::string(info.name, info.name_len), "t");
-  tblob_close(m);
+  tblob_model_close(m);
 }
 
 // ==========================================================================================
@@ -832,8 +832,8 @@ TEST(Scan, scratch_from_both_ends) {
     }
     // The open path agrees.
     tblob_model *m = nullptr;
-    EXPECT_EQ(tblob_open_memory(buf, f.size(), nullptr, &m, nullptr), c.want) << c.header;
-    tblob_close(m);
+    EXPECT_EQ(tblob_model_open_memory(buf, f.size(), nullptr, &m, nullptr), c.want) << c.header;
+    tblob_model_close(m);
   }
 }
 
@@ -940,12 +940,12 @@ TEST(Scan, large_rank_event_shape_json) {
   EXPECT_EQ(seen.json, shape_text(dims));
   // The model holds all 100 dimensions.
   tblob_model *m = nullptr;
-  ASSERT_EQ(tblob_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_model_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
   tblob_tensor_info info = TBLOB_TENSOR_INFO_INIT;
   ASSERT_EQ(tblob_tensor_at(m, 0, &info, nullptr), TBLOB_OK);
   EXPECT_EQ(std::vector<uint64_t>(info.shape, info.shape + info.rank), dims);
   EXPECT_EQ(info.element_count, 3u);
-  tblob_close(m);
+  tblob_model_close(m);
 }
 
 // ==========================================================================================
@@ -962,14 +962,14 @@ TEST(Sharded, open_directory_and_index) {
       o.mode = mode;
       tblob_model *m = nullptr;
       tblob_diag d = TBLOB_DIAG_INIT;
-      ASSERT_EQ(tblob_open_path(p.c_str(), &o, &m, &d), TBLOB_OK) << d.message;
+      ASSERT_EQ(tblob_model_open(p.c_str(), &o, &m, &d), TBLOB_OK) << d.message;
       EXPECT_EQ(tblob_model_format(m), static_cast<uint32_t>(TBLOB_FORMAT_SAFETENSORS_SHARDED));
       EXPECT_STREQ(tblob_format_name(tblob_model_format(m)), "safetensors-sharded");
-      ASSERT_EQ(tblob_file_count(m), 3u);
+      ASSERT_EQ(tblob_model_file_count(m), 3u);
       for (uint32_t i = 0; i < 3; ++i) {
         const char *fp;
         size_t fl;
-        ASSERT_EQ(tblob_file_path(m, i, &fp, &fl), TBLOB_OK);
+        ASSERT_EQ(tblob_model_file_path(m, i, &fp, &fl), TBLOB_OK);
         const std::string path(fp, fl);
         EXPECT_EQ(path.substr(path.rfind('/') + 1), kShard[i]);
         struct stat a, b;
@@ -979,10 +979,10 @@ TEST(Sharded, open_directory_and_index) {
       }
       const char *fp;
       size_t fl;
-      EXPECT_EQ(tblob_file_path(m, 3, &fp, &fl), TBLOB_E_RANGE);
-      ASSERT_EQ(tblob_tensor_count(m), s.tensors.size());
+      EXPECT_EQ(tblob_model_file_path(m, 3, &fp, &fl), TBLOB_E_RANGE);
+      ASSERT_EQ(tblob_model_tensor_count(m), s.tensors.size());
       uint32_t prev_file = 0;
-      for (uint64_t i = 0; i < tblob_tensor_count(m); ++i) {
+      for (uint64_t i = 0; i < tblob_model_tensor_count(m); ++i) {
         tblob_tensor_info info = TBLOB_TENSOR_INFO_INIT;
         ASSERT_EQ(tblob_tensor_at(m, i, &info, nullptr), TBLOB_OK);
         const std::string name(info.name, info.name_len);
@@ -1001,7 +1001,7 @@ TEST(Sharded, open_directory_and_index) {
         EXPECT_EQ(std::string(static_cast<const char *>(dp), dl),
                   s.file_bytes[info.file_index].substr(static_cast<size_t>(info.file_offset), dl));
         uint64_t idx;
-        ASSERT_EQ(tblob_find(m, name.data(), name.size(), &idx, nullptr), TBLOB_OK);
+        ASSERT_EQ(tblob_tensor_find(m, name.data(), name.size(), &idx, nullptr), TBLOB_OK);
         EXPECT_EQ(idx, i);
       }
       // Metadata: the union, first shard winning.
@@ -1014,7 +1014,7 @@ TEST(Sharded, open_directory_and_index) {
       EXPECT_EQ(std::string(v, vl), "2");
       EXPECT_EQ(tblob_metadata_count(m), 3u);
       EXPECT_EQ(tblob_metadata_find(m, "total_size", 10, &v, &vl), TBLOB_E_NOT_FOUND);
-      tblob_close(m);
+      tblob_model_close(m);
     }
   }
 }
@@ -1132,12 +1132,12 @@ TEST(Sharded, long_and_escaped_names) {
   Shards s = make_shards(t, "long", layout, wm);
   tblob_model *m = nullptr;
   tblob_diag d = TBLOB_DIAG_INIT;
-  ASSERT_EQ(tblob_open_path(s.dir.c_str(), nullptr, &m, &d), TBLOB_OK) << d.message;
+  ASSERT_EQ(tblob_model_open(s.dir.c_str(), nullptr, &m, &d), TBLOB_OK) << d.message;
   uint64_t idx;
-  EXPECT_EQ(tblob_find(m, longname.data(), longname.size(), &idx, nullptr), TBLOB_OK);
+  EXPECT_EQ(tblob_tensor_find(m, longname.data(), longname.size(), &idx, nullptr), TBLOB_OK);
   const std::string e = "\xC3\xA9" + longname;
-  EXPECT_EQ(tblob_find(m, e.data(), e.size(), &idx, nullptr), TBLOB_OK);
-  tblob_close(m);
+  EXPECT_EQ(tblob_tensor_find(m, e.data(), e.size(), &idx, nullptr), TBLOB_OK);
+  tblob_model_close(m);
   // The long name listed under the wrong shard is still caught.
   wm[5].second = kShard[0];  // longname, held by shard 2
   Shards s2 = make_shards(t, "long2", layout, wm);
@@ -1172,12 +1172,12 @@ TEST(Sharded, bundled_example) {
   const std::string dir = std::string(src) + "/sharded";
   tblob_model *m = nullptr;
   tblob_diag d = TBLOB_DIAG_INIT;
-  ASSERT_EQ(tblob_open_path(dir.c_str(), nullptr, &m, &d), TBLOB_OK) << d.message;
-  EXPECT_EQ(tblob_file_count(m), 2u);
-  EXPECT_GT(tblob_tensor_count(m), 0u);
+  ASSERT_EQ(tblob_model_open(dir.c_str(), nullptr, &m, &d), TBLOB_OK) << d.message;
+  EXPECT_EQ(tblob_model_file_count(m), 2u);
+  EXPECT_GT(tblob_model_tensor_count(m), 0u);
   uint64_t idx;
-  EXPECT_EQ(tblob_find(m, "lm_head.weight", 14, &idx, nullptr), TBLOB_OK);
-  tblob_close(m);
+  EXPECT_EQ(tblob_tensor_find(m, "lm_head.weight", 14, &idx, nullptr), TBLOB_OK);
+  tblob_model_close(m);
 }
 
 // ==========================================================================================
@@ -1185,23 +1185,23 @@ TEST(Sharded, bundled_example) {
 // ==========================================================================================
 
 TEST(Api, close_null_and_null_arguments) {
-  tblob_close(nullptr);
-  EXPECT_EQ(tblob_tensor_count(nullptr), 0u);
-  EXPECT_EQ(tblob_file_count(nullptr), 0u);
+  tblob_model_close(nullptr);
+  EXPECT_EQ(tblob_model_tensor_count(nullptr), 0u);
+  EXPECT_EQ(tblob_model_file_count(nullptr), 0u);
   EXPECT_EQ(tblob_metadata_count(nullptr), 0u);
   EXPECT_EQ(tblob_model_format(nullptr), static_cast<uint32_t>(TBLOB_FORMAT_UNKNOWN));
   const std::string f = file(H({M({{"k", "v"}}), T("t", "U8", {1}, 0, 1)}), "x");
   tblob_model *m = nullptr;
   tblob_diag d = TBLOB_DIAG_INIT;
-  EXPECT_EQ(tblob_open_path(nullptr, nullptr, &m, &d), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_model_open(nullptr, nullptr, &m, &d), TBLOB_E_INVALID_ARGUMENT);
   EXPECT_EQ(d.status, TBLOB_E_INVALID_ARGUMENT);
   EXPECT_GT(std::strlen(d.message), 0u);
-  EXPECT_EQ(tblob_open_path("x", nullptr, nullptr, nullptr), TBLOB_E_INVALID_ARGUMENT);
-  EXPECT_EQ(tblob_open_memory(nullptr, 5, nullptr, &m, nullptr), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_model_open("x", nullptr, nullptr, nullptr), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_model_open_memory(nullptr, 5, nullptr, &m, nullptr), TBLOB_E_INVALID_ARGUMENT);
   EXPECT_EQ(m, nullptr);
-  EXPECT_EQ(tblob_open_memory(f.data(), f.size(), nullptr, nullptr, nullptr), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_model_open_memory(f.data(), f.size(), nullptr, nullptr, nullptr), TBLOB_E_INVALID_ARGUMENT);
   EXPECT_EQ(tblob_st_scan(nullptr, 5, nullptr, nullptr, nullptr, nullptr, 0, nullptr, nullptr), TBLOB_E_INVALID_ARGUMENT);
-  ASSERT_EQ(tblob_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_model_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
   tblob_tensor_info info = TBLOB_TENSOR_INFO_INIT;
   uint64_t idx;
   const void *dp;
@@ -1211,9 +1211,9 @@ TEST(Api, close_null_and_null_arguments) {
   EXPECT_EQ(tblob_tensor_at(nullptr, 0, &info, nullptr), TBLOB_E_INVALID_ARGUMENT);
   EXPECT_EQ(tblob_tensor_at(m, 0, nullptr, &d), TBLOB_E_INVALID_ARGUMENT);
   EXPECT_EQ(d.status, TBLOB_E_INVALID_ARGUMENT);
-  EXPECT_EQ(tblob_find(nullptr, "t", 1, &idx, nullptr), TBLOB_E_INVALID_ARGUMENT);
-  EXPECT_EQ(tblob_find(m, nullptr, 1, &idx, nullptr), TBLOB_E_INVALID_ARGUMENT);
-  EXPECT_EQ(tblob_find(m, "t", 1, nullptr, nullptr), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_tensor_find(nullptr, "t", 1, &idx, nullptr), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_tensor_find(m, nullptr, 1, &idx, nullptr), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_tensor_find(m, "t", 1, nullptr, nullptr), TBLOB_E_INVALID_ARGUMENT);
   EXPECT_EQ(tblob_tensor_data(nullptr, 0, &dp, &dl, nullptr), TBLOB_E_INVALID_ARGUMENT);
   EXPECT_EQ(tblob_tensor_data(m, 0, nullptr, &dl, nullptr), TBLOB_E_INVALID_ARGUMENT);
   EXPECT_EQ(tblob_tensor_data(m, 0, &dp, nullptr, nullptr), TBLOB_E_INVALID_ARGUMENT);
@@ -1223,23 +1223,23 @@ TEST(Api, close_null_and_null_arguments) {
   EXPECT_EQ(tblob_metadata_find(nullptr, "k", 1, &v, &vl), TBLOB_E_INVALID_ARGUMENT);
   EXPECT_EQ(tblob_metadata_find(m, nullptr, 1, &v, &vl), TBLOB_E_INVALID_ARGUMENT);
   EXPECT_EQ(tblob_metadata_find(m, "k", 1, nullptr, &vl), TBLOB_E_INVALID_ARGUMENT);
-  EXPECT_EQ(tblob_file_path(nullptr, 0, &k, &kl), TBLOB_E_INVALID_ARGUMENT);
-  EXPECT_EQ(tblob_file_path(m, 0, nullptr, &kl), TBLOB_E_INVALID_ARGUMENT);
-  EXPECT_EQ(tblob_file_path(m, 0, &k, &kl), TBLOB_OK);
+  EXPECT_EQ(tblob_model_file_path(nullptr, 0, &k, &kl), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_model_file_path(m, 0, nullptr, &kl), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_model_file_path(m, 0, &k, &kl), TBLOB_OK);
   EXPECT_EQ(kl, 0u);  // a memory buffer has no path
   uint32_t dt;
   EXPECT_EQ(tblob_dtype_from_name(nullptr, 2, &dt), TBLOB_E_INVALID_ARGUMENT);
   EXPECT_EQ(tblob_dtype_from_name("U8", 2, nullptr), TBLOB_E_INVALID_ARGUMENT);
   EXPECT_EQ(tblob_dtype_from_name("U8", 1, &dt), TBLOB_E_DTYPE);
   // Everything still works after the bad calls.
-  EXPECT_EQ(tblob_find(m, "t", 1, &idx, nullptr), TBLOB_OK);
-  tblob_close(m);
+  EXPECT_EQ(tblob_tensor_find(m, "t", 1, &idx, nullptr), TBLOB_OK);
+  tblob_model_close(m);
 }
 
 TEST(Api, bad_struct_sizes) {
   const std::string f = file(H({T("t", "U8", {1}, 0, 1)}), "x");
   tblob_model *m = nullptr;
-  ASSERT_EQ(tblob_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_model_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
   tblob_tensor_info info = TBLOB_TENSOR_INFO_INIT;
   info.struct_size = 8;
   tblob_diag d = TBLOB_DIAG_INIT;
@@ -1262,14 +1262,14 @@ TEST(Api, bad_struct_sizes) {
   std::strcpy(small.message, "untouched");
   small.status = 77;
   uint64_t idx;
-  EXPECT_EQ(tblob_find(m, "zz", 2, &idx, &small), TBLOB_E_NOT_FOUND);
+  EXPECT_EQ(tblob_tensor_find(m, "zz", 2, &idx, &small), TBLOB_E_NOT_FOUND);
   EXPECT_STREQ(small.message, "untouched");
   EXPECT_EQ(small.status, 77);
   tblob_model *m2 = nullptr;
-  EXPECT_EQ(tblob_open_memory("short", 5, nullptr, &m2, &small), TBLOB_E_HEADER_TOO_SMALL);
+  EXPECT_EQ(tblob_model_open_memory("short", 5, nullptr, &m2, &small), TBLOB_E_HEADER_TOO_SMALL);
   EXPECT_EQ(m2, nullptr);
   EXPECT_STREQ(small.message, "untouched");
-  tblob_close(m);
+  tblob_model_close(m);
   // A scan result with a bad struct_size.
   tblob_scan_result r = TBLOB_SCAN_RESULT_INIT;
   r.struct_size = 4;
@@ -1280,9 +1280,9 @@ TEST(Api, bad_struct_sizes) {
   d = TBLOB_DIAG_INIT;
   d.status = TBLOB_E_JSON;
   std::strcpy(d.message, "old");
-  ASSERT_EQ(tblob_open_memory(f.data(), f.size(), nullptr, &m, &d), TBLOB_OK);
+  ASSERT_EQ(tblob_model_open_memory(f.data(), f.size(), nullptr, &m, &d), TBLOB_OK);
   EXPECT_EQ(d.status, TBLOB_OK);
-  tblob_close(m);
+  tblob_model_close(m);
 }
 
 TEST(Api, versions_and_names) {

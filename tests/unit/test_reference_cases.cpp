@@ -1,6 +1,6 @@
 // Every case of reference/safetensors.md section 2 (the reference crate's Rust tests, the
 // Python binding's tests, the attack scripts) rebuilt as exact bytes, plus the rules of
-// section 1.2/1.3 as cases, run through tblob_open_memory, tblob_open_path (map and read)
+// section 1.2/1.3 as cases, run through tblob_model_open_memory, tblob_model_open (map and read)
 // and tblob_st_scan (with and without scratch).
 //
 // Status mapping for the reference's errors:
@@ -73,14 +73,14 @@ TEST(Ref21, test_deserialization) {
   ASSERT_EQ(v.tensors.size(), 1u);
   // test_lifetimes: the data is a view of the 16 zero bytes.
   tblob_model *m = nullptr;
-  ASSERT_EQ(tblob_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_model_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
   const void *d;
   size_t n;
   ASSERT_EQ(tblob_tensor_data(m, 0, &d, &n, nullptr), TBLOB_OK);
   EXPECT_EQ(n, 16u);
   EXPECT_EQ(d, static_cast<const void *>(f.data() + 68));
   EXPECT_EQ(std::string(static_cast<const char *>(d), n), Z(16));
-  tblob_close(m);
+  tblob_model_close(m);
 }
 
 TEST(Ref21, test_empty_shapes_allowed) {
@@ -115,7 +115,7 @@ TEST(Ref21, test_header_too_small) {
   for (size_t k = 1; k < 8; ++k) CHECK_ST(std::string(k, '\0'), err(TBLOB_E_HEADER_TOO_SMALL));
   // NULL with length 0 is an empty buffer, not an invalid argument.
   tblob_model *m = nullptr;
-  EXPECT_EQ(tblob_open_memory(nullptr, 0, nullptr, &m, nullptr), TBLOB_E_HEADER_TOO_SMALL);
+  EXPECT_EQ(tblob_model_open_memory(nullptr, 0, nullptr, &m, nullptr), TBLOB_E_HEADER_TOO_SMALL);
   EXPECT_EQ(tblob_st_scan(nullptr, 0, nullptr, nullptr, nullptr, nullptr, 0, nullptr, nullptr),
             TBLOB_E_HEADER_TOO_SMALL);
 }
@@ -218,7 +218,7 @@ TEST(Ref21, test_serialization_forced_alignement) {
   // Mapped, the data pointer is aligned to 4 (8 + 72 = 80).
   const std::string path = tmp().write("aligned.safetensors", f);
   tblob_model *m = nullptr;
-  ASSERT_EQ(tblob_open_path(path.c_str(), nullptr, &m, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_model_open(path.c_str(), nullptr, &m, nullptr), TBLOB_OK);
   const void *d;
   size_t n;
   ASSERT_EQ(tblob_tensor_data(m, 0, &d, &n, nullptr), TBLOB_OK);
@@ -226,7 +226,7 @@ TEST(Ref21, test_serialization_forced_alignement) {
   float vals[6];
   std::memcpy(vals, d, sizeof(vals));
   for (int i = 0; i < 6; ++i) EXPECT_EQ(vals[i], static_cast<float>(i));
-  tblob_close(m);
+  tblob_model_close(m);
 }
 
 TEST(Ref21, test_serialization_fp4_misaligned_as_file) {
@@ -297,16 +297,16 @@ TEST(Ref21, test_roundtrip_proptest) {
     CHECK_ST(f, ok_view(expect));
     // Indexing: every tensor's bytes are the ones written.
     tblob_model *m = nullptr;
-    ASSERT_EQ(tblob_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
+    ASSERT_EQ(tblob_model_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
     for (const Spec &s : specs) {
       uint64_t idx;
-      ASSERT_EQ(tblob_find(m, s.name.data(), s.name.size(), &idx, nullptr), TBLOB_OK);
+      ASSERT_EQ(tblob_tensor_find(m, s.name.data(), s.name.size(), &idx, nullptr), TBLOB_OK);
       const void *d;
       size_t n;
       ASSERT_EQ(tblob_tensor_data(m, idx, &d, &n, nullptr), TBLOB_OK);
       EXPECT_EQ(std::string(static_cast<const char *>(d), n), s.data);
     }
-    tblob_close(m);
+    tblob_model_close(m);
   }
 }
 
@@ -385,14 +385,14 @@ void run_gpt2(int blocks) {
     tblob_diag d = TBLOB_DIAG_INIT;
     if (mode == TBLOB_OPEN_MAP) {
       tblob_open_options o = TBLOB_OPEN_OPTIONS_INIT;
-      ASSERT_EQ(tblob_open_path(path.c_str(), &o, &m, &d), TBLOB_OK) << d.message;
+      ASSERT_EQ(tblob_model_open(path.c_str(), &o, &m, &d), TBLOB_OK) << d.message;
     } else {
-      ASSERT_EQ(tblob_open_memory(buf, total, nullptr, &m, &d), TBLOB_OK) << d.message;
+      ASSERT_EQ(tblob_model_open_memory(buf, total, nullptr, &m, &d), TBLOB_OK) << d.message;
     }
-    ASSERT_EQ(tblob_tensor_count(m), specs.size());
+    ASSERT_EQ(tblob_model_tensor_count(m), specs.size());
     for (const Spec &s : specs) {
       uint64_t idx;
-      ASSERT_EQ(tblob_find(m, s.name.data(), s.name.size(), &idx, nullptr), TBLOB_OK) << s.name;
+      ASSERT_EQ(tblob_tensor_find(m, s.name.data(), s.name.size(), &idx, nullptr), TBLOB_OK) << s.name;
       tblob_tensor_info info = TBLOB_TENSOR_INFO_INIT;
       ASSERT_EQ(tblob_tensor_at(m, idx, &info, nullptr), TBLOB_OK);
       EXPECT_EQ(std::vector<uint64_t>(info.shape, info.shape + info.rank), s.shape);
@@ -400,7 +400,7 @@ void run_gpt2(int blocks) {
       EXPECT_EQ(info.data_length, s.end - s.begin);
       EXPECT_EQ(info.dtype, static_cast<uint32_t>(TBLOB_DTYPE_F32));
     }
-    tblob_close(m);
+    tblob_model_close(m);
   }
   ::munmap(map, total);
   ::unlink(path.c_str());
@@ -426,7 +426,7 @@ TEST(Ref22, test_serialization_last_is_one) {
   ASSERT_EQ(f.size(), 88u);
   View v = CHECK_ST(f, ok_view({TT("test", TBLOB_DTYPE_I32, {2, 2}, 0, 16)}));
   tblob_model *m = nullptr;
-  ASSERT_EQ(tblob_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_model_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
   const void *d;
   size_t n;
   ASSERT_EQ(tblob_tensor_data(m, 0, &d, &n, nullptr), TBLOB_OK);
@@ -434,7 +434,7 @@ TEST(Ref22, test_serialization_last_is_one) {
   std::memcpy(vals, d, 16);
   EXPECT_EQ(vals[0], 0);
   EXPECT_EQ(vals[3], 1);
-  tblob_close(m);
+  tblob_model_close(m);
 }
 
 TEST(Ref22, test_deserialization_metadata) {
@@ -466,12 +466,12 @@ TEST(Ref22, test_bf16) {
   const std::string f = file(h + SP(4), data);
   CHECK_ST(f, ok_view({TT("test", TBLOB_DTYPE_BF16, {2, 2}, 0, 8)}));
   tblob_model *m = nullptr;
-  ASSERT_EQ(tblob_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_model_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
   const void *d;
   size_t n;
   ASSERT_EQ(tblob_tensor_data(m, 0, &d, &n, nullptr), TBLOB_OK);
   EXPECT_EQ(std::string(static_cast<const char *>(d), n), data);
-  tblob_close(m);
+  tblob_model_close(m);
 }
 
 TEST(Ref22, test_complex) {
@@ -482,7 +482,7 @@ TEST(Ref22, test_complex) {
   const std::string f = file(h + SP(4), data);
   CHECK_ST(f, ok_view({TT("test", TBLOB_DTYPE_C64, {2, 2}, 0, 32)}));
   tblob_model *m = nullptr;
-  ASSERT_EQ(tblob_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_model_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
   const void *d;
   size_t n;
   ASSERT_EQ(tblob_tensor_data(m, 0, &d, &n, nullptr), TBLOB_OK);
@@ -490,7 +490,7 @@ TEST(Ref22, test_complex) {
   std::memcpy(last, static_cast<const char *>(d) + 24, 8);
   EXPECT_EQ(last[0], -1.0f);
   EXPECT_EQ(last[1], 1.0f);
-  tblob_close(m);
+  tblob_model_close(m);
 }
 
 TEST(Ref22, test_zero_sized) {
@@ -1298,7 +1298,7 @@ TEST(ErrorOrder, header_steps) {
 // Content detection: a valid safetensors file must open the same through a path as
 // through memory, whatever its header says. Its first byte is the low byte of N; with
 // N = 123 that byte is '{', and a header mentioning "weight_map" then looks like a shard
-// index to tblob_open_path.
+// index to tblob_model_open.
 TEST(Detection, safetensors_file_that_starts_like_json) {
   std::string h = "{\"__metadata__\":{\"note\":\"weight_map\"}," + T("t", "U8", {1}, 0, 1) + "}";
   ASSERT_LT(h.size(), 123u);

@@ -189,8 +189,8 @@ TEST(ZeroAlloc, interposition_is_active) {
   size_t allocs;
   {
     Counting c;
-    tblob_open_memory(f.data(), f.size(), nullptr, &m, nullptr);
-    tblob_close(m);
+    tblob_model_open_memory(f.data(), f.size(), nullptr, &m, nullptr);
+    tblob_model_close(m);
     allocs = g_allocs;
   }
   EXPECT_GT(allocs, 0u);
@@ -288,9 +288,9 @@ TEST(ZeroAlloc, scan_errors_20000_tensors) {
 TEST(ZeroAlloc, queries_allocate_nothing) {
   const std::string f = big_file();
   tblob_model *m = nullptr;
-  ASSERT_EQ(tblob_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_model_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
   std::vector<std::string> names;
-  for (uint64_t i = 0; i < tblob_tensor_count(m); ++i) {
+  for (uint64_t i = 0; i < tblob_model_tensor_count(m); ++i) {
     tblob_tensor_info info = TBLOB_TENSOR_INFO_INIT;
     ASSERT_EQ(tblob_tensor_at(m, i, &info, nullptr), TBLOB_OK);
     names.emplace_back(info.name, info.name_len);
@@ -304,10 +304,10 @@ TEST(ZeroAlloc, queries_allocate_nothing) {
       const void *d;
       size_t n;
       tblob_diag dg = TBLOB_DIAG_INIT;
-      if (tblob_find(m, names[i].data(), names[i].size(), &idx, &dg) == TBLOB_OK && idx == i &&
+      if (tblob_tensor_find(m, names[i].data(), names[i].size(), &idx, &dg) == TBLOB_OK && idx == i &&
           tblob_tensor_at(m, idx, &info, &dg) == TBLOB_OK && tblob_tensor_data(m, idx, &d, &n, &dg) == TBLOB_OK)
         ++found;
-      tblob_find(m, "missing", 7, &idx, &dg);
+      tblob_tensor_find(m, "missing", 7, &idx, &dg);
     }
     const char *v;
     size_t vl;
@@ -316,7 +316,7 @@ TEST(ZeroAlloc, queries_allocate_nothing) {
   }
   EXPECT_EQ(allocs, 0u);
   EXPECT_EQ(found, names.size());
-  tblob_close(m);
+  tblob_model_close(m);
 }
 
 namespace {
@@ -342,8 +342,8 @@ TEST(ZeroAlloc, open_with_a_hook_uses_only_the_hook) {
   size_t allocs;
   {
     Counting c;
-    s = tblob_open_memory(f.data(), f.size(), &o, &m, nullptr);
-    tblob_close(m);
+    s = tblob_model_open_memory(f.data(), f.size(), &o, &m, nullptr);
+    tblob_model_close(m);
     allocs = g_allocs;
   }
   EXPECT_EQ(s, TBLOB_OK);

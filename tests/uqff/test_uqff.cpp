@@ -34,16 +34,16 @@ struct Opened {
   tblob_model *m = nullptr;
   tblob_status s = TBLOB_OK;
   tblob_diag d = TBLOB_DIAG_INIT;
-  explicit Opened(const std::string &p) { s = tblob_open_path(p.c_str(), nullptr, &m, &d); }
+  explicit Opened(const std::string &p) { s = tblob_model_open(p.c_str(), nullptr, &m, &d); }
   Opened(const std::vector<std::string> &ps) {
     std::vector<const char *> v;
     for (const auto &p : ps) v.push_back(p.c_str());
     s = tblob_uqff_open(v.data(), v.size(), nullptr, &m, &d);
   }
-  ~Opened() { tblob_close(m); }
+  ~Opened() { tblob_model_close(m); }
   uint64_t find(const std::string &n) const {
     uint64_t i = UINT64_MAX;
-    tblob_find(m, n.data(), n.size(), &i, nullptr);
+    tblob_tensor_find(m, n.data(), n.size(), &i, nullptr);
     return i;
   }
   std::vector<uint32_t> deq(const std::string &n, uint64_t expert = 0, uint64_t rb = 0, uint64_t re = UINT64_MAX,
@@ -83,7 +83,7 @@ TEST(Uqff, StraddlingLayerAcrossShardsOpensFromAnyShard) {
   for (const std::string &p : {t.path, t.file("q8_0-0.uqff"), t.file("q8_0-1.uqff")}) {
     Opened o(p);
     ASSERT_EQ(o.s, TBLOB_OK) << p << ": " << o.d.message;
-    EXPECT_EQ(tblob_file_count(o.m), 2u);
+    EXPECT_EQ(tblob_model_file_count(o.m), 2u);
     const uint64_t i = o.find("a.weight");
     ASSERT_NE(i, UINT64_MAX);
     tblob_tensor_info ti = TBLOB_TENSOR_INFO_INIT;

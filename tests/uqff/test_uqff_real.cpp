@@ -33,13 +33,13 @@ struct Model {
   tblob_model *m = nullptr;
   explicit Model(const std::string &path) {
     tblob_diag d = TBLOB_DIAG_INIT;
-    const tblob_status s = tblob_open_path(path.c_str(), nullptr, &m, &d);
+    const tblob_status s = tblob_model_open(path.c_str(), nullptr, &m, &d);
     EXPECT_EQ(s, TBLOB_OK) << path << ": " << d.message;
   }
-  ~Model() { tblob_close(m); }
+  ~Model() { tblob_model_close(m); }
   uint64_t find(const std::string &n) const {
     uint64_t i = UINT64_MAX;
-    EXPECT_EQ(tblob_find(m, n.data(), n.size(), &i, nullptr), TBLOB_OK) << n;
+    EXPECT_EQ(tblob_tensor_find(m, n.data(), n.size(), &i, nullptr), TBLOB_OK) << n;
     return i;
   }
   std::vector<float> deq(uint64_t index, uint64_t expert = UINT64_MAX) const {
@@ -88,7 +88,7 @@ TEST(UqffReal, EveryExportOpensAndVerifies) {
     const std::string shard = dir + "/" + e.substr(e.find('/') + 1) + "-0.uqff";
     Model s(shard);
     ASSERT_NE(s.m, nullptr);
-    EXPECT_EQ(tblob_tensor_count(s.m), tblob_tensor_count(m.m));
+    EXPECT_EQ(tblob_model_tensor_count(s.m), tblob_model_tensor_count(m.m));
   }
 }
 
@@ -99,7 +99,7 @@ TEST(UqffReal, GgmlLayersMatchGguf) {
   size_t checked = 0;
   const char *sets[] = {"scalar", "avx2"};
   for (const char *ks : sets) {
-    if (tblob_set_kernel(ks, nullptr) != TBLOB_OK) continue;
+    if (tblob_kernel_set(ks, nullptr) != TBLOB_OK) continue;
     f.clear();
     f.seekg(0);
     while (std::getline(f, line)) {
@@ -123,7 +123,7 @@ TEST(UqffReal, GgmlLayersMatchGguf) {
       ++checked;
     }
   }
-  tblob_set_kernel("auto", nullptr);
+  tblob_kernel_set("auto", nullptr);
   for (auto &p : open) delete p.second;
   EXPECT_GE(checked, 126u);
 }
@@ -149,7 +149,7 @@ TEST(UqffReal, AllFamiliesAgreeWithTheSourceWeights) {
     Model src(kReal + model + "/source.safetensors");
     Model m(kReal + e);
     ASSERT_NE(m.m, nullptr);
-    const uint64_t n = tblob_tensor_count(m.m);
+    const uint64_t n = tblob_model_tensor_count(m.m);
     for (uint64_t i = 0; i < n; ++i) {
       tblob_uqff_layer_info li = TBLOB_UQFF_LAYER_INFO_INIT;
       ASSERT_EQ(tblob_uqff_layer_info_at(m.m, i, &li, nullptr), TBLOB_OK);

@@ -177,13 +177,13 @@ int cmd_convert(int argc, char **argv) {
 
   tblob_diag d = TBLOB_DIAG_INIT;
   tblob_model *m = nullptr;
-  tblob_status s = tblob_open_path(src.c_str(), nullptr, &m, &d);
+  tblob_status s = tblob_model_open(src.c_str(), nullptr, &m, &d);
   if (s != TBLOB_OK) return fail(src.c_str(), d, s);
   const uint32_t fmt = tblob_model_format(m);
   if (fmt != TBLOB_FORMAT_SAFETENSORS && fmt != TBLOB_FORMAT_SAFETENSORS_SHARDED) {
     std::fprintf(stderr, "tensorblob convert: %s is %s; the source must be safetensors\n", src.c_str(),
                  tblob_format_name(fmt));
-    tblob_close(m);
+    tblob_model_close(m);
     return kExitInvalid;
   }
 
@@ -193,33 +193,33 @@ int cmd_convert(int argc, char **argv) {
   if (!read_whole(config_path, &config)) {
     std::fprintf(stderr, "tensorblob convert: cannot read %s (the SLM1 header needs its hyperparameters; "
                  "pass --config FILE)\n", config_path.c_str());
-    tblob_close(m);
+    tblob_model_close(m);
     return kExitInvalid;
   }
   s = tblob_slm1_writer_options_from_config(&wo, config.data(), config.size(), &d);
   if (s != TBLOB_OK) {
-    tblob_close(m);
+    tblob_model_close(m);
     return fail(config_path.c_str(), d, s);
   }
   if (tokenizer_arg) {
     if (!read_whole(tokenizer_arg, &tokenizer)) {
       std::fprintf(stderr, "tensorblob convert: cannot read %s\n", tokenizer_arg);
-      tblob_close(m);
+      tblob_model_close(m);
       return kExitInvalid;
     }
     wo.tokenizer = tokenizer.data();
     wo.tokenizer_length = tokenizer.size();
   }
   tblob_slm1_writer *w = nullptr;
-  s = tblob_slm1_writer_create(&wo, &w, &d);
+  s = tblob_slm1_writer_new(&wo, &w, &d);
   if (s != TBLOB_OK) {
-    tblob_close(m);
+    tblob_model_close(m);
     return fail("header", d, s);
   }
 
   uint64_t counts[4] = {0, 0, 0, 0};
   std::vector<float> values;
-  const uint64_t n = tblob_tensor_count(m);
+  const uint64_t n = tblob_model_tensor_count(m);
   int rc = kExitOk;
   for (uint64_t i = 0; i < n && rc == kExitOk; ++i) {
     tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
@@ -252,18 +252,18 @@ int cmd_convert(int argc, char **argv) {
     }
     ++counts[as];
   }
-  tblob_close(m);
+  tblob_model_close(m);
   if (rc == kExitOk && (s = tblob_slm1_writer_finish(w, out.c_str(), &d)) != TBLOB_OK) rc = fail(out.c_str(), d, s);
   tblob_slm1_writer_free(w);
   if (rc != kExitOk) return rc;
 
   // Reopen and validate everything, checksum included.
-  s = tblob_open_path(out.c_str(), nullptr, &m, &d);
+  s = tblob_model_open(out.c_str(), nullptr, &m, &d);
   if (s != TBLOB_OK) return fail(out.c_str(), d, s);
   tblob_slm1_header_info h = TBLOB_SLM1_HEADER_INFO_INIT;
   s = tblob_slm1_header(m, &h, &d);
   if (s != TBLOB_OK) {
-    tblob_close(m);
+    tblob_model_close(m);
     return fail(out.c_str(), d, s);
   }
   std::printf("%s: slm1, %u tensors (%llu f32, %llu q8_0, %llu q4_0), %s tokenizer, vocab %u, checksum %016llx\n",
@@ -271,7 +271,7 @@ int cmd_convert(int argc, char **argv) {
               static_cast<unsigned long long>(counts[2]), static_cast<unsigned long long>(counts[3]),
               h.tokenizer_kind == TBLOB_SLM1_TOKENIZER_BTOK ? "BTOK" : "BPE1", h.vocab_size,
               static_cast<unsigned long long>(h.checksum));
-  tblob_close(m);
+  tblob_model_close(m);
   return kExitOk;
 }
 

@@ -43,14 +43,14 @@ bool parse_u64(const char *s, size_t n, uint64_t *out) {
   return true;
 }
 
-// "A:B", "A:", ":B" -> [A, B); B = TBLOB_ROWS_END when omitted.
+// "A:B", "A:", ":B" -> [A, B); B = TBLOB_ALL_ROWS when omitted.
 bool parse_rows(const char *s, uint64_t *a, uint64_t *b) {
   const char *colon = std::strchr(s, ':');
   if (!colon) return false;
   const size_t na = static_cast<size_t>(colon - s);
   const size_t nb = std::strlen(colon + 1);
   *a = 0;
-  *b = TBLOB_ROWS_END;
+  *b = TBLOB_ALL_ROWS;
   if (na && !parse_u64(s, na, a)) return false;
   if (nb && !parse_u64(colon + 1, nb, b)) return false;
   return true;
@@ -67,7 +67,7 @@ int fail(const char *path, tblob_status s, const tblob_diag &d) {
 int cmd_dequant(int argc, char **argv) {
   // @@dequant-formats: formats with their own dequant path (UQFF) hand over here.
   uint32_t out_dtype = TBLOB_DTYPE_F32;
-  uint64_t row_begin = 0, row_end = TBLOB_ROWS_END;
+  uint64_t row_begin = 0, row_end = TBLOB_ALL_ROWS;
   const char *kernel = nullptr, *out_path = nullptr, *store = nullptr;
   const char *pos[2] = {nullptr, nullptr};
   int npos = 0;
@@ -108,7 +108,7 @@ int cmd_dequant(int argc, char **argv) {
   }
   if (npos != 2) return usage_error("%s", "PATH and TENSOR are required");
   if (!out_path) return usage_error("%s", "--out FILE is required");
-  // With --store, PATH is MODEL[:TAG] in that Ollama store; tblob_open_path resolves the
+  // With --store, PATH is MODEL[:TAG] in that Ollama store; tblob_model_open resolves the
   // "<store root>/<model>" form itself.
   std::string store_path;
   if (store) store_path = std::string(store) + "/" + pos[0];
@@ -117,28 +117,28 @@ int cmd_dequant(int argc, char **argv) {
 
   tblob_diag d = TBLOB_DIAG_INIT;
   if (kernel) {
-    const tblob_status s = tblob_set_kernel(kernel, &d);
+    const tblob_status s = tblob_kernel_set(kernel, &d);
     if (s != TBLOB_OK) return fail(kernel, s, d);
   }
   tblob_model *m = nullptr;
-  tblob_status s = tblob_open_path(path, nullptr, &m, &d);
+  tblob_status s = tblob_model_open(path, nullptr, &m, &d);
   if (s != TBLOB_OK) return fail(path, s, d);
   int rc = kExitOk;
   FILE *out = nullptr;
   do {
     uint64_t index = 0;
-    if ((s = tblob_find(m, tensor, std::strlen(tensor), &index, &d)) != TBLOB_OK) {
+    if ((s = tblob_tensor_find(m, tensor, std::strlen(tensor), &index, &d)) != TBLOB_OK) {
       rc = fail(path, s, d);
       break;
     }
     tblob_quant_info qi = TBLOB_QUANT_INFO_INIT;
-    if ((s = tblob_tensor_quant(m, index, &qi, &d)) != TBLOB_OK) {
+    if ((s = tblob_tensor_quant_info(m, index, &qi, &d)) != TBLOB_OK) {
       rc = fail(path, s, d);
       break;
     }
-    if (row_end == TBLOB_ROWS_END) row_end = qi.rows;
+    if (row_end == TBLOB_ALL_ROWS) row_end = qi.rows;
     // Validates the descriptor, the output type and the range before any file is written.
-    if ((s = tblob_dequantize(m, index, out_dtype, row_begin, row_end, nullptr, 0, &d)) != TBLOB_OK &&
+    if ((s = tblob_tensor_dequantize(m, index, out_dtype, row_begin, row_end, nullptr, 0, &d)) != TBLOB_OK &&
         s != TBLOB_E_BUFFER_TOO_SMALL) {
       rc = fail(path, s, d);
       break;
@@ -162,7 +162,7 @@ int cmd_dequant(int argc, char **argv) {
     for (uint64_t r = row_begin; r < row_end; r += chunk_rows) {
       const uint64_t e = row_end - r < chunk_rows ? row_end : r + chunk_rows;
       const size_t n = static_cast<size_t>((e - r) * row_bytes);
-      if ((s = tblob_dequantize(m, index, out_dtype, r, e, buf.data(), buf.size(), &d)) != TBLOB_OK) {
+      if ((s = tblob_tensor_dequantize(m, index, out_dtype, r, e, buf.data(), buf.size(), &d)) != TBLOB_OK) {
         rc = fail(path, s, d);
         break;
       }
@@ -181,7 +181,7 @@ int cmd_dequant(int argc, char **argv) {
       rc = kExitInvalid;
     }
   } while (false);
-  tblob_close(m);
+  tblob_model_close(m);
   return rc;
 }
 

@@ -22,7 +22,7 @@ const char *base_name(const char *p, size_t n, size_t *len) {
 // A quantized logical tensor (resolved companions): scheme, bits, group size, logical shape
 // and its companions. Nothing for other tensors.
 bool quant_info(const tblob_model *m, uint64_t i, tblob_quant_info *q) {
-  return tblob_tensor_quant(m, i, q, nullptr) == TBLOB_OK && (q->flags & TBLOB_TENSOR_QUANTIZED);
+  return tblob_tensor_quant_info(m, i, q, nullptr) == TBLOB_OK && (q->flags & TBLOB_TENSOR_QUANTIZED);
 }
 
 void json_quant(JsonWriter &w, const tblob_model *m, uint64_t i) {
@@ -90,7 +90,7 @@ void json_error(JsonWriter &w, const char *path, const tblob_diag &d) {
 }
 
 void json_model(JsonWriter &w, const char *path, const tblob_model *m) {
-  const bool sharded = tblob_file_count(m) > 1 ||
+  const bool sharded = tblob_model_file_count(m) > 1 ||
                        tblob_model_format(m) == TBLOB_FORMAT_SAFETENSORS_SHARDED;
   w.raw("{");
   w.key("path");
@@ -99,7 +99,7 @@ void json_model(JsonWriter &w, const char *path, const tblob_model *m) {
   w.key("format");
   w.str(tblob_format_name(tblob_model_format(m)));
   w.raw(",\"tensors\":[");
-  const uint64_t n = tblob_tensor_count(m);
+  const uint64_t n = tblob_model_tensor_count(m);
   for (uint64_t i = 0; i < n; ++i) {
     tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
     if (tblob_tensor_at(m, i, &t, nullptr) != TBLOB_OK) continue;
@@ -120,7 +120,7 @@ void json_model(JsonWriter &w, const char *path, const tblob_model *m) {
     if (sharded) {
       const char *fp;
       size_t fl;
-      if (tblob_file_path(m, t.file_index, &fp, &fl) == TBLOB_OK) {
+      if (tblob_model_file_path(m, t.file_index, &fp, &fl) == TBLOB_OK) {
         size_t bl;
         const char *b = base_name(fp, fl, &bl);
         w.field("file", b, bl);
@@ -145,10 +145,10 @@ void json_model(JsonWriter &w, const char *path, const tblob_model *m) {
 }
 
 void text_model(const char *path, const tblob_model *m) {
-  const uint64_t n = tblob_tensor_count(m);
+  const uint64_t n = tblob_model_tensor_count(m);
   std::printf("%s: %s, %llu tensors, %u file%s\n", path, tblob_format_name(tblob_model_format(m)),
-              static_cast<unsigned long long>(n), tblob_file_count(m),
-              tblob_file_count(m) == 1 ? "" : "s");
+              static_cast<unsigned long long>(n), tblob_model_file_count(m),
+              tblob_model_file_count(m) == 1 ? "" : "s");
   const uint64_t nm = tblob_metadata_count(m);
   for (uint64_t i = 0; i < nm; ++i) {
     const char *k, *v;
@@ -202,7 +202,7 @@ int cmd_inspect(int argc, char **argv) {
   for (int i = first; i < argc; ++i) {
     tblob_diag d = TBLOB_DIAG_INIT;
     tblob_model *m = nullptr;
-    const tblob_status s = tblob_open_path(argv[i], &opts, &m, &d);
+    const tblob_status s = tblob_model_open(argv[i], &opts, &m, &d);
     if (s != TBLOB_OK) {
       rc = kExitInvalid;
       if (json) {
@@ -219,7 +219,7 @@ int cmd_inspect(int argc, char **argv) {
     } else {
       text_model(argv[i], m);
     }
-    tblob_close(m);
+    tblob_model_close(m);
   }
   return rc;
 }

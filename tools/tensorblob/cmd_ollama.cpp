@@ -282,7 +282,7 @@ void json_store_model(JsonWriter &w, const std::string &path, const tblob_model 
   w.key("format");
   w.str(tblob_format_name(tblob_model_format(m)));
   w.raw(",\"tensors\":[");
-  const uint64_t n = tblob_tensor_count(m);
+  const uint64_t n = tblob_model_tensor_count(m);
   for (uint64_t i = 0; i < n; ++i) {
     tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
     if (tblob_tensor_at(m, i, &t, nullptr) != TBLOB_OK) continue;
@@ -302,7 +302,7 @@ void json_store_model(JsonWriter &w, const std::string &path, const tblob_model 
     w.field_u64("length", t.data_length);
     const char *fp;
     size_t fl;
-    if (tblob_file_path(m, t.file_index, &fp, &fl) == TBLOB_OK) {
+    if (tblob_model_file_path(m, t.file_index, &fp, &fl) == TBLOB_OK) {
       size_t bl;
       const char *b = base_name(fp, fl, &bl);
       w.field("file", b, bl);
@@ -440,9 +440,9 @@ int cmd_store_inspect(int argc, char **argv) {
       json_store_model(w, path, m);
       w.flush_line(stdout);
     } else {
-      const uint64_t n = tblob_tensor_count(m);
+      const uint64_t n = tblob_model_tensor_count(m);
       std::printf("%s: %s, %llu tensors, %u blobs\n", path.c_str(), tblob_format_name(tblob_model_format(m)),
-                  static_cast<unsigned long long>(n), tblob_file_count(m));
+                  static_cast<unsigned long long>(n), tblob_model_file_count(m));
       for (uint64_t i = 0; i < n; ++i) {
         tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
         if (tblob_tensor_at(m, i, &t, nullptr) != TBLOB_OK) continue;
@@ -451,13 +451,13 @@ int cmd_store_inspect(int argc, char **argv) {
         shape += "]";
         const char *fp = "";
         size_t fl = 0, bl = 0;
-        tblob_file_path(m, t.file_index, &fp, &fl);
+        tblob_model_file_path(m, t.file_index, &fp, &fl);
         const char *b = base_name(fp, fl, &bl);
         std::printf("  %-48.*s %-6s %-16s %.*s\n", static_cast<int>(t.name_len), t.name, tblob_dtype_name(t.dtype),
                     shape.c_str(), static_cast<int>(bl > 19 ? 19 : bl), b);
       }
     }
-    tblob_close(m);
+    tblob_model_close(m);
   }
   tblob_store_close(s);
   return rc;

@@ -332,12 +332,12 @@ int cmd_uqff_dequant(int argc, char **argv) {
   if (!out || argc - i != 2) return usage();
   const char *path = argv[i], *name = argv[i + 1];
   tblob_diag d = TBLOB_DIAG_INIT;
-  if (kernel && tblob_set_kernel(kernel, &d) != TBLOB_OK) {
+  if (kernel && tblob_kernel_set(kernel, &d) != TBLOB_OK) {
     std::fprintf(stderr, "tensorblob dequant: kernel %s: %s\n", kernel, d.message);
     return kExitUsage;
   }
   tblob_model *m = nullptr;
-  tblob_status s = tblob_open_path(path, nullptr, &m, &d);
+  tblob_status s = tblob_model_open(path, nullptr, &m, &d);
   if (s != TBLOB_OK) {
     std::fprintf(stderr, "%s: %s: %s\n", path, tblob_status_name(s), d.message);
     return kExitInvalid;
@@ -352,7 +352,7 @@ int cmd_uqff_dequant(int argc, char **argv) {
   if (tblob_model_format(m) != TBLOB_FORMAT_UQFF) {
     std::fprintf(stderr, "%s: not a UQFF export\n", path);
     rc = kExitInvalid;
-  } else if ((s = tblob_find(m, name, std::strlen(name), &index, &d)) != TBLOB_OK) {
+  } else if ((s = tblob_tensor_find(m, name, std::strlen(name), &index, &d)) != TBLOB_OK) {
     std::fprintf(stderr, "%s: %s: %s\n", path, tblob_status_name(s), d.message);
     rc = kExitInvalid;
   } else {
@@ -371,7 +371,7 @@ int cmd_uqff_dequant(int argc, char **argv) {
       }
     }
   }
-  tblob_close(m);
+  tblob_model_close(m);
   if (rc != kExitOk) return rc;
   FILE *f = std::strcmp(out, "-") == 0 ? stdout : std::fopen(out, "wb");
   if (!f || std::fwrite(buf.data(), 1, bytes, f) != bytes || (f != stdout && std::fclose(f) != 0)) {

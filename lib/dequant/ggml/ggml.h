@@ -94,7 +94,7 @@ const Kernels *neon_kernels();
 bool cpu_has_avx2();
 
 // The set in use, following dequant/dispatch.h's process-wide choice (TBLOB_KERNEL,
-// tblob_set_kernel): avx2/avx512 -> the AVX2 GGML set, neon -> the NEON GGML set, scalar ->
+// tblob_kernel_set): avx2/avx512 -> the AVX2 GGML set, neon -> the NEON GGML set, scalar ->
 // scalar.
 const Kernels &active_kernels();
 // Looks up a set by name for this host: TBLOB_OK, TBLOB_E_UNSUPPORTED when the host cannot

@@ -123,7 +123,7 @@ Status kernels_by_name(const char *name, const Kernels **out) {
 }
 
 // The GGML set follows the process-wide choice of dequant/dispatch.h (TBLOB_KERNEL,
-// tblob_set_kernel): "avx2" and "avx512" run the AVX2 GGML kernels (AVX-512 hosts run AVX2
+// tblob_kernel_set): "avx2" and "avx512" run the AVX2 GGML kernels (AVX-512 hosts run AVX2
 // code; there is no AVX-512 GGML set), "neon" the NEON GGML kernels, "scalar" the scalar ones.
 // Called on every tblob_ggml_dequantize (a 64 KiB decode takes under a microsecond), so the
 // static names of dispatch.h ("avx512", "avx2", "neon", "scalar", "unavailable") are told

@@ -1,5 +1,5 @@
 // A store model as one tblob_model: every tensor of every tensor blob, each blob a file.
-// Also the tblob_open_path hooks: a store root, "<root>/<name>", a manifest file.
+// Also the tblob_model_open hooks: a store root, "<root>/<name>", a manifest file.
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -137,7 +137,7 @@ Status open_in_store(const char *root, const char *name, size_t name_len, const 
   return st;
 }
 
-// A store root given to tblob_open_path: its only model.
+// A store root given to tblob_model_open: its only model.
 Status open_store_root(const char *root, const Limits &limits, tblob_model **out, const Diag &diag) {
   tblob_store *s = nullptr;
   tblob_store_options o = TBLOB_STORE_OPTIONS_INIT;

@@ -5,7 +5,7 @@
 //   store.cpp     the store root: directory descriptors, safe openat walks, listing
 //   manifest.cpp  manifest JSON (framing statuses, then simdjson DOM)
 //   blob.cpp      blob files as byte sources; blob layouts into the tensor table
-//   model.cpp     a store model as one tblob_model; tblob_open_path detection
+//   model.cpp     a store model as one tblob_model; tblob_model_open detection
 //   verify.cpp    SHA-256 verification (threads, progress) and the incremental verifier
 //   import.cpp    `ollama create` for a safetensors directory
 //   gc.cpp        unreferenced blobs
@@ -173,7 +173,7 @@ Status add_blob_memory(tblob_model *m, const uint8_t *p, size_t n, const LayerRe
 Status open_model(const tblob_store &s, const ModelName &name, const Limits &limits,
                   const char *component, size_t component_len, tblob_model **out,
                   const Diag &diag);
-// tblob_open_path hooks. *handled false: not an Ollama path, continue detection.
+// tblob_model_open hooks. *handled false: not an Ollama path, continue detection.
 Status try_open_path(const char *path, const Limits &limits, tblob_model **out, bool *handled,
                      const Diag &diag);
 bool looks_like_manifest(const uint8_t *p, size_t n);

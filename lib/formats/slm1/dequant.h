@@ -2,7 +2,7 @@
 // an SLM1 tensor is described zero-copy as a QuantDesc (QuantScheme::kSlm1Q8 / kSlm1Q4 for
 // q8_0 / q4_0, kF32 for f32) whose pointers are the payload and scale array where they lie
 // (in the mapping, 64-byte aligned for files; any alignment works), and decoded by the active
-// kernel set (lib/dequant/). The C API (tblob_dequantize) goes the same way.
+// kernel set (lib/dequant/). The C API (tblob_tensor_dequantize) goes the same way.
 #pragma once
 #include <cstddef>
 #include <cstdint>

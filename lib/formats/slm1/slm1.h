@@ -19,7 +19,7 @@ bool slm1_looks_like(const uint8_t *p, size_t n);
 Status slm1_open_model(tblob_model *m, const Limits &limits, const slm1::NameList *names,
                        const Diag &diag);
 
-// The same without a name list: what tblob_open_path uses after detecting the magic.
+// The same without a name list: what tblob_model_open uses after detecting the magic.
 Status slm1_open_detected(tblob_model *m, const Limits &limits, const Diag &diag);
 
 }  // namespace tblob

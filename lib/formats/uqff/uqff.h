@@ -103,7 +103,7 @@ Status verify_set(tblob_model *m, const char *const *paths, size_t path_count, c
 Status open_buffers(tblob_model *m, const uint8_t *const *bufs, const size_t *lens, size_t count,
                     const Limits &limits, ReportFn fn, void *user, VerifySummary *summary, const Diag &diag);
 
-// Content detection for tblob_open_path: a directory holding `*.uqff` shards (or
+// Content detection for tblob_model_open: a directory holding `*.uqff` shards (or
 // uqff_report.json), or a safetensors file whose header names UQFF entries
 // (`uqff.version.*` or `*.weight.format`).
 bool looks_like_dir(const char *path);
@@ -138,7 +138,7 @@ Status dequant_bytes(const tblob_model *m, uint64_t index, uint32_t out_dtype, u
 // Decodes rows [row_begin, row_end) of row `index` (for a stacked layer: of expert `expert`,
 // which must be 0 otherwise; kAllExperts: rows of the folded [E*out, in] view) into dst as
 // out_dtype (F32/F16/BF16), row-major; row_end UINT64_MAX: through the last row.
-// tblob_dequantize on a UQFF model is
+// tblob_tensor_dequantize on a UQFF model is
 // dequantize(m, index, out, kAllExperts, row_begin, row_end, ...).
 Status dequantize(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint64_t expert,
                   uint64_t row_begin, uint64_t row_end, void *dst, size_t dst_bytes,

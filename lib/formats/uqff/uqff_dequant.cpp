@@ -71,7 +71,7 @@ Status check(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint64_t 
   const uint64_t experts = li.experts;
   const bool flat = expert == kAllExperts;  // stacked rows folded: E * out rows
   const uint64_t total = flat && experts ? experts * li.rows : li.rows;  // fits: elements do
-  if (re == UINT64_MAX) re = total;  // TBLOB_ROWS_END
+  if (re == UINT64_MAX) re = total;  // TBLOB_ALL_ROWS
   if (!flat && (experts ? expert >= experts : expert != 0))
     return diag.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, static_cast<int64_t>(index),
                      "%.*s: expert %llu out of range (%llu experts)", n, t.name,

@@ -1,4 +1,4 @@
-// Content detection of UQFF inputs for tblob_open_path (never by file name alone: a
+// Content detection of UQFF inputs for tblob_model_open (never by file name alone: a
 // directory qualifies by holding shards, a file by the entry names in its header).
 #include <cstring>
 
