@@ -9,20 +9,56 @@
 
 namespace tblob {
 
+namespace {
+
+const char *file_kind(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISSOCK(m)) return "a socket";
+  return "a special file";
+}
+
+// Opens a regular file for reading. O_NONBLOCK keeps open() of a FIFO without a writer (or of
+// a device) from waiting forever; such files are refused after fstat, then the flag is
+// cleared. Returns the descriptor, or -1 with *err the errno (0: not a regular file, *st
+// says what it is).
+int open_regular(const char *path, struct stat *st, int *err) {
+  *err = 0;
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    *err = errno;
+    return -1;
+  }
+  if (::fstat(fd, st) != 0) {
+    *err = errno;
+    ::close(fd);
+    return -1;
+  }
+  const int fl = ::fcntl(fd, F_GETFL);
+  if (!S_ISREG(st->st_mode) || fl < 0 || ::fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+    *err = S_ISREG(st->st_mode) ? errno : 0;
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
 Status source_open_file(const char *path, uint32_t mode, const Allocator &a, Source *out,
                         const Diag &diag) {
   *out = Source{};
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return diag.fail(errno == ENOENT ? TBLOB_E_NOT_FOUND : TBLOB_E_IO, TBLOB_NO_OFFSET, -1,
-                     "cannot open %s: %s", path, std::strerror(errno));
   struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    int e = errno;
-    ::close(fd);
-    return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "%s is not a regular file%s%s", path,
-                     e ? ": " : "", e ? std::strerror(e) : "");
-  }
+  int e = 0;
+  int fd = open_regular(path, &st, &e);
+  if (fd < 0 && e != 0)
+    return diag.fail(e == ENOENT ? TBLOB_E_NOT_FOUND : TBLOB_E_IO, TBLOB_NO_OFFSET, -1,
+                     "cannot open %s: %s", path, std::strerror(e));
+  if (fd < 0)
+    return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "%s is %s, not a regular file", path,
+                     file_kind(st.st_mode));
   if (static_cast<unsigned long long>(st.st_size) > SIZE_MAX) {
     ::close(fd);
     return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "%s is too large for this platform", path);
@@ -113,7 +149,9 @@ uint64_t path_file_size(const char *path) {
 }
 
 long long read_file_prefix(const char *path, uint8_t *dst, size_t cap) {
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  int e;
+  const int fd = open_regular(path, &st, &e);
   if (fd < 0) return -1;
   size_t got = 0;
   while (got < cap) {
