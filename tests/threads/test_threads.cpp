@@ -6,8 +6,9 @@
 //  - a model is immutable after open: many threads list (tblob_tensors_at, tblob_tensor_at),
 //    look up, take views, read metadata and dequantize one shared model at once, while other
 //    threads open and close their own models of the same files;
-//  - a store is shared the same way: tblob_store_list, tblob_store_open_model and
-//    tblob_store_verify at once on one handle (verify also with its own worker threads);
+//  - a store is shared the same way: tblob_store_list, tblob_store_open_model,
+//    tblob_store_manifest_open and tblob_store_verify at once on one handle (verify also with
+//    its own worker threads);
 //  - a manifest is shared: tblob_manifest_layer_at and tblob_store_read_layer at once;
 //  - verifiers: one per thread, each used by one thread at a time;
 //  - callbacks run on the calling thread (list entries, verify results and progress);
@@ -289,42 +290,6 @@ int on_progress(void *user, const tblob_verify_progress *) {
   return 0;
 }
 
-// Everything the shared store answers: the list, each model opened from it, verification.
-std::string store_snapshot(const tblob_store *s) {
-  std::string o;
-  ListCtx lc;
-  lc.caller = std::this_thread::get_id();
-  put_u64(&o, static_cast<uint64_t>(tblob_store_list(s, on_entry, &lc, nullptr)));
-  o += lc.out;
-  for (const char *name : {"quant", "plain:v1", "registry.ollama.ai/library/quant:latest", "missing"}) {
-    tblob_model *m = nullptr;
-    const tblob_status st = tblob_store_open_model(s, name, std::strlen(name), nullptr, &m, nullptr);
-    put_u64(&o, static_cast<uint64_t>(st));
-    if (st == TBLOB_OK) o += snapshot(m);
-    tblob_model_close(m);
-  }
-  for (uint32_t threads : {1u, 2u}) {
-    VerifyCtx vc;
-    vc.caller = std::this_thread::get_id();
-    tblob_verify_options vo = TBLOB_VERIFY_OPTIONS_INIT;
-    vo.threads = threads;
-    vo.on_blob = on_blob;
-    vo.on_blob_user = &vc;
-    vo.progress = on_progress;
-    vo.progress_user = &vc;
-    tblob_verify_summary sum = TBLOB_VERIFY_SUMMARY_INIT;
-    put_u64(&o, static_cast<uint64_t>(tblob_store_verify(s, nullptr, 0, &vo, &sum, nullptr)));
-    put_u64(&o, sum.manifests);
-    put_u64(&o, sum.manifests_bad);
-    put_u64(&o, sum.blobs);
-    put_u64(&o, sum.blobs_bad);
-    put_u64(&o, sum.bytes_hashed);
-    std::sort(vc.results.begin(), vc.results.end());
-    for (const std::string &r : vc.results) o += r;
-  }
-  return o;
-}
-
 // Every layer of a shared manifest, with its blob bytes.
 std::string manifest_snapshot(const tblob_store *s, const tblob_manifest *m) {
   std::string o;
@@ -346,6 +311,46 @@ std::string manifest_snapshot(const tblob_store *s, const tblob_manifest *m) {
     put_u64(&o, static_cast<uint64_t>(tblob_store_read_layer(s, m, idx, need ? &buf[0] : nullptr, need, &got, nullptr)));
     put_u64(&o, got);
     o += buf;
+  }
+  return o;
+}
+
+// Everything the shared store answers: the list, each model opened from it, verification.
+std::string store_snapshot(const tblob_store *s) {
+  std::string o;
+  ListCtx lc;
+  lc.caller = std::this_thread::get_id();
+  put_u64(&o, static_cast<uint64_t>(tblob_store_list(s, on_entry, &lc, nullptr)));
+  o += lc.out;
+  for (const char *name : {"quant", "plain:v1", "registry.ollama.ai/library/quant:latest", "missing"}) {
+    tblob_model *m = nullptr;
+    const tblob_status st = tblob_store_open_model(s, name, std::strlen(name), nullptr, &m, nullptr);
+    put_u64(&o, static_cast<uint64_t>(st));
+    if (st == TBLOB_OK) o += snapshot(m);
+    tblob_model_close(m);
+  }
+  tblob_manifest *man = nullptr;
+  put_u64(&o, static_cast<uint64_t>(tblob_store_manifest_open(s, "plain:v1", 8, &man, nullptr)));
+  if (man) o += manifest_snapshot(s, man);
+  tblob_manifest_close(man);
+  for (uint32_t threads : {1u, 2u}) {
+    VerifyCtx vc;
+    vc.caller = std::this_thread::get_id();
+    tblob_verify_options vo = TBLOB_VERIFY_OPTIONS_INIT;
+    vo.threads = threads;
+    vo.on_blob = on_blob;
+    vo.on_blob_user = &vc;
+    vo.progress = on_progress;
+    vo.progress_user = &vc;
+    tblob_verify_summary sum = TBLOB_VERIFY_SUMMARY_INIT;
+    put_u64(&o, static_cast<uint64_t>(tblob_store_verify(s, nullptr, 0, &vo, &sum, nullptr)));
+    put_u64(&o, sum.manifests);
+    put_u64(&o, sum.manifests_bad);
+    put_u64(&o, sum.blobs);
+    put_u64(&o, sum.blobs_bad);
+    put_u64(&o, sum.bytes_hashed);
+    std::sort(vc.results.begin(), vc.results.end());
+    for (const std::string &r : vc.results) o += r;
   }
   return o;
 }
