@@ -28,7 +28,7 @@ parts=("$@")
 [ ${#parts[@]} -gt 0 ] || parts=(asan memcheck tsan)
 
 need_tools() {  # installs valgrind when missing (clang, llvm come from install-deps.sh)
-  local missing=()
+  local missing=() p
   for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
@@ -65,6 +65,14 @@ build() {  # dir, ninja targets...
   fi
 }
 
+# meson test --logbase B writes B.json, or B-<wrapper>.json with --wrapper: the file this
+# run wrote (older ones are removed first).
+add_log() {  # dir, logbase
+  local f
+  f=$(ls -t "$1/meson-logs/$2"*.json 2>/dev/null | head -1)
+  logs+=("${f:-$1/meson-logs/$2.json}")
+}
+
 part_asan() {
   local dir=${prefix}asan
   setup "$dir" env CC=clang CXX=clang++ meson setup "$dir" "$src" --buildtype=plain \
@@ -72,9 +80,11 @@ part_asan() {
     -Dc_args="$san_flags -fno-sanitize-recover=all" \
     -Dcpp_args="$san_flags -fno-sanitize-recover=all" || return 1
   build "$dir" || return 1
-  meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes "$jobs" ${TBLOB_TEST_ARGS:-}
+  rm -f "$dir"/meson-logs/testlog-asan*.json
+  meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes "$jobs" --logbase testlog-asan \
+    ${TBLOB_TEST_ARGS:-}
   local r=$?
-  logs+=("$dir/meson-logs/testlog.json")
+  add_log "$dir" testlog-asan
   return $r
 }
 
@@ -87,11 +97,12 @@ part_memcheck() {
   fi
   build "$dir" tests/test_c_api || return 1
   # Exit 99 on any memcheck error; definite and indirect leaks count as errors.
+  rm -f "$dir"/meson-logs/testlog-memcheck*.json
   meson test -C "$dir" --no-rebuild --print-errorlogs --logbase testlog-memcheck \
     --wrapper "valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --track-origins=yes --quiet" \
     c_api
   local r=$?
-  logs+=("$dir/meson-logs/testlog-memcheck.json")
+  add_log "$dir" testlog-memcheck
   return $r
 }
 
@@ -107,9 +118,10 @@ part_tsan() {
   if command -v setarch >/dev/null && setarch "$(uname -m)" -R true 2>/dev/null; then
     wrap=(--wrapper "setarch $(uname -m) -R")
   fi
+  rm -f "$dir"/meson-logs/testlog-tsan*.json
   meson test -C "$dir" --no-rebuild --print-errorlogs --logbase testlog-tsan "${wrap[@]}" threads
   local r=$?
-  logs+=("$dir/meson-logs/testlog-tsan.json")
+  add_log "$dir" testlog-tsan
   return $r
 }
 
