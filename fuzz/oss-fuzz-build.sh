@@ -41,7 +41,8 @@ link_libs="$(pkg-config --libs simdjson libcrypto) -lpthread"
 # libFuzzer settings from fuzz/flags.sh that are the project's own findings criteria
 # (max_len, malloc_limit_mb); the infrastructure sets its own timeouts and memory limits.
 # shellcheck source=fuzz/flags.sh
-FUZZ_HERE=$here . "$here/flags.sh"
+FUZZ_HERE=$here
+. "$here/flags.sh"
 options=""
 for f in "${FUZZ_FLAGS[@]}"; do
   k=${f#-}; k=${k%%=*}; v=${f#*=}
