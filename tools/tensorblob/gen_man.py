@@ -47,7 +47,7 @@ def main():
              ".SH NAME",
              "tensorblob \\- open, validate, compare and dequantize model\\-weight containers",
              ".SH SYNOPSIS"]
-    lines += verbatim(usage.replace("usage: ", "", 1))
+    lines += verbatim("\n".join(l.strip() for l in usage.replace("usage: ", "", 1).split("\n")))
     lines += [".SH DESCRIPTION"] + [esc(l) for l in description.split("\n")]
     for n in notes:
         lines += [".PP"] + [esc(l) for l in n.split("\n")]
