@@ -659,8 +659,31 @@ impl<'m> Tensor<'m> {
         })
     }
 
+    fn is_uqff(&self) -> bool {
+        self.model.format() == Format::Uqff
+    }
+
+    /// The UQFF request for all experts and `rows` as `T`.
+    fn uqff_request<T: Element>(rows: &Range<u64>) -> sys::tblob_uqff_dequant_request {
+        sys::tblob_uqff_dequant_request {
+            struct_size: std::mem::size_of::<sys::tblob_uqff_dequant_request>() as u32,
+            out_dtype: T::DTYPE,
+            expert: u64::MAX,
+            row_begin: rows.start,
+            row_end: rows.end,
+        }
+    }
+
     /// Number of values the whole tensor dequantizes to.
     pub fn dequantized_len(&self) -> Result<usize> {
+        if self.is_uqff() {
+            let r = Tensor::uqff_request::<f32>(&(0..u64::MAX));
+            let mut bytes = 0u64;
+            // SAFETY: valid index; r fully initialised; bytes writable.
+            check(|d| unsafe { sys::tblob_uqff_dequant_size(self.model.raw(), self.index as u64, &r, &mut bytes, d) })?;
+            return usize::try_from(bytes / 4)
+                .map_err(|_| Error::new(Status::ShapeOverflow, "value count exceeds memory"));
+        }
         let q = self.quant_info()?;
         if let Some(s) = q.status {
             return Err(Error::new(s, format!("tensor \"{}\" cannot be dequantized", self.name())));
@@ -681,6 +704,21 @@ impl<'m> Tensor<'m> {
     /// Dequantizes logical rows `rows` (every axis but the last folded into rows); an end
     /// of `u64::MAX` means through the last row.
     pub fn dequantize_rows_into<T: Element>(&self, rows: Range<u64>, out: &mut [T]) -> Result<()> {
+        if self.is_uqff() {
+            // UQFF layers decode through their own entry point (mistral.rs's decoders).
+            let r = Tensor::uqff_request::<T>(&rows);
+            // SAFETY: as below; r fully initialised.
+            return check(|d| unsafe {
+                sys::tblob_uqff_dequantize(
+                    self.model.raw(),
+                    self.index as u64,
+                    &r,
+                    out.as_mut_ptr().cast(),
+                    std::mem::size_of_val(out),
+                    d,
+                )
+            });
+        }
         // SAFETY: out is a writable buffer of size_of_val(out) bytes, and every bit pattern
         // the library writes is a valid T (plain float types).
         check(|d| unsafe {

@@ -132,6 +132,9 @@ unsafe extern "C" fn list_cb(user: *mut c_void, e: *const sys::tblob_store_entry
 
 struct VerifyState<F> {
     f: F,
+    // Set once the closure asked to stop (or panicked): it is not called again, although
+    // the library may report progress once more while it winds down.
+    stopped: bool,
     panic: Option<Box<dyn std::any::Any + Send>>,
 }
 
@@ -148,11 +151,18 @@ where
         bytes_total: p.bytes_total,
         bytes_done: p.bytes_done,
     };
+    if state.stopped {
+        return 1;
+    }
     // A panic must not unwind through C: stop the verify and re-raise it afterwards.
     match panic::catch_unwind(AssertUnwindSafe(|| (state.f)(&progress))) {
         Ok(ControlFlow::Continue(())) => 0,
-        Ok(ControlFlow::Break(())) => 1,
+        Ok(ControlFlow::Break(())) => {
+            state.stopped = true;
+            1
+        }
         Err(payload) => {
+            state.stopped = true;
             state.panic = Some(payload);
             1
         }
@@ -218,7 +228,8 @@ impl Store {
 
     /// Verifies every blob of every model (SHA-256 against its digest and size), calling
     /// `progress` on this thread as it goes; returning [`ControlFlow::Break`] cancels
-    /// ([`Status::Cancelled`]). The first bad blob's error is returned after all are checked.
+    /// ([`Status::Cancelled`]) and `progress` is not called again. A panic in `progress`
+    /// cancels too and resumes in the caller once the library has returned. The first bad blob's error is returned after all are checked.
     pub fn verify<F>(&self, progress: F) -> Result<VerifySummary>
     where
         F: FnMut(&VerifyProgress) -> ControlFlow<()>,
@@ -238,7 +249,7 @@ impl Store {
     where
         F: FnMut(&VerifyProgress) -> ControlFlow<()>,
     {
-        let mut state = VerifyState { f, panic: None };
+        let mut state = VerifyState { f, stopped: false, panic: None };
         let options = sys::tblob_verify_options {
             struct_size: std::mem::size_of::<sys::tblob_verify_options>() as u32,
             progress: Some(progress_cb::<F>),
