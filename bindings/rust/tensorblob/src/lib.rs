@@ -13,6 +13,9 @@
 //! See `bindings/rust/README.md` for an example (also run as a doctest).
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
+// bindgen gives each C enum the integer type its values need (u32 or i32); explicit casts
+// keep this crate independent of that choice.
+#![allow(clippy::unnecessary_cast)]
 
 mod dtype;
 mod error;

@@ -737,22 +737,22 @@ impl<'m> Tensor<'m> {
 
     /// The dequantized values as a new vector of f32.
     pub fn to_f32_vec(&self) -> Result<Vec<f32>> {
-        self.to_vec::<f32>()
+        self.dequantize_vec::<f32>()
     }
 
     /// The dequantized values as f16.
     #[cfg(feature = "half")]
     pub fn to_f16_vec(&self) -> Result<Vec<half::f16>> {
-        self.to_vec::<half::f16>()
+        self.dequantize_vec::<half::f16>()
     }
 
     /// The dequantized values as bf16.
     #[cfg(feature = "half")]
     pub fn to_bf16_vec(&self) -> Result<Vec<half::bf16>> {
-        self.to_vec::<half::bf16>()
+        self.dequantize_vec::<half::bf16>()
     }
 
-    fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+    fn dequantize_vec<T: Element>(&self) -> Result<Vec<T>> {
         let mut v = vec![T::ZERO; self.dequantized_len()?];
         self.dequantize_into(&mut v)?;
         Ok(v)
