@@ -50,7 +50,8 @@ failed=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
-cargo test --workspace --features tensorblob/half 2>&1 | tee "$log"
+# --no-fail-fast: one failing test binary must not hide the counts of the others.
+cargo test --workspace --no-fail-fast --features tensorblob/half 2>&1 | tee "$log"
 test_rc=${PIPESTATUS[0]}
 # "test result: ok. 10 passed; 0 failed; ..." once per test binary and doctest run.
 read -r p f < <(awk '/^test result:/ {
