@@ -16,6 +16,8 @@
 // bindgen gives each C enum the integer type its values need (u32 or i32); explicit casts
 // keep this crate independent of that choice.
 #![allow(clippy::unnecessary_cast)]
+// Every unsafe block says why it is sound; clippy -D warnings enforces it.
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 mod dtype;
 mod error;

@@ -167,3 +167,32 @@ fn slm1_files_open_with_their_names_and_dequantize() {
     let got = m.get("ffn.up.weight").unwrap().to_f32_vec().unwrap();
     assert_eq!(got, slm1_expected(&q4, 4, 7.0));
 }
+
+#[test]
+fn read_mode_and_memory_give_the_mapped_listing() {
+    let p = common::repo().join("examples/tiny-llama/model.safetensors");
+    let mapped = Model::open(&p).unwrap();
+    let read = Model::open_with(&p, &tensorblob::OpenOptions::new().mode(tensorblob::OpenMode::Read)).unwrap();
+    let bytes = std::fs::read(&p).unwrap();
+    let memory = Model::from_bytes(&bytes).unwrap();
+    assert_eq!(listing(&read), listing(&mapped));
+    assert_eq!(listing(&memory), listing(&mapped));
+    // The memory model's views point into the caller's buffer: zero copy.
+    let t = memory.get("lm_head.weight").unwrap();
+    let off = t.info().file_offset() as usize;
+    assert_eq!(t.data().as_ptr(), bytes[off..].as_ptr());
+    assert_eq!(memory.file_path(0), Some(std::path::Path::new("")));
+}
+
+#[test]
+fn compact_preset_limits() {
+    // A name of 1,025 bytes: over the compact preset's 1 KiB, fine by default.
+    let long = "n".repeat(1025);
+    let header = format!(r#"{{"{long}":{{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}}}"#);
+    let mut b = (header.len() as u64).to_le_bytes().to_vec();
+    b.extend_from_slice(header.as_bytes());
+    b.push(7);
+    assert_eq!(Model::from_bytes(&b).unwrap().get(&long).unwrap().data(), [7]);
+    let e = Model::from_bytes_with(&b, &tensorblob::OpenOptions::compact()).unwrap_err();
+    assert_eq!((e.status(), e.offset()), (Status::LimitNameBytes, Some(9)));
+}
