@@ -131,6 +131,16 @@ fn uqff_ggml_layers_dequantize_to_gguf_values() {
         checked += 1;
     }
     assert!(checked >= 63, "{checked}");
+
+    // The same set opened from its shard list instead of the directory.
+    let dir = real.join("dense/q8_0");
+    let shards = common::files(&dir, ".uqff");
+    assert_eq!(shards.len(), 1);
+    let by_list = Model::open_uqff(&shards, &tensorblob::OpenOptions::new()).unwrap();
+    let by_dir = &open["dense/q8_0"];
+    let names = |m: &Model<'_>| m.tensors().filter(|t| t.name().ends_with(".weight")).map(|t| t.name().to_string()).collect::<Vec<_>>();
+    assert!(!names(by_dir).is_empty());
+    assert_eq!(names(&by_list), names(by_dir));
 }
 
 /// The writer's quantization (tests/data/slm1/gen_golden.py), redone here: scale = amax/qmax
