@@ -3,6 +3,7 @@
 pub const TBLOB_VERSION_MAJOR: u32 = 0;
 pub const TBLOB_VERSION_MINOR: u32 = 1;
 pub const TBLOB_VERSION_PATCH: u32 = 0;
+pub const TBLOB_VERSION_STRING: &[u8; 6] = b"0.1.0\0";
 pub const TBLOB_VERSION_NUMBER: u32 = 100;
 pub const TBLOB_DIAG_MESSAGE_BYTES: u32 = 256;
 pub const TBLOB_SAFETENSORS_MAX_HEADER: u32 = 100000000;
@@ -26,115 +27,114 @@ pub const TBLOB_UQFF_READER_MAJOR: u32 = 1;
 pub const TBLOB_UQFF_READER_MINOR: u32 = 2;
 pub const TBLOB_OPEN_FLAG_SLM1_NO_CHECKSUM: u32 = 65536;
 pub const TBLOB_OPEN_FLAG_SLM1_NO_SCALE_CHECK: u32 = 131072;
-pub type tblob_status = i32;
-pub const TBLOB_OK: _bindgen_ty_1 = 0;
-pub const TBLOB_E_INVALID_ARGUMENT: _bindgen_ty_1 = -1;
-pub const TBLOB_E_OUT_OF_MEMORY: _bindgen_ty_1 = -2;
-pub const TBLOB_E_IO: _bindgen_ty_1 = -3;
-pub const TBLOB_E_NOT_FOUND: _bindgen_ty_1 = -4;
-pub const TBLOB_E_UNKNOWN_FORMAT: _bindgen_ty_1 = -5;
-pub const TBLOB_E_BUFFER_TOO_SMALL: _bindgen_ty_1 = -6;
-pub const TBLOB_E_CANCELLED: _bindgen_ty_1 = -7;
-pub const TBLOB_E_RANGE: _bindgen_ty_1 = -8;
-pub const TBLOB_E_UNSUPPORTED: _bindgen_ty_1 = -9;
-pub const TBLOB_E_FEATURE_DISABLED: _bindgen_ty_1 = -10;
-pub const TBLOB_E_HEADER_TOO_SMALL: _bindgen_ty_1 = -20;
-pub const TBLOB_E_HEADER_TOO_LARGE: _bindgen_ty_1 = -21;
-pub const TBLOB_E_HEADER_LENGTH: _bindgen_ty_1 = -22;
-pub const TBLOB_E_UTF8: _bindgen_ty_1 = -23;
-pub const TBLOB_E_JSON: _bindgen_ty_1 = -24;
-pub const TBLOB_E_SCHEMA: _bindgen_ty_1 = -25;
-pub const TBLOB_E_DTYPE: _bindgen_ty_1 = -26;
-pub const TBLOB_E_SHAPE: _bindgen_ty_1 = -27;
-pub const TBLOB_E_SHAPE_OVERFLOW: _bindgen_ty_1 = -28;
-pub const TBLOB_E_MISALIGNED: _bindgen_ty_1 = -29;
-pub const TBLOB_E_TENSOR_SIZE: _bindgen_ty_1 = -30;
-pub const TBLOB_E_OFFSETS: _bindgen_ty_1 = -31;
-pub const TBLOB_E_TRAILING_BYTES: _bindgen_ty_1 = -32;
-pub const TBLOB_E_TRUNCATED: _bindgen_ty_1 = -33;
-pub const TBLOB_E_DUPLICATE_NAME: _bindgen_ty_1 = -34;
-pub const TBLOB_E_METADATA: _bindgen_ty_1 = -35;
-pub const TBLOB_E_SHARD_INDEX: _bindgen_ty_1 = -36;
-pub const TBLOB_E_LIMIT_HEADER_BYTES: _bindgen_ty_1 = -50;
-pub const TBLOB_E_LIMIT_TENSORS: _bindgen_ty_1 = -51;
-pub const TBLOB_E_LIMIT_RANK: _bindgen_ty_1 = -52;
-pub const TBLOB_E_LIMIT_NAME_BYTES: _bindgen_ty_1 = -53;
-pub const TBLOB_E_LIMIT_JSON_DEPTH: _bindgen_ty_1 = -54;
-pub const TBLOB_E_LIMIT_FILES: _bindgen_ty_1 = -55;
-pub const TBLOB_E_HASH_COLLISION: _bindgen_ty_1 = -60;
-pub const TBLOB_E_DIGEST_MISMATCH: _bindgen_ty_1 = -61;
-pub const TBLOB_E_QUANT_SCHEME: _bindgen_ty_1 = -70;
-pub const TBLOB_E_QUANT_GROUP_SIZE: _bindgen_ty_1 = -71;
-pub const TBLOB_E_QUANT_PACKING: _bindgen_ty_1 = -72;
-pub const TBLOB_E_QUANT_DATA_SIZE: _bindgen_ty_1 = -73;
-pub const TBLOB_E_QUANT_SCALE_DTYPE: _bindgen_ty_1 = -74;
-pub const TBLOB_E_QUANT_SCALE_SIZE: _bindgen_ty_1 = -75;
-pub const TBLOB_E_QUANT_BIAS_DTYPE: _bindgen_ty_1 = -76;
-pub const TBLOB_E_QUANT_BIAS_SIZE: _bindgen_ty_1 = -77;
-pub const TBLOB_E_QUANT_GLOBAL_SCALE: _bindgen_ty_1 = -78;
-pub const TBLOB_E_DEQUANT_OUT_DTYPE: _bindgen_ty_1 = -79;
-pub const TBLOB_E_KERNEL_UNAVAILABLE: _bindgen_ty_1 = -80;
-pub const TBLOB_E_NOT_DEQUANTIZABLE: _bindgen_ty_1 = -81;
-pub const TBLOB_E_OLLAMA_NAME: _bindgen_ty_1 = -100;
-pub const TBLOB_E_OLLAMA_DIGEST: _bindgen_ty_1 = -101;
-pub const TBLOB_E_OLLAMA_PATH: _bindgen_ty_1 = -102;
-pub const TBLOB_E_OLLAMA_NOT_A_FILE: _bindgen_ty_1 = -103;
-pub const TBLOB_E_OLLAMA_NOT_A_STORE: _bindgen_ty_1 = -104;
-pub const TBLOB_E_OLLAMA_MODEL_NOT_FOUND: _bindgen_ty_1 = -105;
-pub const TBLOB_E_OLLAMA_MODEL_REQUIRED: _bindgen_ty_1 = -106;
-pub const TBLOB_E_OLLAMA_MANIFEST_ZERO_LENGTH: _bindgen_ty_1 = -107;
-pub const TBLOB_E_OLLAMA_MANIFEST_EMPTY: _bindgen_ty_1 = -108;
-pub const TBLOB_E_OLLAMA_MANIFEST_TRUNCATED: _bindgen_ty_1 = -109;
-pub const TBLOB_E_OLLAMA_MANIFEST_DOUBLED: _bindgen_ty_1 = -110;
-pub const TBLOB_E_OLLAMA_MANIFEST_JSON: _bindgen_ty_1 = -111;
-pub const TBLOB_E_OLLAMA_MANIFEST_SCHEMA: _bindgen_ty_1 = -112;
-pub const TBLOB_E_OLLAMA_MANIFEST_VERSION: _bindgen_ty_1 = -113;
-pub const TBLOB_E_OLLAMA_LIMIT_MANIFEST: _bindgen_ty_1 = -114;
-pub const TBLOB_E_OLLAMA_LAYER_CONFLICT: _bindgen_ty_1 = -115;
-pub const TBLOB_E_OLLAMA_BLOB_MISSING: _bindgen_ty_1 = -116;
-pub const TBLOB_E_OLLAMA_BLOB_PARTIAL: _bindgen_ty_1 = -117;
-pub const TBLOB_E_OLLAMA_BLOB_SIZE: _bindgen_ty_1 = -118;
-pub const TBLOB_E_OLLAMA_BLOB_EMPTY: _bindgen_ty_1 = -119;
-pub const TBLOB_E_OLLAMA_LAYER_MISMATCH: _bindgen_ty_1 = -120;
-pub const TBLOB_E_OLLAMA_NO_TENSORS: _bindgen_ty_1 = -121;
-pub const TBLOB_E_OLLAMA_CONFIG_JSON: _bindgen_ty_1 = -122;
-pub const TBLOB_E_OLLAMA_LIMIT_CONFIG: _bindgen_ty_1 = -123;
-pub const TBLOB_E_OLLAMA_IMPORT_SOURCE: _bindgen_ty_1 = -124;
-pub const TBLOB_E_OLLAMA_CORRUPT_STORE: _bindgen_ty_1 = -125;
-pub const TBLOB_E_OLLAMA_COMPONENT: _bindgen_ty_1 = -126;
-pub const TBLOB_E_UQFF_NO_VERSION: _bindgen_ty_1 = -140;
-pub const TBLOB_E_UQFF_PRE_1_0: _bindgen_ty_1 = -141;
-pub const TBLOB_E_UQFF_VERSION_MAJOR: _bindgen_ty_1 = -142;
-pub const TBLOB_E_UQFF_VERSION_NEWER: _bindgen_ty_1 = -143;
-pub const TBLOB_E_UQFF_VERSION_CONFLICT: _bindgen_ty_1 = -144;
-pub const TBLOB_E_UQFF_SCALAR: _bindgen_ty_1 = -145;
-pub const TBLOB_E_UQFF_DUPLICATE_KEY: _bindgen_ty_1 = -146;
-pub const TBLOB_E_UQFF_FORMAT_TAG: _bindgen_ty_1 = -147;
-pub const TBLOB_E_UQFF_UNRECOGNIZED: _bindgen_ty_1 = -148;
-pub const TBLOB_E_UQFF_AMBIGUOUS: _bindgen_ty_1 = -149;
-pub const TBLOB_E_UQFF_MISMATCH: _bindgen_ty_1 = -150;
-pub const TBLOB_E_UQFF_ENTRIES: _bindgen_ty_1 = -151;
-pub const TBLOB_E_UQFF_ENTRY_DTYPE: _bindgen_ty_1 = -152;
-pub const TBLOB_E_UQFF_GGML_TYPE: _bindgen_ty_1 = -153;
-pub const TBLOB_E_UQFF_PARAM: _bindgen_ty_1 = -154;
-pub const TBLOB_E_UQFF_LAYER_SIZE: _bindgen_ty_1 = -155;
-pub const TBLOB_E_UQFF_STACK: _bindgen_ty_1 = -156;
-pub const TBLOB_E_UQFF_SHARD_MISSING: _bindgen_ty_1 = -157;
-pub const TBLOB_E_UQFF_SHARD_SET: _bindgen_ty_1 = -158;
-pub const TBLOB_E_UQFF_REPORT: _bindgen_ty_1 = -159;
-pub const TBLOB_E_UQFF_INCOMPLETE: _bindgen_ty_1 = -160;
-pub const TBLOB_E_UQFF_PRODUCER: _bindgen_ty_1 = -161;
-pub const TBLOB_E_UQFF_CONFIG: _bindgen_ty_1 = -162;
-pub const TBLOB_E_SLM1_VERSION: _bindgen_ty_1 = -170;
-pub const TBLOB_E_SLM1_HEADER: _bindgen_ty_1 = -171;
-pub const TBLOB_E_SLM1_TOKENIZER: _bindgen_ty_1 = -172;
-pub const TBLOB_E_SLM1_ENTRY: _bindgen_ty_1 = -173;
-pub const TBLOB_E_SLM1_ALIGNMENT: _bindgen_ty_1 = -174;
-pub const TBLOB_E_SLM1_PADDING: _bindgen_ty_1 = -175;
-pub const TBLOB_E_SLM1_SCALE: _bindgen_ty_1 = -176;
-pub const TBLOB_E_SLM1_CHECKSUM: _bindgen_ty_1 = -177;
-pub const TBLOB_STATUS_MIN_: _bindgen_ty_1 = -200;
-pub type _bindgen_ty_1 = ::core::ffi::c_int;
+pub const TBLOB_OK: tblob_status = 0;
+pub const TBLOB_E_INVALID_ARGUMENT: tblob_status = -1;
+pub const TBLOB_E_OUT_OF_MEMORY: tblob_status = -2;
+pub const TBLOB_E_IO: tblob_status = -3;
+pub const TBLOB_E_NOT_FOUND: tblob_status = -4;
+pub const TBLOB_E_UNKNOWN_FORMAT: tblob_status = -5;
+pub const TBLOB_E_BUFFER_TOO_SMALL: tblob_status = -6;
+pub const TBLOB_E_CANCELLED: tblob_status = -7;
+pub const TBLOB_E_RANGE: tblob_status = -8;
+pub const TBLOB_E_UNSUPPORTED: tblob_status = -9;
+pub const TBLOB_E_FEATURE_DISABLED: tblob_status = -10;
+pub const TBLOB_E_HEADER_TOO_SMALL: tblob_status = -20;
+pub const TBLOB_E_HEADER_TOO_LARGE: tblob_status = -21;
+pub const TBLOB_E_HEADER_LENGTH: tblob_status = -22;
+pub const TBLOB_E_UTF8: tblob_status = -23;
+pub const TBLOB_E_JSON: tblob_status = -24;
+pub const TBLOB_E_SCHEMA: tblob_status = -25;
+pub const TBLOB_E_DTYPE: tblob_status = -26;
+pub const TBLOB_E_SHAPE: tblob_status = -27;
+pub const TBLOB_E_SHAPE_OVERFLOW: tblob_status = -28;
+pub const TBLOB_E_MISALIGNED: tblob_status = -29;
+pub const TBLOB_E_TENSOR_SIZE: tblob_status = -30;
+pub const TBLOB_E_OFFSETS: tblob_status = -31;
+pub const TBLOB_E_TRAILING_BYTES: tblob_status = -32;
+pub const TBLOB_E_TRUNCATED: tblob_status = -33;
+pub const TBLOB_E_DUPLICATE_NAME: tblob_status = -34;
+pub const TBLOB_E_METADATA: tblob_status = -35;
+pub const TBLOB_E_SHARD_INDEX: tblob_status = -36;
+pub const TBLOB_E_LIMIT_HEADER_BYTES: tblob_status = -50;
+pub const TBLOB_E_LIMIT_TENSORS: tblob_status = -51;
+pub const TBLOB_E_LIMIT_RANK: tblob_status = -52;
+pub const TBLOB_E_LIMIT_NAME_BYTES: tblob_status = -53;
+pub const TBLOB_E_LIMIT_JSON_DEPTH: tblob_status = -54;
+pub const TBLOB_E_LIMIT_FILES: tblob_status = -55;
+pub const TBLOB_E_HASH_COLLISION: tblob_status = -60;
+pub const TBLOB_E_DIGEST_MISMATCH: tblob_status = -61;
+pub const TBLOB_E_QUANT_SCHEME: tblob_status = -70;
+pub const TBLOB_E_QUANT_GROUP_SIZE: tblob_status = -71;
+pub const TBLOB_E_QUANT_PACKING: tblob_status = -72;
+pub const TBLOB_E_QUANT_DATA_SIZE: tblob_status = -73;
+pub const TBLOB_E_QUANT_SCALE_DTYPE: tblob_status = -74;
+pub const TBLOB_E_QUANT_SCALE_SIZE: tblob_status = -75;
+pub const TBLOB_E_QUANT_BIAS_DTYPE: tblob_status = -76;
+pub const TBLOB_E_QUANT_BIAS_SIZE: tblob_status = -77;
+pub const TBLOB_E_QUANT_GLOBAL_SCALE: tblob_status = -78;
+pub const TBLOB_E_DEQUANT_OUT_DTYPE: tblob_status = -79;
+pub const TBLOB_E_KERNEL_UNAVAILABLE: tblob_status = -80;
+pub const TBLOB_E_NOT_DEQUANTIZABLE: tblob_status = -81;
+pub const TBLOB_E_OLLAMA_NAME: tblob_status = -100;
+pub const TBLOB_E_OLLAMA_DIGEST: tblob_status = -101;
+pub const TBLOB_E_OLLAMA_PATH: tblob_status = -102;
+pub const TBLOB_E_OLLAMA_NOT_A_FILE: tblob_status = -103;
+pub const TBLOB_E_OLLAMA_NOT_A_STORE: tblob_status = -104;
+pub const TBLOB_E_OLLAMA_MODEL_NOT_FOUND: tblob_status = -105;
+pub const TBLOB_E_OLLAMA_MODEL_REQUIRED: tblob_status = -106;
+pub const TBLOB_E_OLLAMA_MANIFEST_ZERO_LENGTH: tblob_status = -107;
+pub const TBLOB_E_OLLAMA_MANIFEST_EMPTY: tblob_status = -108;
+pub const TBLOB_E_OLLAMA_MANIFEST_TRUNCATED: tblob_status = -109;
+pub const TBLOB_E_OLLAMA_MANIFEST_DOUBLED: tblob_status = -110;
+pub const TBLOB_E_OLLAMA_MANIFEST_JSON: tblob_status = -111;
+pub const TBLOB_E_OLLAMA_MANIFEST_SCHEMA: tblob_status = -112;
+pub const TBLOB_E_OLLAMA_MANIFEST_VERSION: tblob_status = -113;
+pub const TBLOB_E_OLLAMA_LIMIT_MANIFEST: tblob_status = -114;
+pub const TBLOB_E_OLLAMA_LAYER_CONFLICT: tblob_status = -115;
+pub const TBLOB_E_OLLAMA_BLOB_MISSING: tblob_status = -116;
+pub const TBLOB_E_OLLAMA_BLOB_PARTIAL: tblob_status = -117;
+pub const TBLOB_E_OLLAMA_BLOB_SIZE: tblob_status = -118;
+pub const TBLOB_E_OLLAMA_BLOB_EMPTY: tblob_status = -119;
+pub const TBLOB_E_OLLAMA_LAYER_MISMATCH: tblob_status = -120;
+pub const TBLOB_E_OLLAMA_NO_TENSORS: tblob_status = -121;
+pub const TBLOB_E_OLLAMA_CONFIG_JSON: tblob_status = -122;
+pub const TBLOB_E_OLLAMA_LIMIT_CONFIG: tblob_status = -123;
+pub const TBLOB_E_OLLAMA_IMPORT_SOURCE: tblob_status = -124;
+pub const TBLOB_E_OLLAMA_CORRUPT_STORE: tblob_status = -125;
+pub const TBLOB_E_OLLAMA_COMPONENT: tblob_status = -126;
+pub const TBLOB_E_UQFF_NO_VERSION: tblob_status = -140;
+pub const TBLOB_E_UQFF_PRE_1_0: tblob_status = -141;
+pub const TBLOB_E_UQFF_VERSION_MAJOR: tblob_status = -142;
+pub const TBLOB_E_UQFF_VERSION_NEWER: tblob_status = -143;
+pub const TBLOB_E_UQFF_VERSION_CONFLICT: tblob_status = -144;
+pub const TBLOB_E_UQFF_SCALAR: tblob_status = -145;
+pub const TBLOB_E_UQFF_DUPLICATE_KEY: tblob_status = -146;
+pub const TBLOB_E_UQFF_FORMAT_TAG: tblob_status = -147;
+pub const TBLOB_E_UQFF_UNRECOGNIZED: tblob_status = -148;
+pub const TBLOB_E_UQFF_AMBIGUOUS: tblob_status = -149;
+pub const TBLOB_E_UQFF_MISMATCH: tblob_status = -150;
+pub const TBLOB_E_UQFF_ENTRIES: tblob_status = -151;
+pub const TBLOB_E_UQFF_ENTRY_DTYPE: tblob_status = -152;
+pub const TBLOB_E_UQFF_GGML_TYPE: tblob_status = -153;
+pub const TBLOB_E_UQFF_PARAM: tblob_status = -154;
+pub const TBLOB_E_UQFF_LAYER_SIZE: tblob_status = -155;
+pub const TBLOB_E_UQFF_STACK: tblob_status = -156;
+pub const TBLOB_E_UQFF_SHARD_MISSING: tblob_status = -157;
+pub const TBLOB_E_UQFF_SHARD_SET: tblob_status = -158;
+pub const TBLOB_E_UQFF_REPORT: tblob_status = -159;
+pub const TBLOB_E_UQFF_INCOMPLETE: tblob_status = -160;
+pub const TBLOB_E_UQFF_PRODUCER: tblob_status = -161;
+pub const TBLOB_E_UQFF_CONFIG: tblob_status = -162;
+pub const TBLOB_E_SLM1_VERSION: tblob_status = -170;
+pub const TBLOB_E_SLM1_HEADER: tblob_status = -171;
+pub const TBLOB_E_SLM1_TOKENIZER: tblob_status = -172;
+pub const TBLOB_E_SLM1_ENTRY: tblob_status = -173;
+pub const TBLOB_E_SLM1_ALIGNMENT: tblob_status = -174;
+pub const TBLOB_E_SLM1_PADDING: tblob_status = -175;
+pub const TBLOB_E_SLM1_SCALE: tblob_status = -176;
+pub const TBLOB_E_SLM1_CHECKSUM: tblob_status = -177;
+pub const TBLOB_STATUS_MIN_: tblob_status = -256;
+pub type tblob_status = ::core::ffi::c_int;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct tblob_diag {
@@ -182,6 +182,7 @@ pub type tblob_dtype = ::core::ffi::c_uint;
 #[derive(Debug, Copy, Clone)]
 pub struct tblob_allocator {
     pub struct_size: u32,
+    pub reserved: u32,
     pub alloc: ::core::option::Option<
         unsafe extern "C" fn(
             opaque: *mut ::core::ffi::c_void,
@@ -313,6 +314,7 @@ pub struct tblob_tensor_info {
     pub logical_rank: u32,
     pub quant_scheme: u32,
     pub quant_flags: u32,
+    pub reserved: u32,
 }
 impl Default for tblob_tensor_info {
     fn default() -> Self {
@@ -498,6 +500,7 @@ pub struct tblob_layer_info {
     pub has_shape: u32,
     pub shape: *const u64,
     pub rank: u32,
+    pub reserved: u32,
 }
 impl Default for tblob_layer_info {
     fn default() -> Self {
@@ -667,6 +670,7 @@ pub struct tblob_gc_entry {
     pub file_name_len: usize,
     pub size: u64,
     pub removed: tblob_status,
+    pub reserved: u32,
 }
 impl Default for tblob_gc_entry {
     fn default() -> Self {
@@ -750,15 +754,6 @@ impl Default for tblob_uqff_layer_info {
         }
     }
 }
-#[repr(C)]
-#[derive(Debug, Default, Copy, Clone)]
-pub struct tblob_uqff_dequant_request {
-    pub struct_size: u32,
-    pub out_dtype: u32,
-    pub expert: u64,
-    pub row_begin: u64,
-    pub row_end: u64,
-}
 pub const TBLOB_UQFF_ENTRY_SET: tblob_uqff_entry_kind = 0;
 pub const TBLOB_UQFF_ENTRY_SHARD: tblob_uqff_entry_kind = 1;
 pub const TBLOB_UQFF_ENTRY_LAYER: tblob_uqff_entry_kind = 2;
@@ -772,6 +767,7 @@ pub struct tblob_uqff_problem {
     pub struct_size: u32,
     pub severity: u32,
     pub status: tblob_status,
+    pub reserved: u32,
     pub message: *const ::core::ffi::c_char,
     pub message_len: usize,
 }
@@ -792,6 +788,7 @@ pub struct tblob_uqff_report_entry {
     pub name: *const ::core::ffi::c_char,
     pub name_len: usize,
     pub family: u32,
+    pub reserved: u32,
     pub label: *const ::core::ffi::c_char,
     pub ggml_type: u32,
     pub bits: u32,
@@ -833,6 +830,7 @@ pub struct tblob_uqff_verify_result {
     pub version_minor: u32,
     pub version_patch: u32,
     pub shards: u32,
+    pub reserved: u32,
     pub layers: u64,
     pub tensors: u64,
     pub errors: u64,
@@ -953,6 +951,7 @@ pub struct tblob_slm1_writer_options {
     pub rope_theta: f32,
     pub rms_norm_epsilon: f32,
     pub special_token_count: u32,
+    pub reserved: u32,
     pub tokenizer: *const ::core::ffi::c_void,
     pub tokenizer_length: usize,
     pub allocator: *const tblob_allocator,
@@ -971,12 +970,30 @@ extern "C" {
     pub fn tblob_version_string() -> *const ::core::ffi::c_char;
     pub fn tblob_status_name(status: tblob_status) -> *const ::core::ffi::c_char;
     pub fn tblob_status_message(status: tblob_status) -> *const ::core::ffi::c_char;
+    pub fn tblob_diag_init(diag: *mut tblob_diag, struct_size: usize) -> tblob_status;
     pub fn tblob_dtype_name(dtype: u32) -> *const ::core::ffi::c_char;
     pub fn tblob_dtype_bits(dtype: u32) -> u32;
     pub fn tblob_dtype_from_name(
         name: *const ::core::ffi::c_char,
         name_len: usize,
         out: *mut u32,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_allocator_init(
+        allocator: *mut tblob_allocator,
+        struct_size: usize,
+    ) -> tblob_status;
+    pub fn tblob_open_options_init(
+        options: *mut tblob_open_options,
+        struct_size: usize,
+    ) -> tblob_status;
+    pub fn tblob_open_options_init_compact(
+        options: *mut tblob_open_options,
+        struct_size: usize,
+    ) -> tblob_status;
+    pub fn tblob_scan_result_init(
+        result: *mut tblob_scan_result,
+        struct_size: usize,
     ) -> tblob_status;
     pub fn tblob_st_scan_scratch_bytes(tensor_count: u64, metadata_count: u64) -> usize;
     pub fn tblob_st_scan(
@@ -996,6 +1013,7 @@ extern "C" {
         dst: *mut ::core::ffi::c_char,
         dst_capacity: usize,
         out_len: *mut usize,
+        diag: *mut tblob_diag,
     ) -> tblob_status;
     pub fn tblob_format_name(format: u32) -> *const ::core::ffi::c_char;
     pub fn tblob_model_open(
@@ -1020,11 +1038,24 @@ extern "C" {
         index: u32,
         path: *mut *const ::core::ffi::c_char,
         path_len: *mut usize,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_tensor_info_init(
+        info: *mut tblob_tensor_info,
+        struct_size: usize,
     ) -> tblob_status;
     pub fn tblob_tensor_at(
         model: *const tblob_model,
         index: u64,
         info: *mut tblob_tensor_info,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_tensors_at(
+        model: *const tblob_model,
+        first: u64,
+        count: u64,
+        infos: *mut tblob_tensor_info,
+        info_size: usize,
         diag: *mut tblob_diag,
     ) -> tblob_status;
     pub fn tblob_tensor_find(
@@ -1038,7 +1069,7 @@ extern "C" {
         model: *const tblob_model,
         index: u64,
         data: *mut *const ::core::ffi::c_void,
-        length: *mut usize,
+        length: *mut u64,
         diag: *mut tblob_diag,
     ) -> tblob_status;
     pub fn tblob_metadata_count(model: *const tblob_model) -> u64;
@@ -1049,6 +1080,7 @@ extern "C" {
         key_len: *mut usize,
         value: *mut *const ::core::ffi::c_char,
         value_len: *mut usize,
+        diag: *mut tblob_diag,
     ) -> tblob_status;
     pub fn tblob_metadata_find(
         model: *const tblob_model,
@@ -1056,8 +1088,13 @@ extern "C" {
         key_len: usize,
         value: *mut *const ::core::ffi::c_char,
         value_len: *mut usize,
+        diag: *mut tblob_diag,
     ) -> tblob_status;
     pub fn tblob_quant_scheme_name(scheme: u32) -> *const ::core::ffi::c_char;
+    pub fn tblob_quant_desc_init(
+        desc: *mut tblob_quant_desc,
+        struct_size: usize,
+    ) -> tblob_status;
     pub fn tblob_quant_dequantize(
         desc: *const tblob_quant_desc,
         out_dtype: u32,
@@ -1077,6 +1114,19 @@ extern "C" {
         dst_bytes: usize,
         diag: *mut tblob_diag,
     ) -> tblob_status;
+    pub fn tblob_tensor_dequant_size(
+        model: *const tblob_model,
+        index: u64,
+        out_dtype: u32,
+        row_begin: u64,
+        row_end: u64,
+        bytes: *mut u64,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_quant_info_init(
+        info: *mut tblob_quant_info,
+        struct_size: usize,
+    ) -> tblob_status;
     pub fn tblob_tensor_quant_info(
         model: *const tblob_model,
         index: u64,
@@ -1094,6 +1144,10 @@ extern "C" {
         diag: *mut tblob_diag,
     ) -> tblob_status;
     pub fn tblob_kernel_active() -> *const ::core::ffi::c_char;
+    pub fn tblob_store_options_init(
+        s: *mut tblob_store_options,
+        struct_size: usize,
+    ) -> tblob_status;
     pub fn tblob_store_open(
         root: *const ::core::ffi::c_char,
         options: *const tblob_store_options,
@@ -1105,6 +1159,7 @@ extern "C" {
         store: *const tblob_store,
         path: *mut *const ::core::ffi::c_char,
         path_len: *mut usize,
+        diag: *mut tblob_diag,
     ) -> tblob_status;
     pub fn tblob_ollama_name_canonical(
         name: *const ::core::ffi::c_char,
@@ -1118,12 +1173,17 @@ extern "C" {
         digest: *const ::core::ffi::c_char,
         digest_len: usize,
         form: u32,
+        diag: *mut tblob_diag,
     ) -> tblob_status;
     pub fn tblob_store_list(
         store: *const tblob_store,
         fn_: tblob_store_entry_fn,
         user: *mut ::core::ffi::c_void,
         diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_layer_info_init(
+        info: *mut tblob_layer_info,
+        struct_size: usize,
     ) -> tblob_status;
     pub fn tblob_store_manifest_open(
         store: *const tblob_store,
@@ -1156,6 +1216,10 @@ extern "C" {
         out_len: *mut usize,
         diag: *mut tblob_diag,
     ) -> tblob_status;
+    pub fn tblob_store_open_options_init(
+        s: *mut tblob_store_open_options,
+        struct_size: usize,
+    ) -> tblob_status;
     pub fn tblob_store_open_model(
         store: *const tblob_store,
         name: *const ::core::ffi::c_char,
@@ -1163,6 +1227,14 @@ extern "C" {
         options: *const tblob_store_open_options,
         out: *mut *mut tblob_model,
         diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_verify_options_init(
+        s: *mut tblob_verify_options,
+        struct_size: usize,
+    ) -> tblob_status;
+    pub fn tblob_verify_summary_init(
+        s: *mut tblob_verify_summary,
+        struct_size: usize,
     ) -> tblob_status;
     pub fn tblob_store_verify(
         store: *const tblob_store,
@@ -1192,6 +1264,14 @@ extern "C" {
         diag: *mut tblob_diag,
     ) -> tblob_status;
     pub fn tblob_verifier_close(verifier: *mut tblob_verifier);
+    pub fn tblob_import_options_init(
+        s: *mut tblob_import_options,
+        struct_size: usize,
+    ) -> tblob_status;
+    pub fn tblob_import_result_init(
+        s: *mut tblob_import_result,
+        struct_size: usize,
+    ) -> tblob_status;
     pub fn tblob_store_import(
         store: *const tblob_store,
         name: *const ::core::ffi::c_char,
@@ -1200,6 +1280,14 @@ extern "C" {
         options: *const tblob_import_options,
         result: *mut tblob_import_result,
         diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_gc_options_init(
+        s: *mut tblob_gc_options,
+        struct_size: usize,
+    ) -> tblob_status;
+    pub fn tblob_gc_result_init(
+        s: *mut tblob_gc_result,
+        struct_size: usize,
     ) -> tblob_status;
     pub fn tblob_store_gc(
         store: *const tblob_store,
@@ -1222,26 +1310,19 @@ extern "C" {
         out: *mut *mut tblob_model,
         diag: *mut tblob_diag,
     ) -> tblob_status;
+    pub fn tblob_uqff_layer_info_init(
+        s: *mut tblob_uqff_layer_info,
+        struct_size: usize,
+    ) -> tblob_status;
     pub fn tblob_uqff_layer_info_at(
         model: *const tblob_model,
         index: u64,
         info: *mut tblob_uqff_layer_info,
         diag: *mut tblob_diag,
     ) -> tblob_status;
-    pub fn tblob_uqff_dequant_size(
-        model: *const tblob_model,
-        index: u64,
-        request: *const tblob_uqff_dequant_request,
-        bytes: *mut u64,
-        diag: *mut tblob_diag,
-    ) -> tblob_status;
-    pub fn tblob_uqff_dequantize(
-        model: *const tblob_model,
-        index: u64,
-        request: *const tblob_uqff_dequant_request,
-        dst: *mut ::core::ffi::c_void,
-        dst_bytes: usize,
-        diag: *mut tblob_diag,
+    pub fn tblob_uqff_verify_result_init(
+        s: *mut tblob_uqff_verify_result,
+        struct_size: usize,
     ) -> tblob_status;
     pub fn tblob_uqff_verify(
         paths: *const *const ::core::ffi::c_char,
@@ -1273,8 +1354,16 @@ extern "C" {
         diag: *mut tblob_diag,
     ) -> tblob_status;
     pub fn tblob_ggml_kernel_name() -> *const ::core::ffi::c_char;
-    pub fn tblob_uqff_detect(path: *const ::core::ffi::c_char) -> ::core::ffi::c_int;
+    pub fn tblob_uqff_detect(
+        path: *const ::core::ffi::c_char,
+        is_uqff: *mut ::core::ffi::c_int,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
     pub fn tblob_fnv1a64(data: *const ::core::ffi::c_void, len: usize) -> u64;
+    pub fn tblob_slm1_open_options_init(
+        s: *mut tblob_slm1_open_options,
+        struct_size: usize,
+    ) -> tblob_status;
     pub fn tblob_slm1_open_path(
         path: *const ::core::ffi::c_char,
         options: *const tblob_open_options,
@@ -1290,10 +1379,18 @@ extern "C" {
         out: *mut *mut tblob_model,
         diag: *mut tblob_diag,
     ) -> tblob_status;
+    pub fn tblob_slm1_header_info_init(
+        s: *mut tblob_slm1_header_info,
+        struct_size: usize,
+    ) -> tblob_status;
     pub fn tblob_slm1_header(
         model: *const tblob_model,
         info: *mut tblob_slm1_header_info,
         diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_slm1_tensor_info_init(
+        s: *mut tblob_slm1_tensor_info,
+        struct_size: usize,
     ) -> tblob_status;
     pub fn tblob_slm1_tensor_at(
         model: *const tblob_model,
@@ -1306,6 +1403,10 @@ extern "C" {
         name_hash: u64,
         index: *mut u64,
         diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_slm1_writer_options_init(
+        s: *mut tblob_slm1_writer_options,
+        struct_size: usize,
     ) -> tblob_status;
     pub fn tblob_slm1_writer_options_from_config(
         options: *mut tblob_slm1_writer_options,

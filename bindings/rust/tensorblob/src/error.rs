@@ -250,15 +250,20 @@ impl std::error::Error for Error {}
 /// Result of this crate's calls.
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// Diagnostics record for one call, initialised as `TBLOB_DIAG_INIT` does.
+/// A struct filled by its `tblob_<struct>_init` function (defaults and struct_size).
+pub(crate) fn init<T: Default>(f: unsafe extern "C" fn(*mut T, usize) -> sys::tblob_status) -> T {
+    let mut v = T::default();
+    // SAFETY: v is a writable T of exactly size_of::<T>() bytes, the size passed; the init
+    // functions write only within it.
+    let code = unsafe { f(&mut v, std::mem::size_of::<T>()) };
+    // Fails only for NULL or a size below 8, neither possible here.
+    debug_assert_eq!(code, 0);
+    v
+}
+
+/// Diagnostics record for one call.
 pub(crate) fn diag() -> sys::tblob_diag {
-    sys::tblob_diag {
-        struct_size: std::mem::size_of::<sys::tblob_diag>() as u32,
-        status: 0,
-        offset: sys::TBLOB_NO_OFFSET,
-        tensor_index: -1,
-        message: [0; sys::TBLOB_DIAG_MESSAGE_BYTES as usize],
-    }
+    init(sys::tblob_diag_init)
 }
 
 /// Runs one C call with a fresh diag and turns its status into a Result.

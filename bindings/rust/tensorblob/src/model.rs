@@ -8,7 +8,7 @@ use std::ptr::{self, NonNull};
 use tensorblob_sys as sys;
 
 use crate::dtype::{DType, Element};
-use crate::error::{check, Error, Result, Status};
+use crate::error::{check, init, Error, Result, Status};
 
 /// Converts a path to the NUL-terminated bytes the C API takes.
 pub(crate) fn c_path(path: &Path) -> Result<CString> {
@@ -52,35 +52,15 @@ impl Default for OpenOptions {
 }
 
 impl OpenOptions {
-    /// The defaults of `TBLOB_OPEN_OPTIONS_INIT`.
+    /// The defaults (`tblob_open_options_init`).
     pub fn new() -> OpenOptions {
-        OpenOptions {
-            raw: sys::tblob_open_options {
-                struct_size: std::mem::size_of::<sys::tblob_open_options>() as u32,
-                mode: sys::TBLOB_OPEN_MAP as u32,
-                max_header_bytes: u64::from(sys::TBLOB_SAFETENSORS_MAX_HEADER),
-                max_tensors: u64::MAX,
-                max_name_bytes: u64::MAX,
-                max_rank: u32::MAX,
-                max_json_depth: sys::TBLOB_DEFAULT_JSON_DEPTH,
-                max_files: 4096,
-                flags: 0,
-                allocator: ptr::null(),
-            },
-        }
+        OpenOptions { raw: init(sys::tblob_open_options_init) }
     }
 
-    /// The mobile preset of `TBLOB_OPEN_OPTIONS_COMPACT_INIT`: 16 MiB header, 65,536 tensors,
+    /// The mobile preset (`tblob_open_options_init_compact`): 16 MiB header, 65,536 tensors,
     /// 1 KiB names, rank 8, JSON depth 32, 256 files.
     pub fn compact() -> OpenOptions {
-        let mut o = OpenOptions::new();
-        o.raw.max_header_bytes = 16 * 1024 * 1024;
-        o.raw.max_tensors = 65536;
-        o.raw.max_name_bytes = 1024;
-        o.raw.max_rank = 8;
-        o.raw.max_json_depth = 32;
-        o.raw.max_files = 256;
-        o
+        OpenOptions { raw: init(sys::tblob_open_options_init_compact) }
     }
 
     /// Map (default) or read the file.
@@ -202,13 +182,6 @@ impl std::fmt::Debug for Model<'_> {
     }
 }
 
-fn empty_info() -> sys::tblob_tensor_info {
-    sys::tblob_tensor_info {
-        struct_size: std::mem::size_of::<sys::tblob_tensor_info>() as u32,
-        ..Default::default()
-    }
-}
-
 /// `len` bytes at `p` as a slice; empty for a null pointer.
 ///
 /// # Safety
@@ -243,18 +216,20 @@ impl<'a> Model<'a> {
         let count = unsafe { sys::tblob_model_tensor_count(m.raw()) };
         let count = usize::try_from(count)
             .map_err(|_| Error::new(Status::OutOfMemory, "tensor table larger than memory"))?;
-        m.infos = vec![empty_info(); count];
-        for (i, info) in m.infos.iter_mut().enumerate() {
-            // SAFETY: i < tensor count; info is a writable tblob_tensor_info whose
-            // struct_size is set.
-            check(|d| unsafe { sys::tblob_tensor_at(raw.as_ptr(), i as u64, info, d) })?;
-        }
+        // The whole table in one foreign call; the library sets each struct_size.
+        m.infos = vec![sys::tblob_tensor_info::default(); count];
+        let size = std::mem::size_of::<sys::tblob_tensor_info>();
+        // SAFETY: infos holds count writable elements of `size` bytes each.
+        check(|d| unsafe { sys::tblob_tensors_at(raw.as_ptr(), 0, count as u64, m.infos.as_mut_ptr(), size, d) })?;
         m.data.reserve(count);
         for i in 0..count {
             let mut p: *const c_void = ptr::null();
-            let mut len: usize = 0;
+            let mut len: u64 = 0;
             // SAFETY: i < tensor count; p and len are writable out-parameters.
             check(|d| unsafe { sys::tblob_tensor_data(raw.as_ptr(), i as u64, &mut p, &mut len, d) })?;
+            // A view the process could not map could not have been handed out.
+            let len = usize::try_from(len)
+                .map_err(|_| Error::new(Status::OutOfMemory, "tensor larger than the address space"))?;
             m.data.push((p.cast(), len));
         }
         for info in &m.infos {
@@ -267,13 +242,7 @@ impl<'a> Model<'a> {
         for i in 0..mcount {
             let (mut k, mut kl, mut v, mut vl) = (ptr::null(), 0usize, ptr::null(), 0usize);
             // SAFETY: i < metadata count; all four are writable out-parameters.
-            let code = unsafe { sys::tblob_metadata_at(m.raw(), i, &mut k, &mut kl, &mut v, &mut vl) };
-            if code != 0 {
-                return Err(Error::new(
-                    Status::from_code(code as i32).unwrap_or(Status::Other(0)),
-                    "reading the metadata table",
-                ));
-            }
+            check(|d| unsafe { sys::tblob_metadata_at(m.raw(), i, &mut k, &mut kl, &mut v, &mut vl, d) })?;
             // SAFETY: key and value are borrowed from the handle, valid until close.
             let (kb, vb) = unsafe { (bytes(k.cast(), kl), bytes(v.cast(), vl)) };
             if std::str::from_utf8(kb).is_err() || std::str::from_utf8(vb).is_err() {
@@ -342,13 +311,10 @@ impl Model<'static> {
         let p = c_path(path.as_ref())?;
         let ptrs: Vec<*const std::ffi::c_char> = names.iter().map(|n| n.as_ptr().cast()).collect();
         let lens: Vec<usize> = names.iter().map(|n| n.len()).collect();
-        let slm1 = sys::tblob_slm1_open_options {
-            struct_size: std::mem::size_of::<sys::tblob_slm1_open_options>() as u32,
-            reserved: 0,
-            required_names: ptrs.as_ptr(),
-            required_name_lens: lens.as_ptr(),
-            required_name_count: names.len(),
-        };
+        let mut slm1: sys::tblob_slm1_open_options = init(sys::tblob_slm1_open_options_init);
+        slm1.required_names = ptrs.as_ptr();
+        slm1.required_name_lens = lens.as_ptr();
+        slm1.required_name_count = names.len();
         let mut out = ptr::null_mut();
         // SAFETY: the name arrays hold names.len() (pointer, length) pairs alive for the call
         // (the library copies them); p is NUL-terminated.
@@ -421,7 +387,7 @@ impl<'a> Model<'a> {
     pub fn file_path(&self, index: u32) -> Option<&Path> {
         let (mut p, mut len) = (ptr::null(), 0usize);
         // SAFETY: p and len are writable; the string is borrowed from the handle.
-        let code = unsafe { sys::tblob_model_file_path(self.raw(), index, &mut p, &mut len) };
+        let code = unsafe { sys::tblob_model_file_path(self.raw(), index, &mut p, &mut len, ptr::null_mut()) };
         if code != 0 {
             return None;
         }
@@ -639,14 +605,7 @@ impl<'m> Tensor<'m> {
 
     /// How the tensor dequantizes.
     pub fn quant_info(&self) -> Result<QuantInfo> {
-        let mut qi = sys::tblob_quant_info {
-            struct_size: std::mem::size_of::<sys::tblob_quant_info>() as u32,
-            weight_index: -1,
-            scale_index: -1,
-            bias_index: -1,
-            global_scale_index: -1,
-            ..Default::default()
-        };
+        let mut qi: sys::tblob_quant_info = init(sys::tblob_quant_info_init);
         // SAFETY: valid index, qi writable with struct_size set.
         check(|d| unsafe { sys::tblob_tensor_quant_info(self.model.raw(), self.index as u64, &mut qi, d) })?;
         Ok(QuantInfo {
@@ -659,39 +618,20 @@ impl<'m> Tensor<'m> {
         })
     }
 
-    fn is_uqff(&self) -> bool {
-        self.model.format() == Format::Uqff
-    }
-
-    /// The UQFF request for all experts and `rows` as `T`.
-    fn uqff_request<T: Element>(rows: &Range<u64>) -> sys::tblob_uqff_dequant_request {
-        sys::tblob_uqff_dequant_request {
-            struct_size: std::mem::size_of::<sys::tblob_uqff_dequant_request>() as u32,
-            out_dtype: T::DTYPE,
-            expert: u64::MAX,
-            row_begin: rows.start,
-            row_end: rows.end,
-        }
-    }
-
     /// Number of values the whole tensor dequantizes to.
     pub fn dequantized_len(&self) -> Result<usize> {
-        if self.is_uqff() {
-            let r = Tensor::uqff_request::<f32>(&(0..u64::MAX));
-            let mut bytes = 0u64;
-            // SAFETY: valid index; r fully initialised; bytes writable.
-            check(|d| unsafe { sys::tblob_uqff_dequant_size(self.model.raw(), self.index as u64, &r, &mut bytes, d) })?;
-            return usize::try_from(bytes / 4)
-                .map_err(|_| Error::new(Status::ShapeOverflow, "value count exceeds memory"));
-        }
-        let q = self.quant_info()?;
-        if let Some(s) = q.status {
-            return Err(Error::new(s, format!("tensor \"{}\" cannot be dequantized", self.name())));
-        }
-        q.rows
-            .checked_mul(q.cols)
-            .and_then(|n| usize::try_from(n).ok())
-            .ok_or_else(|| Error::new(Status::ShapeOverflow, "value count exceeds memory"))
+        self.dequantized_len_as::<f32>(0..u64::MAX)
+    }
+
+    /// Values of type `T` that rows `rows` dequantize to (`tblob_tensor_dequant_size`).
+    fn dequantized_len_as<T: Element>(&self, rows: Range<u64>) -> Result<usize> {
+        let mut bytes = 0u64;
+        // SAFETY: valid index; bytes is a writable out-parameter.
+        check(|d| unsafe {
+            sys::tblob_tensor_dequant_size(self.model.raw(), self.index as u64, T::DTYPE, rows.start, rows.end, &mut bytes, d)
+        })?;
+        usize::try_from(bytes / std::mem::size_of::<T>() as u64)
+            .map_err(|_| Error::new(Status::ShapeOverflow, "value count exceeds memory"))
     }
 
     /// Dequantizes the whole tensor into `out` (f32; f16/bf16 with the `half` feature),
@@ -704,21 +644,6 @@ impl<'m> Tensor<'m> {
     /// Dequantizes logical rows `rows` (every axis but the last folded into rows); an end
     /// of `u64::MAX` means through the last row.
     pub fn dequantize_rows_into<T: Element>(&self, rows: Range<u64>, out: &mut [T]) -> Result<()> {
-        if self.is_uqff() {
-            // UQFF layers decode through their own entry point (mistral.rs's decoders).
-            let r = Tensor::uqff_request::<T>(&rows);
-            // SAFETY: as below; r fully initialised.
-            return check(|d| unsafe {
-                sys::tblob_uqff_dequantize(
-                    self.model.raw(),
-                    self.index as u64,
-                    &r,
-                    out.as_mut_ptr().cast(),
-                    std::mem::size_of_val(out),
-                    d,
-                )
-            });
-        }
         // SAFETY: out is a writable buffer of size_of_val(out) bytes, and every bit pattern
         // the library writes is a valid T (plain float types).
         check(|d| unsafe {
@@ -753,7 +678,7 @@ impl<'m> Tensor<'m> {
     }
 
     fn dequantize_vec<T: Element>(&self) -> Result<Vec<T>> {
-        let mut v = vec![T::ZERO; self.dequantized_len()?];
+        let mut v = vec![T::ZERO; self.dequantized_len_as::<T>(0..u64::MAX)?];
         self.dequantize_into(&mut v)?;
         Ok(v)
     }

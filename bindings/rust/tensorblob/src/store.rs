@@ -7,7 +7,7 @@ use std::ptr::{self, NonNull};
 
 use tensorblob_sys as sys;
 
-use crate::error::{check, Error, Result, Status};
+use crate::error::{check, init, Error, Result, Status};
 use crate::model::{c_path, Model};
 
 /// An Ollama model store (the directory Ollama keeps models in). Nothing outside the root is
@@ -189,7 +189,7 @@ impl Store {
     pub fn root(&self) -> Option<&Path> {
         let (mut p, mut len) = (ptr::null(), 0usize);
         // SAFETY: out-parameters writable; the string is borrowed from the handle.
-        if unsafe { sys::tblob_store_root(self.raw(), &mut p, &mut len) } != 0 || p.is_null() {
+        if unsafe { sys::tblob_store_root(self.raw(), &mut p, &mut len, ptr::null_mut()) } != 0 || p.is_null() {
             return None;
         }
         // SAFETY: len bytes borrowed from the handle, valid while &self is.
@@ -250,16 +250,10 @@ impl Store {
         F: FnMut(&VerifyProgress) -> ControlFlow<()>,
     {
         let mut state = VerifyState { f, stopped: false, panic: None };
-        let options = sys::tblob_verify_options {
-            struct_size: std::mem::size_of::<sys::tblob_verify_options>() as u32,
-            progress: Some(progress_cb::<F>),
-            progress_user: (&mut state as *mut VerifyState<F>).cast(),
-            ..Default::default()
-        };
-        let mut summary = sys::tblob_verify_summary {
-            struct_size: std::mem::size_of::<sys::tblob_verify_summary>() as u32,
-            ..Default::default()
-        };
+        let mut options: sys::tblob_verify_options = init(sys::tblob_verify_options_init);
+        options.progress = Some(progress_cb::<F>);
+        options.progress_user = (&mut state as *mut VerifyState<F>).cast();
+        let mut summary: sys::tblob_verify_summary = init(sys::tblob_verify_summary_init);
         let (np, nl) = name.map_or((ptr::null(), 0), |n| (n.as_ptr().cast(), n.len()));
         // SAFETY: options points to state, alive for the whole call, and the callback runs
         // only during it on this thread; summary writable with struct_size set.
