@@ -206,3 +206,18 @@ fn compact_preset_limits() {
     let e = Model::from_bytes_with(&b, &tensorblob::OpenOptions::compact()).unwrap_err();
     assert_eq!((e.status(), e.offset()), (Status::LimitNameBytes, Some(9)));
 }
+
+#[test]
+fn slm1_names_with_one_hash_are_refused() {
+    let pair = std::fs::read_to_string(common::repo().join("tests/data/slm1/fnv1a_collision.txt")).unwrap();
+    let names: Vec<&str> = pair.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).collect();
+    assert_eq!(names.len(), 2);
+    assert_ne!(names[0], names[1]);
+    assert_eq!(fnv1a64(names[0].as_bytes()), fnv1a64(names[1].as_bytes()));
+    let p = common::repo().join("tests/data/slm1/tiny_btok.slm");
+    let e = Model::open_slm1(&p, &names, &tensorblob::OpenOptions::new()).unwrap_err();
+    assert_eq!(e.status(), Status::HashCollision, "{e}");
+    // One of them listed: the other is refused by lookup rather than guessed.
+    let m = Model::open_slm1(&p, &names[..1], &tensorblob::OpenOptions::new()).unwrap();
+    assert!(m.get(names[1]).is_none());
+}
