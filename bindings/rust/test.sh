@@ -24,6 +24,12 @@ case "$TBLOB_BUILD_DIR" in
 esac
 
 # Toolchain pieces.
+export PATH="$PATH:${CARGO_HOME:-$HOME/.cargo}/bin"
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "cargo not found (install a Rust toolchain with rustup)" >&2
+  echo "0 passed, 1 failed"
+  exit 1
+fi
 if ! cargo clippy --version >/dev/null 2>&1; then
   rustup component add clippy >&2
 fi
