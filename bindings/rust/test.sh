@@ -10,6 +10,7 @@
 # and prints as its last line "N passed, N failed": N passed is the sum of cargo test's
 # counts; failed adds cargo test's failures, 1 for a test build that fails, and 1 each for
 # clippy and doc failing. Exits non-zero when anything failed.
+# TBLOB_RUST_BUNDLED=1 also tests the `bundled` feature (about 30 s more on two cores).
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -68,6 +69,24 @@ failed=$((failed + f))
 if [ "$test_rc" != 0 ] && [ "$f" = 0 ]; then
   echo "cargo test failed without a failing test (build error?)" >&2
   failed=$((failed + 1))
+fi
+
+# Opt-in (TBLOB_RUST_BUNDLED=1): the `bundled` feature builds the library from this checkout
+# with Meson into its own target dir and links it statically, with no pkg-config help.
+if [ "${TBLOB_RUST_BUNDLED:-0}" = 1 ]; then
+  env -u PKG_CONFIG_PATH -u LD_LIBRARY_PATH -u DYLD_LIBRARY_PATH \
+    cargo test -p tensorblob --no-fail-fast --features bundled,half --target-dir target/bundled \
+    2>&1 | tee "$log"
+  bundled_rc=${PIPESTATUS[0]}
+  read -r p f < <(awk '/^test result:/ {
+      for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i }
+    } END { print p + 0, f + 0 }' "$log")
+  passed=$((passed + p))
+  failed=$((failed + f))
+  if [ "$bundled_rc" != 0 ] && [ "$f" = 0 ]; then
+    echo "bundled build or test failed" >&2
+    failed=$((failed + 1))
+  fi
 fi
 
 if ! cargo clippy --workspace --all-targets --features tensorblob/half -- -D warnings; then
