@@ -724,3 +724,88 @@ pub fn ggml_dequantize<T: Element>(ggml_type: u32, blocks: &[u8], out: &mut [T])
         )
     })
 }
+
+/// Every byte a model allocates through the allocator hook is freed when it closes, on
+/// success and on error, for every container (the library reports sizes to `free`).
+#[cfg(test)]
+mod leak_tests {
+    use super::*;
+    use std::alloc::{alloc, dealloc, Layout};
+    use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+
+    static LIVE_BYTES: AtomicI64 = AtomicI64::new(0);
+    static ALLOCS: AtomicU64 = AtomicU64::new(0);
+    static SIZE_MISMATCHES: AtomicU64 = AtomicU64::new(0);
+    const HEADER: usize = 16; // keeps the 16-byte alignment the header promises
+
+    fn layout(size: usize) -> Layout {
+        Layout::from_size_align(size + HEADER, 16).unwrap()
+    }
+
+    unsafe extern "C" fn count_alloc(_: *mut c_void, size: usize) -> *mut c_void {
+        // SAFETY: the layout is non-zero-sized; the size is stored in front of the block.
+        unsafe {
+            let p = alloc(layout(size));
+            if p.is_null() {
+                return ptr::null_mut();
+            }
+            p.cast::<usize>().write(size);
+            LIVE_BYTES.fetch_add(size as i64, Ordering::SeqCst);
+            ALLOCS.fetch_add(1, Ordering::SeqCst);
+            p.add(HEADER).cast()
+        }
+    }
+
+    unsafe extern "C" fn count_free(_: *mut c_void, p: *mut c_void, size: usize) {
+        if p.is_null() {
+            return;
+        }
+        // SAFETY: p came from count_alloc, so HEADER bytes before it hold the real size.
+        unsafe {
+            let base = p.cast::<u8>().sub(HEADER);
+            let real = base.cast::<usize>().read();
+            if real != size {
+                SIZE_MISMATCHES.fetch_add(1, Ordering::SeqCst);
+            }
+            LIVE_BYTES.fetch_sub(real as i64, Ordering::SeqCst);
+            dealloc(base, layout(real));
+        }
+    }
+
+    #[test]
+    fn models_free_everything_they_allocate() {
+        let hook = sys::tblob_allocator {
+            alloc: Some(count_alloc),
+            free: Some(count_free),
+            ..init(sys::tblob_allocator_init)
+        };
+        let mut o = OpenOptions::new();
+        o.raw.allocator = &hook;
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../..");
+        let tiny = repo.join("examples/tiny-llama/model.safetensors");
+        let bytes = std::fs::read(&tiny).unwrap();
+        {
+            let a = Model::open_with(&tiny, &o).unwrap();
+            let b = Model::open_with(&tiny, &o.mode(OpenMode::Read)).unwrap();
+            let c = Model::from_bytes_with(&bytes, &o).unwrap();
+            let d = Model::open_with(repo.join("examples/sharded"), &o).unwrap();
+            let e = Model::open_uqff(&[repo.join("tests/data/uqff/real/dense/q4k")], &o).unwrap();
+            let f = Model::open_slm1(repo.join("tests/data/slm1/tiny_btok.slm"), &["norm.weight"], &o).unwrap();
+            let mlx = Model::open_with(repo.join("tests/data/dequant/mlx/affine_b4_g64_bf16.safetensors"), &o).unwrap();
+            assert!(mlx.get("w").unwrap().to_f32_vec().is_ok());
+            assert!(e.tensors().next().unwrap().tensor().to_f32_vec().is_ok());
+            assert_eq!(a.len() + b.len() + c.len() + d.len(), 84);
+            assert!(!f.is_empty());
+            assert!(LIVE_BYTES.load(Ordering::SeqCst) > 0, "the hook was not used");
+        }
+        // Failures free what they allocated before the error.
+        let mut damaged = bytes.clone();
+        let last = damaged.len() - 1;
+        damaged.truncate(last);
+        assert_eq!(Model::from_bytes_with(&damaged, &o).unwrap_err().status(), Status::Truncated);
+        assert!(Model::open_with(repo.join("no/such/file"), &o).is_err());
+        assert!(ALLOCS.load(Ordering::SeqCst) > 10);
+        assert_eq!(LIVE_BYTES.load(Ordering::SeqCst), 0, "bytes still allocated after close");
+        assert_eq!(SIZE_MISMATCHES.load(Ordering::SeqCst), 0, "free was told another size");
+    }
+}
