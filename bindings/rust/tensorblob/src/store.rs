@@ -130,6 +130,38 @@ unsafe extern "C" fn list_cb(user: *mut c_void, e: *const sys::tblob_store_entry
     0
 }
 
+std::thread_local! {
+    // The store whose verify callback this thread is running, if any: the C API does not
+    // support calling back into the library on that handle from its own callback.
+    static IN_CALLBACK: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Refuses a call made from inside a callback running on the same store.
+fn not_reentrant(store: *const sys::tblob_store) -> Result<()> {
+    if IN_CALLBACK.with(|c| c.get()) == store as usize {
+        return Err(Error::new(
+            Status::InvalidArgument,
+            "a store cannot be used from inside its own verify callback",
+        ));
+    }
+    Ok(())
+}
+
+/// Marks this thread as running a callback of `store` until dropped.
+struct CallbackGuard(usize);
+
+impl CallbackGuard {
+    fn enter(store: *const sys::tblob_store) -> CallbackGuard {
+        CallbackGuard(IN_CALLBACK.with(|c| c.replace(store as usize)))
+    }
+}
+
+impl Drop for CallbackGuard {
+    fn drop(&mut self) {
+        IN_CALLBACK.with(|c| c.set(self.0));
+    }
+}
+
 struct VerifyState<F> {
     f: F,
     // Set once the closure asked to stop (or panicked): it is not called again, although
@@ -207,6 +239,7 @@ impl Store {
 
     /// Every manifest in name order; unreadable ones carry their error.
     pub fn models(&self) -> Result<Vec<StoreModel>> {
+        not_reentrant(self.raw())?;
         let mut out: Vec<StoreModel> = Vec::new();
         // SAFETY: list_cb matches tblob_store_entry_fn and gets &mut out, alive for the call.
         check(|d| unsafe {
@@ -218,6 +251,7 @@ impl Store {
     /// Opens model `name` (`"model:tag"`, `"namespace/model:tag"`, ...) as one table of
     /// every tensor of its blobs. The model borrows the store.
     pub fn open_model(&self, name: &str) -> Result<Model<'_>> {
+        not_reentrant(self.raw())?;
         let mut out = ptr::null_mut();
         // SAFETY: name valid for its length; NULL options mean defaults; out writable.
         check(|d| unsafe {
@@ -249,15 +283,19 @@ impl Store {
     where
         F: FnMut(&VerifyProgress) -> ControlFlow<()>,
     {
+        not_reentrant(self.raw())?;
         let mut state = VerifyState { f, stopped: false, panic: None };
         let mut options: sys::tblob_verify_options = init(sys::tblob_verify_options_init);
         options.progress = Some(progress_cb::<F>);
         options.progress_user = (&mut state as *mut VerifyState<F>).cast();
         let mut summary: sys::tblob_verify_summary = init(sys::tblob_verify_summary_init);
         let (np, nl) = name.map_or((ptr::null(), 0), |n| (n.as_ptr().cast(), n.len()));
-        // SAFETY: options points to state, alive for the whole call, and the callback runs
-        // only during it on this thread; summary writable with struct_size set.
-        let r = check(|d| unsafe { sys::tblob_store_verify(self.raw(), np, nl, &options, &mut summary, d) });
+        let r = {
+            let _guard = CallbackGuard::enter(self.raw());
+            // SAFETY: options points to state, alive for the whole call, and the callback
+            // runs only during it on this thread; summary writable with struct_size set.
+            check(|d| unsafe { sys::tblob_store_verify(self.raw(), np, nl, &options, &mut summary, d) })
+        };
         if let Some(payload) = state.panic.take() {
             panic::resume_unwind(payload);
         }

@@ -102,6 +102,25 @@ fn store_verify_reports_progress_and_cancels() {
 }
 
 #[test]
+fn a_store_refuses_calls_from_its_own_callback() {
+    let store = Store::open(common::repo().join("examples/ollama-store/store")).unwrap();
+    let other = Store::open(common::repo().join("examples/ollama-store/store")).unwrap();
+    let mut seen = Vec::new();
+    store
+        .verify(|_| {
+            seen.push(store.models().map(|_| ()).map_err(|e| e.status()));
+            seen.push(store.open_model("tiny-llama").map(|_| ()).map_err(|e| e.status()));
+            // Another handle is a different store: allowed.
+            seen.push(other.models().map(|_| ()).map_err(|e| e.status()));
+            ControlFlow::Break(())
+        })
+        .unwrap_err();
+    assert_eq!(seen, [Err(Status::InvalidArgument), Err(Status::InvalidArgument), Ok(())]);
+    // Outside the callback the store works again.
+    assert_eq!(store.models().unwrap().len(), 2);
+}
+
+#[test]
 #[should_panic(expected = "from the progress callback")]
 fn a_panicking_callback_unwinds_to_the_caller() {
     let store = Store::open(common::repo().join("examples/ollama-store/store")).unwrap();
