@@ -40,7 +40,7 @@ const (
 	// TBLOB_E_SCHEMA: valid JSON, wrong structure (missing field, wrong type)
 	ErrSchema Status = -25
 	// TBLOB_E_DTYPE: unknown dtype name
-	ErrDtype Status = -26
+	ErrDType Status = -26
 	// TBLOB_E_SHAPE: a shape or offset value is not an integer in [0, 2^64)
 	ErrShape Status = -27
 	// TBLOB_E_SHAPE_OVERFLOW: element or bit count overflows 64 bits
@@ -86,17 +86,17 @@ const (
 	// TBLOB_E_QUANT_DATA_SIZE: packed data length differs from what rows x cols need
 	ErrQuantDataSize Status = -73
 	// TBLOB_E_QUANT_SCALE_DTYPE: scale encoding not allowed for the scheme
-	ErrQuantScaleDtype Status = -74
+	ErrQuantScaleDType Status = -74
 	// TBLOB_E_QUANT_SCALE_SIZE: scale length differs from one scale per group / block
 	ErrQuantScaleSize Status = -75
 	// TBLOB_E_QUANT_BIAS_DTYPE: bias missing (affine), of another dtype, or not allowed
-	ErrQuantBiasDtype Status = -76
+	ErrQuantBiasDType Status = -76
 	// TBLOB_E_QUANT_BIAS_SIZE: bias length differs from one bias per group
 	ErrQuantBiasSize Status = -77
 	// TBLOB_E_QUANT_GLOBAL_SCALE: global scale not nvfp4, missing, or not exactly one f32
 	ErrQuantGlobalScale Status = -78
 	// TBLOB_E_DEQUANT_OUT_DTYPE: output dtype is not F32, F16 or BF16
-	ErrDequantOutDtype Status = -79
+	ErrDequantOutDType Status = -79
 	// TBLOB_E_KERNEL_UNAVAILABLE: the named kernel set is unknown or this host cannot run it
 	ErrKernelUnavailable Status = -80
 	// TBLOB_E_NOT_DEQUANTIZABLE: tensor holds integers/bools/F64...: nothing to dequantize
@@ -180,7 +180,7 @@ const (
 	// TBLOB_E_UQFF_ENTRIES: a layer lacks entries of its family or has extra ones
 	ErrUQFFEntries Status = -151
 	// TBLOB_E_UQFF_ENTRY_DTYPE: a layer entry has the wrong dtype or rank
-	ErrUQFFEntryDtype Status = -152
+	ErrUQFFEntryDType Status = -152
 	// TBLOB_E_UQFF_GGML_TYPE: unknown ggml type id, or FP8 dtype code not F8E4M3
 	ErrUQFFGGMLType Status = -153
 	// TBLOB_E_UQFF_PARAM: bits, group size or axis outside the family's values
@@ -238,7 +238,7 @@ var statusNames = map[Status]string{
 	ErrUTF8:                     "TBLOB_E_UTF8",
 	ErrJSON:                     "TBLOB_E_JSON",
 	ErrSchema:                   "TBLOB_E_SCHEMA",
-	ErrDtype:                    "TBLOB_E_DTYPE",
+	ErrDType:                    "TBLOB_E_DTYPE",
 	ErrShape:                    "TBLOB_E_SHAPE",
 	ErrShapeOverflow:            "TBLOB_E_SHAPE_OVERFLOW",
 	ErrMisaligned:               "TBLOB_E_MISALIGNED",
@@ -261,12 +261,12 @@ var statusNames = map[Status]string{
 	ErrQuantGroupSize:           "TBLOB_E_QUANT_GROUP_SIZE",
 	ErrQuantPacking:             "TBLOB_E_QUANT_PACKING",
 	ErrQuantDataSize:            "TBLOB_E_QUANT_DATA_SIZE",
-	ErrQuantScaleDtype:          "TBLOB_E_QUANT_SCALE_DTYPE",
+	ErrQuantScaleDType:          "TBLOB_E_QUANT_SCALE_DTYPE",
 	ErrQuantScaleSize:           "TBLOB_E_QUANT_SCALE_SIZE",
-	ErrQuantBiasDtype:           "TBLOB_E_QUANT_BIAS_DTYPE",
+	ErrQuantBiasDType:           "TBLOB_E_QUANT_BIAS_DTYPE",
 	ErrQuantBiasSize:            "TBLOB_E_QUANT_BIAS_SIZE",
 	ErrQuantGlobalScale:         "TBLOB_E_QUANT_GLOBAL_SCALE",
-	ErrDequantOutDtype:          "TBLOB_E_DEQUANT_OUT_DTYPE",
+	ErrDequantOutDType:          "TBLOB_E_DEQUANT_OUT_DTYPE",
 	ErrKernelUnavailable:        "TBLOB_E_KERNEL_UNAVAILABLE",
 	ErrNotDequantizable:         "TBLOB_E_NOT_DEQUANTIZABLE",
 	ErrOllamaName:               "TBLOB_E_OLLAMA_NAME",
@@ -308,7 +308,7 @@ var statusNames = map[Status]string{
 	ErrUQFFAmbiguous:            "TBLOB_E_UQFF_AMBIGUOUS",
 	ErrUQFFMismatch:             "TBLOB_E_UQFF_MISMATCH",
 	ErrUQFFEntries:              "TBLOB_E_UQFF_ENTRIES",
-	ErrUQFFEntryDtype:           "TBLOB_E_UQFF_ENTRY_DTYPE",
+	ErrUQFFEntryDType:           "TBLOB_E_UQFF_ENTRY_DTYPE",
 	ErrUQFFGGMLType:             "TBLOB_E_UQFF_GGML_TYPE",
 	ErrUQFFParam:                "TBLOB_E_UQFF_PARAM",
 	ErrUQFFLayerSize:            "TBLOB_E_UQFF_LAYER_SIZE",
@@ -347,7 +347,7 @@ var statusComments = map[Status]string{
 	ErrUTF8:                     "header bytes are not valid UTF-8",
 	ErrJSON:                     "JSON grammar error",
 	ErrSchema:                   "valid JSON, wrong structure (missing field, wrong type)",
-	ErrDtype:                    "unknown dtype name",
+	ErrDType:                    "unknown dtype name",
 	ErrShape:                    "a shape or offset value is not an integer in [0, 2^64)",
 	ErrShapeOverflow:            "element or bit count overflows 64 bits",
 	ErrMisaligned:               "sub-byte dtype whose bit count is not a multiple of 8",
@@ -364,12 +364,12 @@ var statusComments = map[Status]string{
 	ErrQuantGroupSize:           "group size 0, not dividing the row, or not the scheme's own",
 	ErrQuantPacking:             "codes do not fill whole units (MLX row not whole u32 words)",
 	ErrQuantDataSize:            "packed data length differs from what rows x cols need",
-	ErrQuantScaleDtype:          "scale encoding not allowed for the scheme",
+	ErrQuantScaleDType:          "scale encoding not allowed for the scheme",
 	ErrQuantScaleSize:           "scale length differs from one scale per group / block",
-	ErrQuantBiasDtype:           "bias missing (affine), of another dtype, or not allowed",
+	ErrQuantBiasDType:           "bias missing (affine), of another dtype, or not allowed",
 	ErrQuantBiasSize:            "bias length differs from one bias per group",
 	ErrQuantGlobalScale:         "global scale not nvfp4, missing, or not exactly one f32",
-	ErrDequantOutDtype:          "output dtype is not F32, F16 or BF16",
+	ErrDequantOutDType:          "output dtype is not F32, F16 or BF16",
 	ErrKernelUnavailable:        "the named kernel set is unknown or this host cannot run it",
 	ErrNotDequantizable:         "tensor holds integers/bools/F64...: nothing to dequantize",
 	ErrOllamaName:               "model name or tag breaks the name grammar",
@@ -411,7 +411,7 @@ var statusComments = map[Status]string{
 	ErrUQFFAmbiguous:            "no format tag; the entries fit several families",
 	ErrUQFFMismatch:             "the tag declares one family, the entries are another's",
 	ErrUQFFEntries:              "a layer lacks entries of its family or has extra ones",
-	ErrUQFFEntryDtype:           "a layer entry has the wrong dtype or rank",
+	ErrUQFFEntryDType:           "a layer entry has the wrong dtype or rank",
 	ErrUQFFGGMLType:             "unknown ggml type id, or FP8 dtype code not F8E4M3",
 	ErrUQFFParam:                "bits, group size or axis outside the family's values",
 	ErrUQFFLayerSize:            "stored sizes disagree with the logical shape",
@@ -451,7 +451,7 @@ var allStatuses = []Status{
 	ErrUTF8,
 	ErrJSON,
 	ErrSchema,
-	ErrDtype,
+	ErrDType,
 	ErrShape,
 	ErrShapeOverflow,
 	ErrMisaligned,
@@ -474,12 +474,12 @@ var allStatuses = []Status{
 	ErrQuantGroupSize,
 	ErrQuantPacking,
 	ErrQuantDataSize,
-	ErrQuantScaleDtype,
+	ErrQuantScaleDType,
 	ErrQuantScaleSize,
-	ErrQuantBiasDtype,
+	ErrQuantBiasDType,
 	ErrQuantBiasSize,
 	ErrQuantGlobalScale,
-	ErrDequantOutDtype,
+	ErrDequantOutDType,
 	ErrKernelUnavailable,
 	ErrNotDequantizable,
 	ErrOllamaName,
@@ -521,7 +521,7 @@ var allStatuses = []Status{
 	ErrUQFFAmbiguous,
 	ErrUQFFMismatch,
 	ErrUQFFEntries,
-	ErrUQFFEntryDtype,
+	ErrUQFFEntryDType,
 	ErrUQFFGGMLType,
 	ErrUQFFParam,
 	ErrUQFFLayerSize,

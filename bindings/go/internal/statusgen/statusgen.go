@@ -116,7 +116,7 @@ func Parse(header, errorsMD []byte) ([]Status, error) {
 // initialisms keep Go's capitalisation of acronyms (ErrJSON, ErrUQFFScalar).
 var initialisms = map[string]string{
 	"JSON": "JSON", "UTF8": "UTF8", "IO": "IO", "UQFF": "UQFF", "SLM1": "SLM1",
-	"GGML": "GGML", "OK": "OK",
+	"GGML": "GGML", "OK": "OK", "DTYPE": "DType",
 }
 
 // GoName maps TBLOB_E_DIGEST_MISMATCH to ErrDigestMismatch and TBLOB_OK to StatusOK.
