@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Go binding's checks against an already-built Meson build directory:
 #   TBLOB_BUILD_DIR=/abs/builddir bindings/go/test.sh
-# go vet (cgo and CGO_ENABLED=0), go test -race, the CGO_ENABLED=0 tests, and a bounded run
+# go vet (cgo and CGO_ENABLED=0), go test -race, go test under GOEXPERIMENT=cgocheck2, the
+# CGO_ENABLED=0 tests, and a bounded run
 # of FuzzOpenBytes (TBLOB_GO_FUZZTIME, default 10s; 0 skips it). The last line is
 # `N passed, N failed`, counting test functions, subtests and examples from `go test -json`
 # (a failing vet counts as one failure). Exits non-zero when anything failed.
@@ -26,6 +27,8 @@ CGO_ENABLED=0 go vet ./... || { vet_failed=$((vet_failed + 1)); status=1; }
 
 echo "== go test -race"
 CGO_ENABLED=1 go test -race -count=1 -json ./... >>"$json" || status=1
+echo "== go test, GOEXPERIMENT=cgocheck2 (every pointer C is given or stores is checked)"
+CGO_ENABLED=1 GOEXPERIMENT=cgocheck2 go test -count=1 -json ./... >>"$json" || status=1
 echo "== go test, CGO_ENABLED=0"
 CGO_ENABLED=0 go test -count=1 -json ./... >>"$json" || status=1
 if [ "$fuzztime" != "0" ]; then
