@@ -159,15 +159,6 @@ func storeRoot(s *C.tblob_store) string {
 	return goString(p, n)
 }
 
-// dequantBytes is the output size of dequantizing all rows of tensor i to out.
-func dequantBytes(m *Model, i int, out DType) (uint64, error) {
-	e := m.table[i].LogicalElements
-	if out == F32 {
-		return e * 4, nil
-	}
-	return e * 2, nil
-}
-
 // goString copies n bytes at p (borrowed from a handle) into a Go string.
 func goString(p *C.char, n C.size_t) string {
 	if p == nil || n == 0 {
