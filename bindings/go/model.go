@@ -406,9 +406,10 @@ func (t Tensor) Info() TensorInfo {
 }
 
 // Bytes returns the stored bytes without copying: the slice aliases the model's mapping (or
-// its memory), is read-only, and is valid only until the Model is closed. Code that may
-// run while another goroutine closes the model must keep it alive (runtime.KeepAlive) and
-// not close it before it is done with the slice. Nil after Close.
+// the memory it owns), must not be written, and is valid only until the Model is closed;
+// after Close it returns nil. The slice does not keep the Model alive: a Model that becomes
+// unreachable is closed by its cleanup, so code that uses the bytes after its last use of
+// the Model should Close it afterwards (defer m.Close()) or call runtime.KeepAlive(m).
 func (t Tensor) Bytes() []byte {
 	c, err := t.m.acquire()
 	if err != nil {
