@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -547,5 +548,31 @@ func TestMetadataMatchesJSON(t *testing.T) {
 	got, err := m.Metadata()
 	if err != nil || len(got) != 2 || got["kéy"] != want["kéy"] || got["a"] != "1" {
 		t.Errorf("metadata %q, want %q (%v)", got, want, err)
+	}
+}
+
+// A Model dropped without Close is closed by its cleanup (the safety net).
+func TestCleanupClosesDroppedModel(t *testing.T) {
+	runtime.GC()
+	live0, _ := allocationCounts()
+	func() {
+		m, err := Open(repoPath("examples", "tiny-llama", "model.safetensors"), WithReadMode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if live, _ := allocationCounts(); live == live0 || m.Len() != 21 {
+			t.Fatalf("open allocated nothing through the hook (%d)", live)
+		}
+	}()
+	live := int64(-1)
+	// Cleanups run on their own goroutine after a collection; retry a bounded number of
+	// collections rather than waiting for a time.
+	for i := 0; i < 1000 && live != live0; i++ {
+		runtime.GC()
+		runtime.Gosched()
+		live, _ = allocationCounts()
+	}
+	if live != live0 {
+		t.Errorf("%d allocations live after the Model became unreachable, %d before", live, live0)
 	}
 }
