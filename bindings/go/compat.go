@@ -166,8 +166,3 @@ func goString(p *C.char, n C.size_t) string {
 	}
 	return strings.Clone(unsafe.String((*byte)(unsafe.Pointer(p)), int(n)))
 }
-
-// dequantizeCall decodes all rows of tensor i of m into dst.
-func dequantizeCall(m *Model, c *C.tblob_model, i uint64, out DType, dst unsafe.Pointer, n uintptr, d *C.tblob_diag) C.tblob_status {
-	return C.tblob_tensor_dequantize(c, C.uint64_t(i), C.uint32_t(out), 0, C.TBLOB_ALL_ROWS, dst, C.size_t(n), d)
-}

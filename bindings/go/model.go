@@ -431,7 +431,18 @@ func (t Tensor) Dequantize(dst []float32) error {
 	if len(dst) > 0 {
 		p = unsafe.Pointer(&dst[0])
 	}
-	return t.dequantize(F32, p, uintptr(len(dst))*4)
+	return t.dequantize(F32, p, uintptr(len(dst))*4, 0, allRows)
+}
+
+// DequantizeRows decodes rows [rowBegin, rowEnd) of the logical tensor, every axis but the
+// last folded into rows (an embedding row, a slice of a weight): (rowEnd-rowBegin) times the
+// last dimension float32 values. Rows outside the tensor are ErrRange.
+func (t Tensor) DequantizeRows(dst []float32, rowBegin, rowEnd uint64) error {
+	var p unsafe.Pointer
+	if len(dst) > 0 {
+		p = unsafe.Pointer(&dst[0])
+	}
+	return t.dequantize(F32, p, uintptr(len(dst))*4, rowBegin, rowEnd)
 }
 
 // DequantizeF16 is Dequantize to IEEE half precision bits (round to nearest even).
@@ -440,7 +451,7 @@ func (t Tensor) DequantizeF16(dst []uint16) error {
 	if len(dst) > 0 {
 		p = unsafe.Pointer(&dst[0])
 	}
-	return t.dequantize(F16, p, uintptr(len(dst))*2)
+	return t.dequantize(F16, p, uintptr(len(dst))*2, 0, allRows)
 }
 
 // DequantizeBF16 is Dequantize to bfloat16 bits (round to nearest even).
@@ -449,10 +460,13 @@ func (t Tensor) DequantizeBF16(dst []uint16) error {
 	if len(dst) > 0 {
 		p = unsafe.Pointer(&dst[0])
 	}
-	return t.dequantize(BF16, p, uintptr(len(dst))*2)
+	return t.dequantize(BF16, p, uintptr(len(dst))*2, 0, allRows)
 }
 
-func (t Tensor) dequantize(out DType, dst unsafe.Pointer, n uintptr) error {
+// allRows is TBLOB_ALL_ROWS: through the last row.
+const allRows = ^uint64(0)
+
+func (t Tensor) dequantize(out DType, dst unsafe.Pointer, n uintptr, rowBegin, rowEnd uint64) error {
 	c, err := t.m.acquire()
 	if err != nil {
 		return err
@@ -460,7 +474,8 @@ func (t Tensor) dequantize(out DType, dst unsafe.Pointer, n uintptr) error {
 	defer t.m.mu.RUnlock()
 	var d C.tblob_diag
 	initDiag(&d)
-	st := dequantizeCall(t.m, c, uint64(t.i), out, dst, n, &d)
+	st := C.tblob_tensor_dequantize(c, C.uint64_t(t.i), C.uint32_t(out), C.uint64_t(rowBegin),
+		C.uint64_t(rowEnd), dst, C.size_t(n), &d)
 	return newError(st, &d)
 }
 

@@ -169,6 +169,22 @@ func TestDequantizeCompanionsOracle(t *testing.T) {
 					if err := tt.Dequantize(got); err != nil {
 						t.Fatalf("%s: %v", name, err)
 					}
+					// Each row alone equals that row of the whole tensor.
+					sh := tt.Info().LogicalShape
+					cols := int(sh[len(sh)-1])
+					rows := n / cols
+					row := make([]float32, cols)
+					for _, r := range []int{0, rows / 2, rows - 1} {
+						if err := tt.DequantizeRows(row, uint64(r), uint64(r+1)); err != nil {
+							t.Fatalf("%s row %d: %v", name, r, err)
+						}
+						if !slices.EqualFunc(row, got[r*cols:(r+1)*cols], sameFloat) {
+							t.Fatalf("%s row %d differs from the whole tensor's", name, r)
+						}
+					}
+					if err := tt.DequantizeRows(row, uint64(rows), uint64(rows+1)); !errors.Is(err, ErrRange) {
+						t.Errorf("%s: row past the end: %v", name, err)
+					}
 					for i := range got {
 						if e := math.Float32frombits(binary.LittleEndian.Uint32(wb[4*i:])); !sameFloat(got[i], e) {
 							t.Fatalf("%s[%d] = %v, want %v", name, i, got[i], e)

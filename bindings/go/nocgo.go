@@ -44,16 +44,17 @@ func (m *Model) Files() ([]string, error)             { return nil, ErrNoCgo }
 func (m *Model) Metadata() (map[string]string, error) { return nil, ErrNoCgo }
 func (m *Model) SLM1Header() (SLM1Header, error)      { return SLM1Header{}, ErrNoCgo }
 
-func (t Tensor) Index() int                        { return 0 }
-func (t Tensor) Name() string                      { return "" }
-func (t Tensor) DType() DType                      { return DTypeInvalid }
-func (t Tensor) Shape() []uint64                   { return nil }
-func (t Tensor) Info() TensorInfo                  { return TensorInfo{} }
-func (t Tensor) Bytes() []byte                     { return nil }
-func (t Tensor) Dequantize(dst []float32) error    { return ErrNoCgo }
-func (t Tensor) DequantizeF16(dst []uint16) error  { return ErrNoCgo }
-func (t Tensor) DequantizeBF16(dst []uint16) error { return ErrNoCgo }
-func (t Tensor) UQFFLayer() (UQFFLayer, bool)      { return UQFFLayer{}, false }
+func (t Tensor) Index() int                                                  { return 0 }
+func (t Tensor) Name() string                                                { return "" }
+func (t Tensor) DType() DType                                                { return DTypeInvalid }
+func (t Tensor) Shape() []uint64                                             { return nil }
+func (t Tensor) Info() TensorInfo                                            { return TensorInfo{} }
+func (t Tensor) Bytes() []byte                                               { return nil }
+func (t Tensor) Dequantize(dst []float32) error                              { return ErrNoCgo }
+func (t Tensor) DequantizeF16(dst []uint16) error                            { return ErrNoCgo }
+func (t Tensor) DequantizeRows(dst []float32, rowBegin, rowEnd uint64) error { return ErrNoCgo }
+func (t Tensor) DequantizeBF16(dst []uint16) error                           { return ErrNoCgo }
+func (t Tensor) UQFFLayer() (UQFFLayer, bool)                                { return UQFFLayer{}, false }
 
 func (s *Store) Close() error                                          { return nil }
 func (s *Store) Root() string                                          { return "" }
