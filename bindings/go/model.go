@@ -99,8 +99,8 @@ func cStrings(names []string) (ptrs **C.char, lens *C.size_t, free func()) {
 		return nil, nil, func() {}
 	}
 	n := C.size_t(len(names))
-	pa := (*[1 << 28]*C.char)(C.calloc(n, C.size_t(unsafe.Sizeof((*C.char)(nil)))))[:len(names):len(names)]
-	la := (*[1 << 28]C.size_t)(C.calloc(n, C.size_t(unsafe.Sizeof(C.size_t(0)))))[:len(names):len(names)]
+	pa := unsafe.Slice((**C.char)(C.calloc(n, C.size_t(unsafe.Sizeof((*C.char)(nil))))), len(names))
+	la := unsafe.Slice((*C.size_t)(C.calloc(n, C.size_t(unsafe.Sizeof(C.size_t(0))))), len(names))
 	for i, s := range names {
 		pa[i] = (*C.char)(C.CBytes([]byte(s + "\x00")))
 		la[i] = C.size_t(len(s))
