@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"maps"
 	"os"
+	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -118,5 +120,29 @@ func TestSafetensorsOracle(t *testing.T) {
 				fromPath.Close()
 			}
 		})
+	}
+}
+
+// The recorded answers cover every safetensors file git tracks (rerun
+// testdata/gen_st_oracle.py when files are added).
+func TestOracleCoversRepository(t *testing.T) {
+	out, err := exec.Command("git", "-C", repo, "ls-files", "-z", "*.safetensors").Output()
+	if err != nil {
+		t.Skipf("git ls-files: %v", err)
+	}
+	var tracked []string
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p != "" {
+			tracked = append(tracked, p)
+		}
+	}
+	var recorded []string
+	for _, f := range loadOracle(t) {
+		recorded = append(recorded, f.Path)
+	}
+	slices.Sort(tracked)
+	slices.Sort(recorded)
+	if !slices.Equal(tracked, recorded) {
+		t.Errorf("git tracks %d safetensors files, the oracle has %d: rerun testdata/gen_st_oracle.py", len(tracked), len(recorded))
 	}
 }
