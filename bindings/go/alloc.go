@@ -28,8 +28,10 @@ static void tg_count_free(void *opaque, void *ptr, size_t size) {
     free(ptr);
   }
 }
-static tblob_allocator tg_counting = {(uint32_t)sizeof(tblob_allocator), tg_count_alloc,
-                                      tg_count_free, NULL};
+static tblob_allocator tg_counting = {.struct_size = (uint32_t)sizeof(tblob_allocator),
+                                      .alloc = tg_count_alloc,
+                                      .free = tg_count_free,
+                                      .opaque = NULL};
 static const tblob_allocator *tg_counting_allocator(void) { return &tg_counting; }
 static long long tg_live(void) { return __atomic_load_n(&tg_live_allocs, __ATOMIC_RELAXED); }
 static long long tg_total(void) { return __atomic_load_n(&tg_total_allocs, __ATOMIC_RELAXED); }

@@ -8,6 +8,7 @@ package tensorblob
 // raised again once the call has returned.
 
 /*
+#define TBLOB_EXPERIMENTAL_API
 #include <stdint.h>
 #include "tensorblob.h"
 */
