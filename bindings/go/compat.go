@@ -7,6 +7,7 @@ package tensorblob
 /*
 #define TBLOB_EXPERIMENTAL_API
 #include <stdint.h>
+#include <stdlib.h>
 #include "tensorblob.h"
 */
 import "C"
@@ -61,24 +62,32 @@ func initOpenOptions(o *C.tblob_open_options, compact bool) {
 // tableChunk bounds the descriptors fetched per call (104 bytes each).
 const tableChunk = 4096
 
-// loadTable copies the whole tensor table out of the model, a chunk of rows per call.
+// loadTable copies the whole tensor table out of the model, a chunk of rows per call. The
+// descriptors go to C memory: a Go array of pointer-holding structs would be scanned by
+// the cgo pointer check on every call.
 func loadTable(c *C.tblob_model) ([]TensorInfo, error) {
 	n := uint64(C.tblob_model_tensor_count(c))
 	table := make([]TensorInfo, 0, n)
-	infos := make([]C.tblob_tensor_info, min(n, tableChunk))
+	if n == 0 {
+		return table, nil
+	}
+	chunk := min(n, tableChunk)
+	buf := (*C.tblob_tensor_info)(C.calloc(C.size_t(chunk), C.sizeof_tblob_tensor_info))
+	if buf == nil {
+		return nil, &Error{Status: ErrOutOfMemory, Message: "tensor table buffer", Offset: -1, Tensor: -1}
+	}
+	defer C.free(unsafe.Pointer(buf))
+	infos := unsafe.Slice(buf, chunk)
 	var d C.tblob_diag
-	for first := uint64(0); first < n; first += uint64(len(infos)) {
-		count := min(n-first, uint64(len(infos)))
+	for first := uint64(0); first < n; first += chunk {
+		count := min(n-first, chunk)
 		initDiag(&d)
-		// Go memory the library fills with pointers into the model (C memory): allowed.
-		st := C.tblob_tensors_at(c, C.uint64_t(first), C.uint64_t(count), &infos[0],
+		st := C.tblob_tensors_at(c, C.uint64_t(first), C.uint64_t(count), buf,
 			C.sizeof_tblob_tensor_info, &d)
 		if st != 0 {
 			return nil, newError(st, &d)
 		}
-		for i := range count {
-			table = append(table, tensorInfoFrom(&infos[i]))
-		}
+		table = appendTable(table, infos[:count])
 	}
 	return table, nil
 }

@@ -12,6 +12,7 @@ import (
 	"iter"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -211,34 +212,64 @@ func newModel(c *C.tblob_model, buf unsafe.Pointer) (*Model, error) {
 	return m, nil
 }
 
-func tensorInfoFrom(info *C.tblob_tensor_info) TensorInfo {
-	t := TensorInfo{
-		Name:            goString(info.name, info.name_len),
-		DType:           DType(info.dtype),
-		Shape:           dims(info.shape, info.rank),
-		FileIndex:       uint32(info.file_index),
-		DataOffset:      uint64(info.data_offset),
-		DataLength:      uint64(info.data_length),
-		FileOffset:      uint64(info.file_offset),
-		Elements:        uint64(info.element_count),
-		LogicalElements: uint64(info.logical_elements),
-		QuantScheme:     uint32(info.quant_scheme),
-		Quantized:       info.quant_flags&C.TBLOB_TENSOR_QUANTIZED != 0,
-		Companion:       info.quant_flags&C.TBLOB_TENSOR_COMPANION != 0,
+// appendTable converts a chunk of C descriptors, with one allocation for all their names and
+// one for all their shapes (a table can hold hundreds of thousands of rows).
+func appendTable(table []TensorInfo, infos []C.tblob_tensor_info) []TensorInfo {
+	nameBytes, dimCount := 0, 0
+	for i := range infos {
+		nameBytes += int(infos[i].name_len)
+		dimCount += int(infos[i].rank)
+		if !sameDims(&infos[i]) {
+			dimCount += int(infos[i].logical_rank)
+		}
 	}
-	if info.logical_shape == info.shape && info.logical_rank == info.rank {
-		t.LogicalShape = t.Shape
-	} else {
-		t.LogicalShape = dims(info.logical_shape, info.logical_rank)
+	var names strings.Builder
+	names.Grow(nameBytes)
+	for i := range infos {
+		if infos[i].name_len > 0 {
+			names.Write(unsafe.Slice((*byte)(unsafe.Pointer(infos[i].name)), int(infos[i].name_len)))
+		}
 	}
-	return t
+	all := names.String()
+	shapes := make([]uint64, 0, dimCount)
+	take := func(p *C.uint64_t, rank C.uint32_t) []uint64 {
+		start := len(shapes)
+		if rank > 0 && p != nil {
+			shapes = append(shapes, unsafe.Slice((*uint64)(unsafe.Pointer(p)), int(rank))...)
+		}
+		return shapes[start:len(shapes):len(shapes)]
+	}
+	off := 0
+	for i := range infos {
+		info := &infos[i]
+		n := int(info.name_len)
+		t := TensorInfo{
+			Name:            all[off : off+n],
+			DType:           DType(info.dtype),
+			Shape:           take(info.shape, info.rank),
+			FileIndex:       uint32(info.file_index),
+			DataOffset:      uint64(info.data_offset),
+			DataLength:      uint64(info.data_length),
+			FileOffset:      uint64(info.file_offset),
+			Elements:        uint64(info.element_count),
+			LogicalElements: uint64(info.logical_elements),
+			QuantScheme:     uint32(info.quant_scheme),
+			Quantized:       info.quant_flags&C.TBLOB_TENSOR_QUANTIZED != 0,
+			Companion:       info.quant_flags&C.TBLOB_TENSOR_COMPANION != 0,
+		}
+		off += n
+		if sameDims(info) {
+			t.LogicalShape = t.Shape
+		} else {
+			t.LogicalShape = take(info.logical_shape, info.logical_rank)
+		}
+		table = append(table, t)
+	}
+	return table
 }
 
-func dims(p *C.uint64_t, rank C.uint32_t) []uint64 {
-	if rank == 0 || p == nil {
-		return []uint64{}
-	}
-	return slices.Clone(unsafe.Slice((*uint64)(unsafe.Pointer(p)), int(rank)))
+func sameDims(info *C.tblob_tensor_info) bool {
+	return info.logical_shape == info.shape && info.logical_rank == info.rank
 }
 
 // acquire returns the handle with the read lock held; release with m.mu.RUnlock.
