@@ -191,8 +191,9 @@ func (s *Store) OpenModel(name string, opts ...Option) (*Model, error) {
 
 // Verify hashes every blob (config and layers) of every model, or of one (VerifyModel),
 // and checks it against its digest and size. progress (may be nil) is called on the calling
-// goroutine as the verify goes. Cancelling ctx cancels the C call: the error then matches
-// both ErrCancelled and ctx.Err(). A bad blob makes the error the status of the first bad
+// goroutine as the verify goes. Cancelling ctx cancels the C call at its next report (after
+// each blob, and every 32 MiB hashed): the error then matches both ErrCancelled and
+// ctx.Err(). A bad blob makes the error the status of the first bad
 // blob in name order (ErrDigestMismatch, ErrOllamaBlobSize, ErrOllamaBlobMissing, ...)
 // after all were checked; VerifyOnBlob reports each one.
 func (s *Store) Verify(ctx context.Context, progress func(Progress), opts ...VerifyOption) (VerifySummary, error) {
