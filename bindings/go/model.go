@@ -408,7 +408,8 @@ func (m *Model) SLM1Header() (SLM1Header, error) {
 }
 
 // Tensor is one row of a model's table. Its descriptive methods read a copy made at open and
-// keep working after Close; Bytes and the Dequantize methods need the model open.
+// keep working after Close; Bytes and the Dequantize methods need the model open. The zero
+// Tensor (what a failed Lookup returns) must not be used.
 type Tensor struct {
 	m *Model
 	i int
