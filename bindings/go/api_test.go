@@ -29,6 +29,7 @@ var _ = []any{
 	(func(Tensor, []float32) error)(Tensor.Dequantize),
 	(func(Tensor, []uint16) error)(Tensor.DequantizeF16),
 	(func(Tensor, []float32, uint64, uint64) error)(Tensor.DequantizeRows),
+	(func(Tensor, uint64, uint64) (int, error))(Tensor.DequantizedLen),
 	(func(Tensor, []uint16) error)(Tensor.DequantizeBF16),
 	(func(Tensor) (UQFFLayer, bool))(Tensor.UQFFLayer),
 	(func(string, ...StoreOption) (*Store, error))(OpenStore),

@@ -477,6 +477,26 @@ func (t Tensor) DequantizeRows(dst []float32, rowBegin, rowEnd uint64) error {
 	return t.dequantize(F32, p, uintptr(len(dst))*4, rowBegin, rowEnd)
 }
 
+// DequantizedLen is the number of values DequantizeRows writes for rows [rowBegin, rowEnd)
+// (rowEnd ^uint64(0): through the last row), checked as DequantizeRows checks them, so a
+// caller can allocate exactly.
+func (t Tensor) DequantizedLen(rowBegin, rowEnd uint64) (int, error) {
+	c, err := t.m.acquire()
+	if err != nil {
+		return 0, err
+	}
+	defer t.m.mu.RUnlock()
+	var n C.uint64_t
+	var d C.tblob_diag
+	initDiag(&d)
+	st := C.tblob_tensor_dequant_size(c, C.uint64_t(t.i), C.uint32_t(F32), C.uint64_t(rowBegin),
+		C.uint64_t(rowEnd), &n, &d)
+	if st != 0 {
+		return 0, newError(st, &d)
+	}
+	return int(n / 4), nil
+}
+
 // DequantizeF16 is Dequantize to IEEE half precision bits (round to nearest even).
 func (t Tensor) DequantizeF16(dst []uint16) error {
 	var p unsafe.Pointer

@@ -185,6 +185,15 @@ func TestDequantizeCompanionsOracle(t *testing.T) {
 					if err := tt.DequantizeRows(row, uint64(rows), uint64(rows+1)); !errors.Is(err, ErrRange) {
 						t.Errorf("%s: row past the end: %v", name, err)
 					}
+					if l, err := tt.DequantizedLen(0, ^uint64(0)); err != nil || l != n {
+						t.Errorf("%s: DequantizedLen(all) = %d, %v; want %d", name, l, err, n)
+					}
+					if l, err := tt.DequantizedLen(1, 3); err != nil || l != 2*cols {
+						t.Errorf("%s: DequantizedLen(1, 3) = %d, %v; want %d", name, l, err, 2*cols)
+					}
+					if _, err := tt.DequantizedLen(uint64(rows), uint64(rows+1)); !errors.Is(err, ErrRange) {
+						t.Errorf("%s: DequantizedLen past the end: %v", name, err)
+					}
 					for i := range got {
 						if e := math.Float32frombits(binary.LittleEndian.Uint32(wb[4*i:])); !sameFloat(got[i], e) {
 							t.Fatalf("%s[%d] = %v, want %v", name, i, got[i], e)

@@ -52,6 +52,7 @@ func (t Tensor) Info() TensorInfo                                            { r
 func (t Tensor) Bytes() []byte                                               { return nil }
 func (t Tensor) Dequantize(dst []float32) error                              { return ErrNoCgo }
 func (t Tensor) DequantizeF16(dst []uint16) error                            { return ErrNoCgo }
+func (t Tensor) DequantizedLen(rowBegin, rowEnd uint64) (int, error)         { return 0, ErrNoCgo }
 func (t Tensor) DequantizeRows(dst []float32, rowBegin, rowEnd uint64) error { return ErrNoCgo }
 func (t Tensor) DequantizeBF16(dst []uint16) error                           { return ErrNoCgo }
 func (t Tensor) UQFFLayer() (UQFFLayer, bool)                                { return UQFFLayer{}, false }

@@ -24,6 +24,7 @@ func TestNoCgo(t *testing.T) {
 	errs["DequantizeF16"] = Tensor{}.DequantizeF16(nil)
 	errs["DequantizeBF16"] = Tensor{}.DequantizeBF16(nil)
 	errs["DequantizeRows"] = Tensor{}.DequantizeRows(nil, 0, 1)
+	_, errs["DequantizedLen"] = Tensor{}.DequantizedLen(0, 1)
 	_, errs["Models"] = s.Models()
 	_, errs["OpenModel"] = s.OpenModel("x")
 	_, errs["Verify"] = s.Verify(context.Background(), nil)
