@@ -175,6 +175,17 @@ def test_completion(cli, names, helps, work):
             print(f"note: {sh} not installed; syntax of its script not checked")
     rc, out, _ = run(cli, "completion", "--json", "bash")
     check(rc == 0 and json.loads(out)["script"] == scripts["bash"], "completion --json")
+    # fish: ask fish itself what it would complete.
+    if shutil.which("fish"):
+        fish_path = os.path.join(work, "tensorblob.fish")
+
+        def fish(line):
+            p = subprocess.run(["fish", "-c", f"source {fish_path}; complete -C '{line}'"], capture_output=True,
+                               text=True)
+            return sorted(l.split("\t")[0] for l in p.stdout.split("\n") if l)
+        check(fish("tensorblob dequant --to ") == ["bf16", "f16", "f32"], "fish: option values")
+        check("diff" in fish("tensorblob di"), "fish: command name")
+        check(fish("tensorblob diff --") == ["--dequant", "--help", "--json"], "fish: diff options")
     # bash: drive the completion function as bash itself does.
     drive = os.path.join(work, "drive.sh")
     with open(drive, "w") as f:

@@ -63,9 +63,9 @@ def check(cond, what, detail=""):
     return cond
 
 
-def sh(cmd, **kw):
+def sh(cmd, quiet=False, **kw):
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, **kw)
-    if p.returncode != 0:
+    if p.returncode != 0 and not quiet:
         print(f"$ {' '.join(cmd)}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
     return p
 
@@ -209,7 +209,7 @@ target_link_libraries(consumer_static PRIVATE tensorblob::tensorblob_static)
         text = f.read()
     with open(os.path.join(proj, "CMakeLists.txt"), "w") as f:
         f.write(text.replace("find_package(tensorblob 0.1 REQUIRED)", "find_package(tensorblob 1.0 REQUIRED)"))
-    p = sh([cmake, "-S", proj, "-B", bdir + "-v1", f"-DCMAKE_PREFIX_PATH={prefix}"])
+    p = sh([cmake, "-S", proj, "-B", bdir + "-v1", f"-DCMAKE_PREFIX_PATH={prefix}"], quiet=True)
     check(p.returncode != 0, "cmake: find_package(tensorblob 1.0) is refused")
 
 
