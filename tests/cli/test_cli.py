@@ -123,6 +123,12 @@ def test_version_help(cli, version, features):
         helps[n] = out
         rc, out2, _ = run(cli, "help", n)
         check(rc == 0 and out2 == out, f"help {n} = {n} --help")
+    rc, out, _ = run(cli, "help", "--json")
+    table = {c["name"]: c for c in json.loads(out)["commands"]}
+    check(rc == 0 and sorted(table) == sorted(names), "help --json lists the command table")
+    for n, h in helps.items():
+        listed = sorted(o for o in options_in_help(h) if o not in ("--json", "--help"))
+        check(sorted(o["name"] for o in table[n]["options"]) == listed, f"help --json options of {n} = --help's")
     rc, _, _ = run(cli)
     check(rc == 2, "no command: exit 2")
     rc, _, err = run(cli, "frobnicate")

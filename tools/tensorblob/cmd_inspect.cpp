@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "json_writer.h"
+#include "term.h"
 #include "tensorblob.h"
 
 namespace tbcli {
@@ -147,9 +148,14 @@ void json_model(JsonWriter &w, const char *path, const tblob_model *m) {
 
 void text_model(const char *path, const tblob_model *m) {
   const uint64_t n = tblob_model_tensor_count(m);
-  std::printf("%s: %s, %llu tensors, %u file%s\n", path, tblob_format_name(tblob_model_format(m)),
+  uint64_t bytes = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
+    if (tblob_tensor_at(m, i, &t, nullptr) == TBLOB_OK) bytes += t.data_length;
+  }
+  std::printf("%s: %s, %llu tensors, %u file%s, %s of tensor data\n", path, tblob_format_name(tblob_model_format(m)),
               static_cast<unsigned long long>(n), tblob_model_file_count(m),
-              tblob_model_file_count(m) == 1 ? "" : "s");
+              tblob_model_file_count(m) == 1 ? "" : "s", human_bytes(bytes).c_str());
   const uint64_t nm = tblob_metadata_count(m);
   for (uint64_t i = 0; i < nm; ++i) {
     const char *k, *v;

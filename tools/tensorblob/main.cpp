@@ -113,13 +113,55 @@ int run_completion(const Args &a) {
   return kExitOk;
 }
 
+// The command table itself, for tools that drive the CLI.
+void json_commands(const Command *only) {
+  size_t n;
+  const Command *t = commands(&n);
+  JsonWriter w;
+  w.lit("{\"version\":");
+  w.str(tblob_version_string());
+  w.lit(",\"commands\":[");
+  bool first = true;
+  for (size_t i = 0; i < n; ++i) {
+    const Command &c = t[i];
+    if (only && only != &c) continue;
+    if (!first) w.raw(',');
+    first = false;
+    w.lit("{\"name\":");
+    w.str(c.name);
+    w.field("summary", c.summary);
+    w.field("synopsis", c.synopsis);
+    w.field_u64("min_arguments", c.min_positional);
+    if (c.max_positional != kMany) w.field_u64("max_arguments", c.max_positional);
+    w.lit(",\"options\":[");
+    for (size_t k = 0; k < c.option_count; ++k) {
+      const Option &o = c.options[k];
+      if (k) w.raw(',');
+      w.lit("{\"name\":");
+      w.str(o.name);
+      if (o.short_name) w.field("short", o.short_name);
+      if (o.metavar) w.field("value", o.metavar);
+      if (o.choices) w.field("choices", o.choices);
+      w.field("help", o.help);
+      w.raw('}');
+    }
+    w.lit("]}");
+  }
+  w.lit("]}");
+  w.flush_line(stdout);
+}
+
 int run_help(const Args &a) {
+  const Command *c = a.positional.empty() ? nullptr : find_command(a.positional[0]);
+  if (!a.positional.empty() && !c) return usage_error(*a.cmd, "unknown command '%s'", a.positional[0]);
+  if (a.json) {
+    json_commands(c);
+    return kExitOk;
+  }
   if (a.positional.empty()) {
     print_main_help(stdout);
     return kExitOk;
   }
-  const Command *c = find_command(a.positional[0]);
-  if (!c) return usage_error(*a.cmd, "unknown command '%s'", a.positional[0]);
   print_command_help(*c, stdout);
   return kExitOk;
 }
@@ -251,7 +293,8 @@ const Command kCommands[] = {
      kNoOptions, 0, 1, 1, Complete::kChoices, "bash zsh fish", run_completion},
     {"version", "[--json]", "the library version (also tensorblob --version)", "", kNoOptions, 0, 0, 0,
      Complete::kNone, nullptr, run_version},
-    {"help", "[COMMAND]", "this list, or a command's usage and options", "", kNoOptions, 0, 0, 1,
+    {"help", "[COMMAND]", "this list, or a command's usage and options",
+     "With --json: the command table (names, synopses, options, values, choices).\n", kNoOptions, 0, 0, 1,
      Complete::kNone, nullptr, run_help},
 };
 
