@@ -1,5 +1,6 @@
 // Command testcount reads `go test -json` streams on stdin and prints the output of every
-// failed test, then `N passed, N failed` counting tests, subtests and examples. A package
+// failed test, then `N passed, N failed` counting top-level tests and examples (a test's subtests,
+// such as one per fuzz seed or per file, are its own business). A package
 // that fails without a failed test (build error, TestMain check) counts as one failure.
 package main
 
@@ -44,12 +45,14 @@ func main() {
 			}
 			m[key].WriteString(e.Output)
 		case "pass":
-			if e.Test != "" {
+			if e.Test != "" && !strings.Contains(e.Test, "/") {
 				passed++
 			}
 		case "fail":
 			if e.Test != "" {
-				failed++
+				if !strings.Contains(e.Test, "/") { // a failed subtest fails its parent too
+					failed++
+				}
 				failedIn[e.Package]++
 				if b := output[key]; b != nil {
 					fmt.Print(b.String())
