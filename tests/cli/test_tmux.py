@@ -13,8 +13,6 @@ import shutil
 import subprocess
 import sys
 
-import numpy as np
-from safetensors.numpy import save_file
 
 
 def main():
@@ -26,6 +24,8 @@ def main():
     if not tmux:
         print("tmux not installed: skipped")
         sys.exit(77)
+    import numpy as np  # after the skip: a machine without tmux needs nothing else
+    from safetensors.numpy import save_file
     work = os.path.abspath(args.workdir)
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)

@@ -259,6 +259,10 @@ def main():
     ap.add_argument("--ollama", default="1")
     ap.add_argument("--cli", default="1")
     a = ap.parse_args()
+    tool = {"cmake": "cmake", "pkgconfig": "pkg-config"}.get(a.way)
+    if tool and not shutil.which(tool):
+        print(f"{tool} not installed: skipped")
+        sys.exit(77)
     a.workdir = os.path.abspath(os.path.join(a.workdir, a.way))
     shutil.rmtree(a.workdir, ignore_errors=True)
     os.makedirs(a.workdir)
