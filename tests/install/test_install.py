@@ -210,13 +210,14 @@ target_link_libraries(consumer_static PRIVATE tensorblob::tensorblob_static)
                     env={"LD_LIBRARY_PATH": libdir})
         run_program(os.path.join(bdir, "consumer_static"), model, "lm_head.weight", want,
                     "cmake: static program runs")
-    # A version the package does not satisfy is refused.
+    # Version requests: none and 0.1 accepted (above), 0.2 (newer) and 1.0 (another major) refused.
     with open(os.path.join(proj, "CMakeLists.txt")) as f:
         text = f.read()
-    with open(os.path.join(proj, "CMakeLists.txt"), "w") as f:
-        f.write(text.replace("find_package(tensorblob 0.1 REQUIRED)", "find_package(tensorblob 1.0 REQUIRED)"))
-    p = sh([cmake, "-S", proj, "-B", bdir + "-v1", f"-DCMAKE_PREFIX_PATH={prefix}"], quiet=True)
-    check(p.returncode != 0, "cmake: find_package(tensorblob 1.0) is refused")
+    for req, ok in (("", True), ("0.2", False), ("1.0", False)):
+        with open(os.path.join(proj, "CMakeLists.txt"), "w") as f:
+            f.write(text.replace("find_package(tensorblob 0.1 REQUIRED)", f"find_package(tensorblob {req} REQUIRED)"))
+        p = sh([cmake, "-S", proj, "-B", f"{bdir}-{req or 'any'}", f"-DCMAKE_PREFIX_PATH={prefix}"], quiet=not ok)
+        check((p.returncode == 0) == ok, f"cmake: find_package(tensorblob {req}) is {'accepted' if ok else 'refused'}")
 
 
 def way_subproject(a, model, want):
