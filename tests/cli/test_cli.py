@@ -356,11 +356,32 @@ def test_json_everywhere(cli, examples, work, features):
         check(rc == 0 and json.loads(out)["ok"], "ls --json")
 
 
-def test_uqff_routing(cli, uqff_dir):
+def test_uqff_routing(cli, uqff_dir, work):
     shard_dir = os.path.join(uqff_dir, "q4_0")
     rc, out, err = run(cli, "verify", "--json", shard_dir)
     d = json.loads(out.split("\n")[0])
     check(d.get("format") == "uqff" and "layers" in d, "verify routes a UQFF directory by content", out[:200] + err)
+    # diff --dequant against the source the export was made from: q8_0 keeps every weight
+    # within half a step of its block's scale (amax / 127), so well under max|w| / 127.
+    src = os.path.join(uqff_dir, "source.safetensors")
+    q8 = os.path.join(uqff_dir, "q8_0")
+    if os.path.exists(src) and os.path.isdir(q8):
+        from safetensors.numpy import load_file
+        ref = load_file(src)
+        rc, out, err = run(cli, "diff", "--json", "--dequant", src, q8)
+        d = json.loads(out)
+        ch = {e["name"]: e for e in d["changed"]}
+        quantized = [n for n, e in ch.items() if e.get("dtype_b") == "U8"]
+        check(rc == 1 and d["added"] == [] and d["removed"] == [] and len(quantized) >= 4,
+              "diff source vs UQFF q8_0 pairs every tensor", out[:300] + err)
+        for n in quantized:
+            bound = float(np.abs(ref[n]).max()) / 127
+            e = ch[n]
+            check("max_abs" in e and 0 < e["max_abs"] <= bound, f"diff --dequant q8_0 {n}: 0 < max_abs <= max|w|/127",
+                  f"{e} bound {bound}")
+        rc, out, _ = run(cli, "dequant", "--json", "--out", os.path.join(work, "uqff.f32"), q8,
+                         quantized[0] if quantized else "none")
+        check(rc == 0 and json.loads(out)["ok"], "dequant routes a UQFF directory by content", out)
 
 
 def main():
@@ -382,7 +403,7 @@ def main():
     test_terminal(args.cli, args.workdir, pa, pb)
     test_json_everywhere(args.cli, args.examples, args.workdir, features)
     if features["uqff"] and args.uqff_data and os.path.isdir(os.path.join(args.uqff_data, "q4_0")):
-        test_uqff_routing(args.cli, args.uqff_data)
+        test_uqff_routing(args.cli, args.uqff_data, args.workdir)
     print(f"{len(FAILS)} failure(s)")
     sys.exit(1 if FAILS else 0)
 

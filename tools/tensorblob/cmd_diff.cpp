@@ -53,33 +53,11 @@ const char *dtype_text(uint32_t d) {
   return n ? n : "?";
 }
 
-// Compares the f32 values of tensor ia of A and ib of B in row chunks (bounded memory).
-// Returns nullptr when compared, else the status name that prevented it.
-const char *compare_values(const tblob_model *A, uint64_t ia, const tblob_model *B, uint64_t ib, Entry *e) {
-  tblob_quant_info qa = TBLOB_QUANT_INFO_INIT, qb = TBLOB_QUANT_INFO_INIT;
-  if (tblob_tensor_quant_info(A, ia, &qa, nullptr) != TBLOB_OK || tblob_tensor_quant_info(B, ib, &qb, nullptr) != TBLOB_OK)
-    return "TBLOB_E_INVALID_ARGUMENT";
-  if (qa.status != TBLOB_OK) return tblob_status_name(qa.status);
-  if (qb.status != TBLOB_OK) return tblob_status_name(qb.status);
-  if (qa.rows != qb.rows || qa.cols != qb.cols) return "logical shapes differ";
-  const uint64_t cols = qa.cols, rows = qa.rows;
-  uint64_t chunk = cols ? (uint64_t{1} << 20) / cols : rows;  // about 4 MB of f32 per side
-  if (chunk == 0) chunk = 1;
-  if (chunk > rows) chunk = rows;
-  if (rows == 0 || cols == 0) {
-    e->compared_values = true;
-    return nullptr;
-  }
-  std::vector<float> va(static_cast<size_t>(chunk * cols)), vb(va.size());
+// Folds one chunk of values into the running maxima.
+struct ValueStats {
   double max_abs = 0, max_a = 0;
   uint64_t nan_mismatches = 0;
-  for (uint64_t r = 0; r < rows; r += chunk) {
-    const uint64_t end = rows - r < chunk ? rows : r + chunk;
-    const size_t n = static_cast<size_t>((end - r) * cols);
-    tblob_status s = tblob_tensor_dequantize(A, ia, TBLOB_DTYPE_F32, r, end, va.data(), va.size() * 4, nullptr);
-    if (s != TBLOB_OK) return tblob_status_name(s);
-    s = tblob_tensor_dequantize(B, ib, TBLOB_DTYPE_F32, r, end, vb.data(), vb.size() * 4, nullptr);
-    if (s != TBLOB_OK) return tblob_status_name(s);
+  void add(const float *va, const float *vb, size_t n) {
     for (size_t k = 0; k < n; ++k) {
       const double x = va[k], y = vb[k];
       if (std::isnan(x) || std::isnan(y)) {
@@ -92,10 +70,51 @@ const char *compare_values(const tblob_model *A, uint64_t ia, const tblob_model 
       if (d > max_abs) max_abs = d;
     }
   }
+};
+
+// Compares the f32 values of tensor ia of A and ib of B, in row chunks (bounded memory) when
+// both describe their rows (tblob_tensor_quant_info), else whole (UQFF layers decode through
+// their own hooks). Returns nullptr when compared, else why not.
+const char *compare_values(const tblob_model *A, uint64_t ia, const tblob_model *B, uint64_t ib, Entry *e) {
+  ValueStats st;
+  tblob_quant_info qa = TBLOB_QUANT_INFO_INIT, qb = TBLOB_QUANT_INFO_INIT;
+  const bool rows_known = tblob_tensor_quant_info(A, ia, &qa, nullptr) == TBLOB_OK &&
+                          tblob_tensor_quant_info(B, ib, &qb, nullptr) == TBLOB_OK && qa.status == TBLOB_OK &&
+                          qb.status == TBLOB_OK;
+  if (rows_known) {
+    if (qa.rows != qb.rows || qa.cols != qb.cols) return "logical shapes differ";
+    const uint64_t cols = qa.cols, rows = qa.rows;
+    uint64_t chunk = cols ? (uint64_t{1} << 20) / cols : rows;  // about 4 MB of f32 per side
+    if (chunk == 0) chunk = 1;
+    if (chunk > rows) chunk = rows;
+    std::vector<float> va(static_cast<size_t>(chunk * cols)), vb(va.size());
+    for (uint64_t r = 0; r < rows && cols; r += chunk) {
+      const uint64_t end = rows - r < chunk ? rows : r + chunk;
+      tblob_status s = tblob_tensor_dequantize(A, ia, TBLOB_DTYPE_F32, r, end, va.data(), va.size() * 4, nullptr);
+      if (s != TBLOB_OK) return tblob_status_name(s);
+      s = tblob_tensor_dequantize(B, ib, TBLOB_DTYPE_F32, r, end, vb.data(), vb.size() * 4, nullptr);
+      if (s != TBLOB_OK) return tblob_status_name(s);
+      st.add(va.data(), vb.data(), static_cast<size_t>((end - r) * cols));
+    }
+  } else {
+    uint64_t ba = 0, bb = 0;
+    tblob_status s = tblob_tensor_dequant_size(A, ia, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, &ba, nullptr);
+    if (s != TBLOB_OK) return tblob_status_name(s);
+    s = tblob_tensor_dequant_size(B, ib, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, &bb, nullptr);
+    if (s != TBLOB_OK) return tblob_status_name(s);
+    if (ba != bb) return "element counts differ";
+    if (ba / 4 > SIZE_MAX / 8) return "too large for memory";
+    std::vector<float> va(static_cast<size_t>(ba / 4)), vb(va.size());
+    s = tblob_tensor_dequantize(A, ia, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, va.data(), ba, nullptr);
+    if (s != TBLOB_OK) return tblob_status_name(s);
+    s = tblob_tensor_dequantize(B, ib, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, vb.data(), bb, nullptr);
+    if (s != TBLOB_OK) return tblob_status_name(s);
+    st.add(va.data(), vb.data(), va.size());
+  }
   e->compared_values = true;
-  e->max_abs = max_abs;
-  e->max_rel = max_a > 0 ? max_abs / max_a : (max_abs > 0 ? HUGE_VAL : 0.0);
-  e->nan_mismatches = nan_mismatches;
+  e->max_abs = st.max_abs;
+  e->max_rel = st.max_a > 0 ? st.max_abs / st.max_a : (st.max_abs > 0 ? HUGE_VAL : 0.0);
+  e->nan_mismatches = st.nan_mismatches;
   return nullptr;
 }
 
