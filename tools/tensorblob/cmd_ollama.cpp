@@ -6,7 +6,6 @@
 #include <cstring>
 #include <ctime>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "cli.h"

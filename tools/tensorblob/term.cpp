@@ -1,6 +1,7 @@
 #include "term.h"
 
 #include <cstdlib>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 namespace tbcli {
@@ -49,14 +50,25 @@ void ProgressBar::update(uint64_t done, uint64_t total, uint64_t count, uint64_t
   draw();
 }
 
+// Columns of the terminal on stderr (80 when unknown).
+int terminal_columns() {
+  struct winsize ws;
+  if (::ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  return 80;
+}
+
 void ProgressBar::draw() {
   const double frac = total_ ? static_cast<double>(done_) / static_cast<double>(total_) : 1.0;
-  const int width = 30, fill = static_cast<int>(frac * width);
+  // A line longer than the terminal wraps, and "\r" then cannot redraw it: narrow terminals
+  // get a shorter bar and no counts.
+  const int cols = terminal_columns();
+  const bool narrow = cols < 100;
+  const int width = cols >= 100 ? 30 : cols >= 70 ? 20 : 10, fill = static_cast<int>(frac * width);
   std::string bar(static_cast<size_t>(fill), '#');
   bar.append(static_cast<size_t>(width - fill), '.');
   std::fprintf(stderr, "\r\033[K%s [%s] %3d%%  %s / %s", verb_, bar.c_str(), static_cast<int>(frac * 100.0),
                human_bytes(done_).c_str(), human_bytes(total_).c_str());
-  if (unit_)
+  if (unit_ && !narrow)
     std::fprintf(stderr, "  %llu/%llu %s", static_cast<unsigned long long>(count_),
                  static_cast<unsigned long long>(count_total_), unit_);
   std::fflush(stderr);
