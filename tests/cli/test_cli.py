@@ -382,6 +382,15 @@ def test_uqff_routing(cli, uqff_dir, work):
         rc, out, _ = run(cli, "dequant", "--json", "--out", os.path.join(work, "uqff.f32"), q8,
                          quantized[0] if quantized else "none")
         check(rc == 0 and json.loads(out)["ok"], "dequant routes a UQFF directory by content", out)
+        if quantized:
+            full, part = os.path.join(work, "uqff_full.bf16"), os.path.join(work, "uqff_rows.bf16")
+            rc1, _, _ = run(cli, "dequant", "--to", "bf16", "--out", full, q8, quantized[0])
+            rc2, _, _ = run(cli, "dequant", "--to", "bf16", "--rows", "3:7", "--out", part, q8, quantized[0])
+            cols = ref[quantized[0]].shape[-1]
+            with open(full, "rb") as f1, open(part, "rb") as f2:
+                whole, rows = f1.read(), f2.read()
+            check(rc1 == 0 and rc2 == 0 and len(rows) == 4 * cols * 2 and rows == whole[3 * cols * 2:7 * cols * 2],
+                  "UQFF dequant --rows 3:7 is that slice of the whole tensor")
 
 
 def main():

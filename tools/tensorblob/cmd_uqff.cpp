@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "json_writer.h"
+#include "term.h"
 #include "tensorblob.h"
 
 namespace tbcli {
@@ -294,21 +295,50 @@ int cmd_uqff_dequant(const Args &a) {
       std::fprintf(stderr, "%s: %s: %s\n", path, tblob_status_name(s), d.message);
       rc = s == TBLOB_E_RANGE ? kExitUsage : kExitInvalid;
     } else {
-      buf.resize(bytes ? bytes : 1);
-      s = tblob_tensor_dequantize(m, index, to, rb, re, buf.data(), bytes, &d);
-      if (s != TBLOB_OK) {
-        std::fprintf(stderr, "%s: %s: %s\n", path, tblob_status_name(s), d.message);
+      // The range is valid: decode in chunks of about 16 MiB (constant memory, a progress bar
+      // on a terminal for large outputs) and stream them out.
+      const uint64_t row_bytes = li.cols * (to == TBLOB_DTYPE_F32 ? 4 : 2);
+      const uint64_t rows = row_bytes ? bytes / row_bytes : 0;
+      re = rb + rows;
+      uint64_t chunk = row_bytes ? (uint64_t{16} << 20) / row_bytes : 1;
+      if (chunk == 0) chunk = 1;
+      if (chunk > rows) chunk = rows ? rows : 1;
+      buf.resize(static_cast<size_t>(rows ? chunk * row_bytes : bytes) + 1);
+      FILE *f = std::strcmp(out, "-") == 0 ? stdout : std::fopen(out, "wb");
+      ProgressBar bar("dequantizing", bytes > (uint64_t{16} << 20));
+      if (!f) {
+        std::fprintf(stderr, "tensorblob dequant: cannot write %s: %s\n", out, std::strerror(errno));
+        rc = kExitInvalid;
+      } else if (rows == 0) {  // nothing to write (or a 0-d value: one call)
+        if (bytes && ((s = tblob_tensor_dequantize(m, index, to, rb, re, buf.data(), bytes, &d)) != TBLOB_OK ||
+                      std::fwrite(buf.data(), 1, bytes, f) != bytes))
+          rc = kExitInvalid;
+      } else {
+        for (uint64_t r = rb; r < re && rc == kExitOk; r += chunk) {
+          bar.update((r - rb) * row_bytes, bytes);
+          const uint64_t e = re - r < chunk ? re : r + chunk;
+          const size_t n = static_cast<size_t>((e - r) * row_bytes);
+          if ((s = tblob_tensor_dequantize(m, index, to, r, e, buf.data(), buf.size(), &d)) != TBLOB_OK) {
+            bar.clear();
+            std::fprintf(stderr, "%s: %s: %s\n", path, tblob_status_name(s), d.message);
+            rc = kExitInvalid;
+          } else if (std::fwrite(buf.data(), 1, n, f) != n) {
+            bar.clear();
+            std::fprintf(stderr, "tensorblob dequant: cannot write %s: %s\n", out, std::strerror(errno));
+            rc = kExitInvalid;
+          }
+        }
+        bar.finish(rc == kExitOk);
+      }
+      if (f && f != stdout && std::fclose(f) != 0 && rc == kExitOk) {
+        std::fprintf(stderr, "tensorblob dequant: cannot write %s: %s\n", out, std::strerror(errno));
         rc = kExitInvalid;
       }
+      if (f == stdout && std::fflush(stdout) != 0) rc = kExitInvalid;
     }
   }
   tblob_model_close(m);
   if (rc != kExitOk) return rc;
-  FILE *f = std::strcmp(out, "-") == 0 ? stdout : std::fopen(out, "wb");
-  if (!f || std::fwrite(buf.data(), 1, bytes, f) != bytes || (f != stdout && std::fclose(f) != 0)) {
-    std::fprintf(stderr, "tensorblob dequant: cannot write %s: %s\n", out, std::strerror(errno));
-    return kExitInvalid;
-  }
   if (a.json) {
     JsonWriter w;
     w.lit("{\"path\":");
