@@ -371,17 +371,19 @@ class SafeOpen:
             _check(lib.tblob_tensor_dequant_size(self._ptr, i, code, begin, end,
                                                  ctypes.byref(out), ctypes.byref(d)), d)
             return out.value
-        if self._format == 4:  # UQFF before the API freeze
-            r = _ffi.UqffDequantRequest(ctypes.sizeof(_ffi.UqffDequantRequest), code, 0, begin, end)
-            _check(lib.tblob_uqff_dequant_size(self._ptr, i, ctypes.byref(r), ctypes.byref(out),
-                                               ctypes.byref(d)), d)
-            return out.value
+        size = 4 if code == 10 else 2
+        if self._format == 4:  # UQFF before the API freeze: rows of the logical shape, experts folded
+            shape = self._shape(i)
+            cols = shape[-1] if shape else 1
+            nrows = int(np.prod(shape[:-1], dtype=np.uint64)) if len(shape) > 1 else 1
+            end = nrows if end == _ffi.ALL_ROWS else end
+            return max(0, end - begin) * cols * size
         q = _ffi.new(_ffi.QuantInfo)
         _check(lib.tblob_tensor_quant_info(self._ptr, i, ctypes.byref(q), ctypes.byref(d)), d)
         if q.status != 0:  # let dequantize report it with its message
             return 0
         end = q.rows if end == _ffi.ALL_ROWS else end
-        return max(0, end - begin) * q.cols * (4 if code == 10 else 2)
+        return max(0, end - begin) * q.cols * size
 
     def _logical_shape(self, i: int) -> Tuple[int, ...]:
         if self._format == 4:
