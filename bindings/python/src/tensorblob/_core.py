@@ -78,19 +78,24 @@ def _options(mode: str) -> _ffi.OpenOptions:
     return o
 
 
+def _slm1_options(names: Sequence[str]) -> Tuple[_ffi.Slm1OpenOptions, Any]:
+    enc = [n.encode("utf-8", "surrogateescape") for n in names]
+    so = _ffi.new(_ffi.Slm1OpenOptions)
+    arr = (ctypes.c_char_p * len(enc))(*enc)
+    lens = (ctypes.c_size_t * len(enc))(*[len(e) for e in enc])
+    so.required_names = ctypes.cast(arr, ctypes.POINTER(ctypes.c_char_p))
+    so.required_name_lens = ctypes.cast(lens, ctypes.POINTER(ctypes.c_size_t))
+    so.required_name_count = len(enc)
+    return so, (enc, arr, lens)  # the second value keeps the arrays alive for the call
+
+
 def _open_path(path: PathLike, mode: str, names: Optional[Sequence[str]]) -> _Handle:
     p = os.fsencode(path)
     out = ctypes.c_void_p()
     d = _ffi.new(_ffi.Diag)
     opts = _options(mode)
     if names is not None:
-        enc = [n.encode() for n in names]
-        so = _ffi.new(_ffi.Slm1OpenOptions)
-        arr = (ctypes.c_char_p * len(enc))(*enc)
-        lens = (ctypes.c_size_t * len(enc))(*[len(e) for e in enc])
-        so.required_names = ctypes.cast(arr, ctypes.POINTER(ctypes.c_char_p))
-        so.required_name_lens = ctypes.cast(lens, ctypes.POINTER(ctypes.c_size_t))
-        so.required_name_count = len(enc)
+        so, _keep = _slm1_options(names)
         st = lib.tblob_slm1_open_path(p, ctypes.byref(opts), ctypes.byref(so), ctypes.byref(out),
                                       ctypes.byref(d))
     else:
@@ -100,12 +105,18 @@ def _open_path(path: PathLike, mode: str, names: Optional[Sequence[str]]) -> _Ha
     return _Handle(out.value)
 
 
-def _open_buffer(data: Buffer) -> _Handle:
+def _open_buffer(data: Buffer, names: Optional[Sequence[str]]) -> _Handle:
     arr = np.frombuffer(data, dtype=np.uint8)  # zero copy; keeps `data` alive
     out = ctypes.c_void_p()
     d = _ffi.new(_ffi.Diag)
-    st = lib.tblob_model_open_memory(arr.ctypes.data if arr.size else None, arr.size, None,
-                                     ctypes.byref(out), ctypes.byref(d))
+    ptr = arr.ctypes.data if arr.size else None
+    # tblob_model_open_memory reads safetensors; SLM1 buffers have their own entry point.
+    if names is not None or bytes(arr[:4]) == b"SLM1":
+        so, _keep = _slm1_options(names or [])
+        st = lib.tblob_slm1_open_memory(ptr, arr.size, None, ctypes.byref(so), ctypes.byref(out),
+                                        ctypes.byref(d))
+    else:
+        st = lib.tblob_model_open_memory(ptr, arr.size, None, ctypes.byref(out), ctypes.byref(d))
     _check(st, d)
     return _Handle(out.value, keep=arr)
 
@@ -478,7 +489,7 @@ def safe_open(path: Union[PathLike, Buffer], framework: str = "numpy", device: s
     if device != "cpu":
         raise ValueError(f"tensorblob reads to the CPU only, not {device!r}")
     if isinstance(path, (bytes, bytearray, memoryview, np.ndarray)):
-        return SafeOpen(_open_buffer(path), framework)
+        return SafeOpen(_open_buffer(path, names), framework)
     return SafeOpen(_open_path(path, mode, names), framework)
 
 
@@ -537,6 +548,7 @@ class Store:
     """An Ollama model store (its manifests/ and blobs/ directories)."""
 
     def __init__(self, root: Optional[PathLike] = None) -> None:
+        self._ptr: Optional[int] = None
         out = ctypes.c_void_p()
         d = _ffi.new(_ffi.Diag)
         opts = _ffi.new(_ffi.StoreOptions)
@@ -544,7 +556,7 @@ class Store:
         st = lib.tblob_store_open(r, ctypes.byref(opts), ctypes.byref(out), ctypes.byref(d))
         if st != 0:
             raise _error(d, st, MissingFileError if st == -4 else None)
-        self._ptr: Optional[int] = out.value
+        self._ptr = out.value
 
     def __enter__(self) -> "Store":
         return self
@@ -572,6 +584,8 @@ class Store:
         err: List[BaseException] = []
 
         def cb(_user: Any, e: Any) -> int:
+            if err:
+                return 1
             try:
                 x = e.contents
                 got.append(StoreModel(
@@ -626,6 +640,8 @@ class Store:
         problems: List[BlobProblem] = []
 
         def on_progress(_u: Any, p: Any) -> int:
+            if errs:  # already cancelled: never call back into a callable that raised
+                return 1
             try:
                 x = p.contents
                 if progress is not None:
@@ -637,6 +653,8 @@ class Store:
                 return 1
 
         def on_blob(_u: Any, r: Any) -> int:
+            if errs:
+                return 1
             try:
                 x = r.contents
                 if x.status != 0:

@@ -141,6 +141,8 @@ _SIGNATURES = {
     "tblob_model_open_memory": (ST, [c_void_p, c_size_t, POINTER(OpenOptions), POINTER(M), D]),
     "tblob_slm1_open_path": (ST, [c_char_p, POINTER(OpenOptions), POINTER(Slm1OpenOptions),
                                   POINTER(M), D]),
+    "tblob_slm1_open_memory": (ST, [c_void_p, c_size_t, POINTER(OpenOptions),
+                                    POINTER(Slm1OpenOptions), POINTER(M), D]),
     "tblob_model_close": (None, [M]),
     "tblob_model_format": (u32, [M]),
     "tblob_model_tensor_count": (u64, [M]),
