@@ -30,6 +30,17 @@ _OUT_DTYPES = {np.dtype(np.float32): 10, np.dtype(np.float16): 6,
                np.dtype(ml_dtypes.bfloat16): 7}
 _DTYPE_NAMES: Dict[int, str] = {}
 
+# The fields of tblob_tensor_info read in bulk, as a numpy view over the ctypes array.
+_TI = _ffi.TensorInfo
+_INFO_NP = np.dtype({
+    "names": ["dtype", "name", "name_len", "shape", "rank", "file_index", "data_offset",
+              "data_length", "file_offset"],
+    "formats": ["<u4", "<u8", "<u8", "<u8", "<u4", "<u4", "<u8", "<u8", "<u8"],
+    "offsets": [_TI.dtype.offset, _TI.name.offset, _TI.name_len.offset, _TI.shape.offset,
+                _TI.rank.offset, _TI.file_index.offset, _TI.data_offset.offset,
+                _TI.data_length.offset, _TI.file_offset.offset],
+    "itemsize": ctypes.sizeof(_TI)})
+
 
 def _dtype_name(code: int) -> str:
     n = _DTYPE_NAMES.get(code)
@@ -55,11 +66,12 @@ def _check(status: int, diag: _ffi.Diag) -> None:
 class _Handle:
     """Owns one tblob_model*; closed when the last SafeOpen or array referring to it goes."""
 
-    __slots__ = ("ptr", "keep", "__weakref__")
+    __slots__ = ("ptr", "keep", "mapped", "__weakref__")
 
-    def __init__(self, ptr: int, keep: Any = None) -> None:
+    def __init__(self, ptr: int, keep: Any = None, mapped: bool = False) -> None:
         self.ptr = ptr
         self.keep = keep  # a caller buffer the model borrows
+        self.mapped = mapped  # the whole file (or buffer) is addressable: map mode or memory
 
     def close(self) -> None:
         p, self.ptr = self.ptr, None
@@ -102,7 +114,7 @@ def _open_path(path: PathLike, mode: str, names: Optional[Sequence[str]]) -> _Ha
         st = lib.tblob_model_open(p, ctypes.byref(opts), ctypes.byref(out), ctypes.byref(d))
     if st != 0:
         raise _error(d, st, MissingFileError if st == -4 else None)
-    return _Handle(out.value)
+    return _Handle(out.value, mapped=(mode == "map"))
 
 
 def _open_buffer(data: Buffer, names: Optional[Sequence[str]]) -> _Handle:
@@ -118,7 +130,7 @@ def _open_buffer(data: Buffer, names: Optional[Sequence[str]]) -> _Handle:
     else:
         st = lib.tblob_model_open_memory(ptr, arr.size, None, ctypes.byref(out), ctypes.byref(d))
     _check(st, d)
-    return _Handle(out.value, keep=arr)
+    return _Handle(out.value, keep=arr, mapped=True)
 
 
 @dataclass(frozen=True)
@@ -173,7 +185,7 @@ class SafeSlice:
 
     def get_dtype(self) -> str:
         """The stored dtype as the safetensors header spells it ("F32", "BF16", ...)."""
-        return _dtype_name(self._f._info(self._i).dtype)
+        return self._f._dtype_str(self._i)
 
     def __len__(self) -> int:
         s = self.get_shape()
@@ -206,6 +218,11 @@ class SafeOpen:
         self._names: Optional[List[str]] = None
         self._index: Optional[Dict[str, int]] = None
         self._format = int(lib.tblob_model_format(handle.ptr))
+        self._mapped = handle.mapped  # names can be read from the mapped header
+        self._dtypes: Optional[List[str]] = None
+        self._dims: Optional[List[int]] = None
+        self._dim_start: Optional[List[int]] = None
+        self._ranks: Optional[List[int]] = None
 
     # ---- context manager ----
     def __enter__(self) -> "SafeOpen":
@@ -247,21 +264,120 @@ class SafeOpen:
     def _info(self, i: int) -> _ffi.TensorInfo:
         return self._table()[i]
 
+    def _columns(self) -> None:
+        """dtype names, ranks and every dimension as Python lists, from one numpy view."""
+        t = self._table()
+        cols = np.frombuffer(t, dtype=_INFO_NP) if self._count else np.zeros(0, _INFO_NP)
+        codes = cols["dtype"]
+        table = [_dtype_name(c) for c in range(int(codes.max()) + 1)] if codes.size else []
+        self._dtypes = [table[c] for c in codes.tolist()]
+        ranks = cols["rank"].astype(np.uint64)
+        self._ranks = ranks.tolist()
+        start = np.zeros(len(ranks), dtype=np.uint64)
+        if len(ranks) > 1:
+            np.cumsum(ranks[:-1], out=start[1:])
+        self._dim_start = start.tolist()
+        # The library keeps shapes in an arena, mostly back to back: one read per run of
+        # adjacent shapes.
+        idx = np.flatnonzero(ranks > 0)
+        dims = np.zeros(int(ranks.sum()), dtype=np.uint64)
+        if idx.size:
+            p = cols["shape"][idx]
+            r = ranks[idx]
+            breaks = np.flatnonzero(p[1:] != p[:-1] + 8 * r[:-1]) + 1
+            bounds = [0] + breaks.tolist() + [idx.size]
+            for a, b in zip(bounds[:-1], bounds[1:]):
+                first = int(idx[a])
+                n = int(r[a:b].sum())
+                raw = ctypes.string_at(int(p[a]), 8 * n)
+                s0 = int(start[first])
+                dims[s0:s0 + n] = np.frombuffer(raw, dtype="<u8")
+        self._dims = dims.tolist()
+
     def _shape(self, i: int) -> List[int]:
-        info = self._table()[i]
-        return info.shape[: info.rank] if info.rank else []
+        if self._dims is None:
+            self._columns()
+        s = self._dim_start[i]  # type: ignore[index]
+        return self._dims[s:s + self._ranks[i]]  # type: ignore[index,operator]
+
+    def _dtype_str(self, i: int) -> str:
+        if self._dtypes is None:
+            self._columns()
+        return self._dtypes[i]  # type: ignore[index]
+
+    def _header_names(self, cols: np.ndarray) -> Optional[List[Optional[str]]]:
+        """Names read from each file's header in one piece (they point into the mapping
+        unless they had JSON escapes); None entries are read one by one."""
+        if not self._mapped or self._format not in (1, 2, 3) or not self._count:
+            return None
+        names: List[Optional[str]] = [None] * self._count
+        ptrs, lens = cols["name"], cols["name_len"]
+        fidx = cols["file_index"]
+        for fi in sorted(set(fidx.tolist())):
+            sel = np.flatnonzero((fidx == fi) & (cols["data_length"] > 0))
+            if sel.size == 0:
+                continue
+            k = int(sel[0])
+            data = ctypes.c_void_p()
+            n = ctypes.c_uint64()
+            if lib.tblob_tensor_data(self._ptr, k, ctypes.byref(data), ctypes.byref(n), None) != 0:
+                return None
+            fo, do = int(cols["file_offset"][k]), int(cols["data_offset"][k])
+            hdr_len = fo - do - 8
+            lo = int(data.value) - fo + 8  # the header's first byte in the mapping
+            if hdr_len <= 0:
+                continue
+            mine = np.flatnonzero(fidx == fi) if len(set(fidx.tolist())) > 1 else \
+                np.arange(self._count)
+            p, ln = ptrs[mine].astype(np.int64), lens[mine].astype(np.int64)
+            off = p - lo
+            inside = (off >= 0) & (off + ln <= hdr_len)
+            if not inside.any():
+                continue
+            hb = ctypes.string_at(lo, hdr_len)
+            idx = mine[inside].tolist()
+            offs = off[inside].tolist()
+            ends = (off + ln)[inside].tolist()
+            if hb.isascii():
+                hs = hb.decode("ascii")
+                got = [hs[a:b] for a, b in zip(offs, ends)]
+            else:
+                got = [hb[a:b].decode("utf-8", "surrogateescape") for a, b in zip(offs, ends)]
+            if len(idx) == self._count:
+                return got  # type: ignore[return-value]
+            for j, v in zip(idx, got):
+                names[j] = v
+        return names
 
     def _names_list(self) -> List[str]:
         if self._names is None:
+            t = self._table()
+            cols = np.frombuffer(t, dtype=_INFO_NP) if self._count else np.zeros(0, _INFO_NP)
+            fast = self._header_names(cols)
             sa = ctypes.string_at
-            names = [sa(t.name, t.name_len).decode("utf-8", "surrogateescape")
-                     for t in self._table()]
+            if fast is None:
+                names = [sa(p, n).decode("utf-8", "surrogateescape") if n else ""
+                         for p, n in zip(cols["name"].tolist(), cols["name_len"].tolist())]
+            else:
+                names = fast  # type: ignore[assignment]
+                if None in fast:
+                    for j, v in enumerate(fast):
+                        if v is None:
+                            n = int(cols["name_len"][j])
+                            names[j] = sa(int(cols["name"][j]), n).decode(
+                                "utf-8", "surrogateescape") if n else ""
             self._names = names
-            self._index = {n: i for i, n in enumerate(names)}
         return self._names
+
+    def _name_index(self) -> Dict[str, int]:
+        if self._index is None:
+            self._index = dict(zip(self._names_list(), range(self._count)))
+        return self._index
 
     def _find(self, name: str) -> int:
         idx = self._index
+        if idx is None and self._names is not None:
+            idx = self._name_index()  # keys() was called: names are at hand
         if idx is not None:
             i = idx.get(name)
             if i is not None:
@@ -340,8 +456,7 @@ class SafeOpen:
     def __contains__(self, name: object) -> bool:
         if not isinstance(name, str):
             return False
-        self._names_list()
-        return name in self._index  # type: ignore[operator]
+        return name in self._name_index()
 
     def __len__(self) -> int:
         return self._count
@@ -369,7 +484,7 @@ class SafeOpen:
 
     def get_dtype(self, name: str) -> str:
         """Shortcut for get_slice(name).get_dtype()."""
-        return _dtype_name(self._info(self._find(name)).dtype)
+        return self._dtype_str(self._find(name))
 
     def get_shape(self, name: str) -> List[int]:
         """Shortcut for get_slice(name).get_shape()."""
@@ -625,7 +740,7 @@ class Store:
         d = _ffi.new(_ffi.Diag)
         _check(lib.tblob_store_open_model(self._p(), b, len(b), ctypes.byref(so), ctypes.byref(out),
                                           ctypes.byref(d)), d)
-        return SafeOpen(_Handle(out.value))
+        return SafeOpen(_Handle(out.value, mapped=(mode == "map")))
 
     def verify(self, name: Optional[str] = None, *,
                progress: Optional[Callable[[VerifyProgress], Any]] = None,
