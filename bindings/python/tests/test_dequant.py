@@ -206,3 +206,33 @@ def test_concurrent_dequantize_is_consistent():
             outs = list(ex.map(lambda _: bits(f.dequantize(name)), range(16)))
     assert all(o == one for o in outs)
     assert threading.active_count() >= 1
+
+
+GGUF_TYPES = {2: "Q4_0", 3: "Q4_1", 6: "Q5_0", 7: "Q5_1", 8: "Q8_0", 9: "Q8_1", 10: "Q2_K",
+              11: "Q3_K", 12: "Q4_K", 13: "Q5_K", 14: "Q6_K", 15: "Q8_K"}
+
+
+@pytest.mark.parametrize("export", [e for e in UQFF_EXPORTS if e.startswith("dense/")])
+def test_uqff_ggml_layers_match_the_gguf_package(export):
+    gguf = pytest.importorskip("gguf")
+    from gguf import quants
+    checked = 0
+    with tensorblob.safe_open(DATA / "uqff" / "real" / export) as f:
+        for name in f.keys():
+            qi = f.quant_info(name)
+            t = qi.extra.get("ggml_type")
+            if qi.extra.get("family") != "gguf" or t not in GGUF_TYPES:
+                continue
+            qt = getattr(gguf.GGMLQuantizationType, GGUF_TYPES[t])
+            raw = f.get_tensor(name)
+            assert raw.dtype == np.uint8 and raw.ndim == 1
+            try:
+                want = quants.dequantize(np.asarray(raw), qt)
+            except NotImplementedError:  # gguf 0.19 decodes neither Q8_1 nor Q8_K
+                continue
+            want = want.astype(np.float32).reshape(qi.shape)
+            got = f.dequantize(name)
+            assert bits(got) == bits(want), name
+            checked += 1
+    if checked == 0:
+        pytest.skip(f"gguf cannot decode the types of {export}")

@@ -407,7 +407,11 @@ class SafeOpen:
         else:
             raw = (ctypes.c_char * n).from_address(ptr.value)
             raw._tblob_model = self._h  # type: ignore[attr-defined]  # keeps the model open
-            a = np.frombuffer(memoryview(raw).cast("B").toreadonly(), dtype=dt).reshape(shape)
+            a = np.frombuffer(memoryview(raw).cast("B").toreadonly(), dtype=dt)
+            # A UQFF layer row describes its logical shape but holds the stored entry's bytes
+            # (ggml blocks, packed words): those come back flat.
+            if a.size == int(np.prod(shape, dtype=np.uint64)):
+                a = a.reshape(shape)
         a.flags.writeable = False
         return a
 
@@ -442,7 +446,9 @@ class SafeOpen:
 
     def get_tensor(self, name: str) -> np.ndarray:
         """The tensor's stored values as a read-only numpy array aliasing the file (BF16 and
-        FP8 as ml_dtypes types). Raises NotFoundError (a KeyError) for an unknown name."""
+        FP8 as ml_dtypes types). Raises NotFoundError (a KeyError) for an unknown name.
+        A quantized UQFF layer gives its stored entry's bytes as a flat array of the stored
+        dtype (its shape is the logical one); dequantize() decodes it."""
         return self._array(self._find(name))
 
     def get_slice(self, name: str) -> SafeSlice:
