@@ -66,3 +66,10 @@ def test_library_loaded_from_environment():
         assert tensorblob.library_path().startswith(env.rstrip("/"))
     assert tensorblob.library_version().count(".") == 2
     assert tensorblob.kernel() in ("scalar", "avx2", "avx512", "neon")
+
+
+def test_package_passes_mypy_strict():
+    api = __import__("pytest").importorskip("mypy.api")
+    src = Path(tensorblob.__file__).parent
+    out, err, rc = api.run(["--strict", "--no-incremental", str(src)])
+    assert rc == 0, out + err

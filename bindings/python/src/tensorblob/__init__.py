@@ -17,12 +17,12 @@ __version__ = "0.1.0"
 
 def library_version() -> str:
     """The version of the C library actually loaded ("MAJOR.MINOR.PATCH")."""
-    return _lib.tblob_version_string().decode()
+    return str(_lib.tblob_version_string().decode())
 
 
 def kernel() -> str:
     """The dequantization kernel set in use ("scalar", "avx2", "avx512", "neon")."""
-    return _lib.tblob_kernel_active().decode()
+    return str(_lib.tblob_kernel_active().decode())
 
 
 __all__ = [

@@ -42,6 +42,13 @@ _INFO_NP = np.dtype({
     "itemsize": ctypes.sizeof(_TI)})
 
 
+def _info_columns(table: Any, count: int) -> np.ndarray:
+    """A structured numpy view of a tblob_tensor_info array (no copy)."""
+    if not count:
+        return np.zeros(0, _INFO_NP)
+    return np.frombuffer(memoryview(table).cast("B"), dtype=_INFO_NP)
+
+
 def _dtype_name(code: int) -> str:
     n = _DTYPE_NAMES.get(code)
     if n is None:
@@ -55,7 +62,8 @@ def _error(diag: _ffi.Diag, status: int, cls: Optional[type] = None) -> Tensorbl
     msg = diag.message.decode("utf-8", "replace") or _ffi.cstr(lib.tblob_status_message(code))
     off = None if diag.offset == _ffi.NO_OFFSET else int(diag.offset)
     ti = None if diag.tensor_index < 0 else int(diag.tensor_index)
-    return (cls or family(code))(name, code, msg, off, ti)
+    err: TensorblobError = (cls or family(code))(name, code, msg, off, ti)
+    return err
 
 
 def _check(status: int, diag: _ffi.Diag) -> None:
@@ -68,7 +76,7 @@ class _Handle:
 
     __slots__ = ("ptr", "keep", "mapped", "__weakref__")
 
-    def __init__(self, ptr: int, keep: Any = None, mapped: bool = False) -> None:
+    def __init__(self, ptr: Optional[int], keep: Any = None, mapped: bool = False) -> None:
         self.ptr = ptr
         self.keep = keep  # a caller buffer the model borrows
         self.mapped = mapped  # the whole file (or buffer) is addressable: map mode or memory
@@ -194,7 +202,8 @@ class SafeSlice:
         return s[0]
 
     def __getitem__(self, key: Any) -> np.ndarray:
-        return self._f._array(self._i)[key]
+        out: np.ndarray = self._f._array(self._i)[key]
+        return out
 
     def __repr__(self) -> str:
         return f"SafeSlice({self.get_dtype()}, {self.get_shape()})"
@@ -214,7 +223,7 @@ class SafeOpen:
                              f"is not supported")
         self._h: Optional[_Handle] = handle
         self._count = int(lib.tblob_model_tensor_count(handle.ptr))
-        self._infos: Optional[ctypes.Array] = None
+        self._infos: Optional["ctypes.Array[_ffi.TensorInfo]"] = None
         self._names: Optional[List[str]] = None
         self._index: Optional[Dict[str, int]] = None
         self._format = int(lib.tblob_model_format(handle.ptr))
@@ -244,7 +253,7 @@ class SafeOpen:
         return h.ptr
 
     # ---- the table ----
-    def _table(self) -> ctypes.Array:
+    def _table(self) -> "ctypes.Array[_ffi.TensorInfo]":
         t = self._infos
         if t is None:
             n = self._count
@@ -262,12 +271,13 @@ class SafeOpen:
         return t
 
     def _info(self, i: int) -> _ffi.TensorInfo:
-        return self._table()[i]
+        info: _ffi.TensorInfo = self._table()[i]
+        return info
 
     def _columns(self) -> None:
         """dtype names, ranks and every dimension as Python lists, from one numpy view."""
         t = self._table()
-        cols = np.frombuffer(t, dtype=_INFO_NP) if self._count else np.zeros(0, _INFO_NP)
+        cols = _info_columns(t, self._count)
         codes = cols["dtype"]
         table = [_dtype_name(c) for c in range(int(codes.max()) + 1)] if codes.size else []
         self._dtypes = [table[c] for c in codes.tolist()]
@@ -298,7 +308,7 @@ class SafeOpen:
         if self._dims is None:
             self._columns()
         s = self._dim_start[i]  # type: ignore[index]
-        return self._dims[s:s + self._ranks[i]]  # type: ignore[index,operator]
+        return self._dims[s:s + self._ranks[i]]  # type: ignore[index]
 
     def _dtype_str(self, i: int) -> str:
         if self._dtypes is None:
@@ -324,7 +334,7 @@ class SafeOpen:
                 return None
             fo, do = int(cols["file_offset"][k]), int(cols["data_offset"][k])
             hdr_len = fo - do - 8
-            lo = int(data.value) - fo + 8  # the header's first byte in the mapping
+            lo = int(data.value or 0) - fo + 8  # the header's first byte in the mapping
             if hdr_len <= 0:
                 continue
             mine = np.flatnonzero(fidx == fi) if len(set(fidx.tolist())) > 1 else \
@@ -352,7 +362,7 @@ class SafeOpen:
     def _names_list(self) -> List[str]:
         if self._names is None:
             t = self._table()
-            cols = np.frombuffer(t, dtype=_INFO_NP) if self._count else np.zeros(0, _INFO_NP)
+            cols = _info_columns(t, self._count)
             fast = self._header_names(cols)
             sa = ctypes.string_at
             if fast is None:
@@ -514,8 +524,8 @@ class SafeOpen:
         _check(lib.tblob_tensor_quant_info(self._ptr, i, ctypes.byref(q), ctypes.byref(d)), d)
         if q.status != 0:  # let dequantize report it with its message
             return 0
-        end = q.rows if end == _ffi.ALL_ROWS else end
-        return max(0, end - begin) * q.cols * size
+        end = int(q.rows) if end == _ffi.ALL_ROWS else end
+        return max(0, end - begin) * int(q.cols) * size
 
     def _logical_shape(self, i: int) -> Tuple[int, ...]:
         if self._format == 4:

@@ -1,7 +1,7 @@
 """Exceptions: one TensorblobError subclass per family of tblob_status."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional, Tuple
 
 
 class TensorblobError(Exception):
@@ -24,14 +24,14 @@ class TensorblobError(Exception):
         self.offset = offset
         self.tensor_index = tensor_index
 
-    def __reduce__(self):  # picklable across processes
+    def __reduce__(self) -> Tuple[Any, ...]:  # picklable across processes
         return (type(self), (self.status, self.code, self.message, self.offset, self.tensor_index))
 
 
 class TensorblobIOError(TensorblobError, OSError):
     """Files: open/read/mmap failed, a path that is missing, a blob or shard not on disk."""
 
-    def __init__(self, *args, **kwargs) -> None:  # OSError's own __init__ would reshape args
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # OSError's __init__ reshapes args
         TensorblobError.__init__(self, *args, **kwargs)
 
     def __str__(self) -> str:
@@ -81,7 +81,7 @@ _INVALID = {-1, -6, -8, -79, -80, -106}
 _UNSUPPORTED = {-9, -10}
 
 
-def family(code: int) -> type:
+def family(code: int) -> "type[TensorblobError]":
     """The exception class for a status number."""
     if code in _IO:
         return TensorblobIOError

@@ -11,6 +11,7 @@ import sys
 from ctypes import (POINTER, Structure, c_char, c_char_p, c_float, c_int, c_int32, c_int64,
                     c_size_t, c_uint8, c_uint32, c_uint64, c_void_p)
 from pathlib import Path
+from typing import Optional, Type, TypeVar
 
 u32, u64, i32, i64 = c_uint32, c_uint64, c_int32, c_int64
 
@@ -218,7 +219,7 @@ def library_path() -> str:
                       f"(set TENSORBLOB_LIBRARY to the library or its build directory)")
 
 
-def _load() -> ctypes.CDLL:
+def _load() -> ctypes.CDLL:  # noqa: D103
     # CDLL (not PyDLL): every call releases the GIL while C runs.
     lib = ctypes.CDLL(library_path())
     frozen = hasattr(lib, "tblob_tensors_at")
@@ -259,7 +260,10 @@ _INIT_FUNCS = {
 }
 
 
-def new(cls):
+_S = TypeVar("_S", bound=Structure)
+
+
+def new(cls: Type[_S]) -> _S:
     """A versioned struct with the library's defaults (its _init function when it has one)."""
     s = cls()
     fn = _INIT_FUNCS.get(cls)
@@ -272,14 +276,14 @@ def new(cls):
     return s
 
 
-def text(ptr: int | None, length: int) -> str:
+def text(ptr: Optional[int], length: int) -> str:
     """UTF-8 text borrowed from the library (pointer + length)."""
-    if not length:
+    if not length or not ptr:
         return ""
     return ctypes.string_at(ptr, length).decode("utf-8", "surrogateescape")
 
 
-def cstr(b: bytes | None) -> str:
+def cstr(b: Optional[bytes]) -> str:
     return b.decode("utf-8", "replace") if b else ""
 
 
