@@ -40,3 +40,32 @@ def fnv1a64(data: bytes) -> int:
 
 
 os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", "/tmp/tblob-hypothesis")
+
+
+def _feature_probe():
+    """Which optional parts the loaded library was built with (a part left out answers
+    TBLOB_E_FEATURE_DISABLED, -10)."""
+    import ctypes
+    from tensorblob import _ffi
+    lib = _ffi.lib
+    out = ctypes.c_void_p()
+    st = lib.tblob_store_open(str(REPO / "examples" / "ollama-store" / "store").encode(), None,
+                              ctypes.byref(out), None)
+    lib.tblob_store_close(out)
+    slm = (REPO / "tests" / "data" / "slm1" / "tiny_btok.slm").read_bytes()
+    buf = ctypes.create_string_buffer(slm, len(slm))
+    out2 = ctypes.c_void_p()
+    st2 = lib.tblob_slm1_open_memory(buf, len(slm), None, None, ctypes.byref(out2), None)
+    lib.tblob_model_close(out2)
+    lib.tblob_uqff_layer_info_at.argtypes  # declared: the call below answers -10 when absent
+    info = _ffi.new(_ffi.UqffLayerInfo)
+    st3 = lib.tblob_uqff_layer_info_at(None, 0, ctypes.byref(info), None)
+    return {"ollama": st != -10, "slm1": st2 != -10, "uqff": st3 != -10}
+
+
+FEATURES = _feature_probe()
+
+
+def needs(feature: str):
+    """Skips a test when the library was built without that part (-D<feature>=disabled)."""
+    return pytest.mark.skipif(not FEATURES[feature], reason=f"library built without {feature}")

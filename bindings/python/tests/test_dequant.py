@@ -13,7 +13,7 @@ from safetensors import safe_open as st_open
 
 import tensorblob
 from tensorblob import _ffi
-from conftest import REPO, fnv1a64, rel
+from conftest import REPO, fnv1a64, needs, rel
 
 DATA = REPO / "tests" / "data"
 
@@ -113,6 +113,7 @@ UQFF_LINES = [ln.split() for ln in (DATA / "uqff" / "real" / "expected_ggml.txt"
 UQFF_EXPORTS = sorted({ln[0] for ln in UQFF_LINES})
 
 
+@needs("uqff")
 @pytest.mark.parametrize("export", UQFF_EXPORTS)
 def test_uqff_ggml_layers_match_gguf_reference(export):
     lines = [ln for ln in UQFF_LINES if ln[0] == export]
@@ -152,6 +153,7 @@ def slm1_expected(g, dtype, dims, values, block):
     return out.reshape(dims)
 
 
+@needs("slm1")
 def test_slm1_dequantize_matches_hand_arithmetic():
     g = load_golden()
     names = [t[0] for t in g.TINY_TENSORS]
@@ -167,6 +169,7 @@ def test_slm1_dequantize_matches_hand_arithmetic():
             assert f.quant_info(name).scheme == scheme[dtype]
 
 
+@needs("slm1")
 def test_slm1_without_names_lists_hashes():
     g = load_golden()
     with tensorblob.safe_open(DATA / "slm1" / "tiny_btok.slm") as f:
@@ -212,6 +215,7 @@ GGUF_TYPES = {2: "Q4_0", 3: "Q4_1", 6: "Q5_0", 7: "Q5_1", 8: "Q8_0", 9: "Q8_1", 
               11: "Q3_K", 12: "Q4_K", 13: "Q5_K", 14: "Q6_K", 15: "Q8_K"}
 
 
+@needs("uqff")
 @pytest.mark.parametrize("export", [e for e in UQFF_EXPORTS if e.startswith("dense/")])
 def test_uqff_ggml_layers_match_the_gguf_package(export):
     gguf = pytest.importorskip("gguf")

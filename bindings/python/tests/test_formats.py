@@ -7,7 +7,7 @@ import numpy as np
 from safetensors import safe_open as st_open
 
 import tensorblob
-from conftest import REPO
+from conftest import REPO, needs
 
 SHARDED = REPO / "examples" / "sharded"
 
@@ -31,6 +31,7 @@ def test_sharded_directory_and_index_equal_the_shards():
                 assert g.dtype == v.dtype and g.shape == v.shape and g.tobytes() == v.tobytes()
 
 
+@needs("uqff")
 def test_uqff_directory_lists_layers_with_families():
     d = REPO / "tests" / "data" / "uqff" / "real" / "dense" / "q4k"
     with tensorblob.safe_open(d) as f:

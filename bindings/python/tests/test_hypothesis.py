@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from safetensors.numpy import load as st_load
 
 import tensorblob
+from conftest import needs
 
 STRICTER = {"TBLOB_E_DUPLICATE_NAME", "TBLOB_E_METADATA", "TBLOB_E_SCHEMA"}
 SETTINGS = settings(max_examples=300, deadline=None, derandomize=True,
@@ -75,3 +76,23 @@ def test_well_formed_files(tensors, extra):
     import json
     h = json.dumps(header).encode()
     check(struct.pack("<Q", len(h)) + h + blob + b"\0" * extra)
+
+
+@needs("slm1")
+@SETTINGS
+@given(st.binary(max_size=700), st.integers(0, 655), st.integers(1, 255))
+def test_damaged_slm1(tail, pos, flip):
+    # The golden SLM1 file with one byte changed, or random bytes behind its magic.
+    from conftest import REPO
+    good = (REPO / "tests" / "data" / "slm1" / "tiny_btok.slm").read_bytes()
+    for data in (good[:pos] + bytes([good[pos] ^ flip]) + good[pos + 1:], b"SLM1" + tail):
+        try:
+            with tensorblob.safe_open(data) as f:
+                for k in f.keys():
+                    f.get_tensor(k)
+                    try:
+                        f.dequantize(k)
+                    except tensorblob.TensorblobError:
+                        pass
+        except tensorblob.TensorblobError:
+            pass

@@ -9,7 +9,9 @@ import pytest
 from safetensors import safe_open as st_open
 
 import tensorblob
-from conftest import REPO
+from conftest import REPO, needs
+
+pytestmark = needs("ollama")
 
 STORE = REPO / "examples" / "ollama-store" / "store"
 
