@@ -261,6 +261,18 @@ Status run(const QuantDesc &q, uint32_t out_dtype, uint64_t rb, uint64_t re, voi
   return tblob::dequantize_rows(q, out_dtype, rb, re, dst, dst_bytes);
 }
 
+// Bytes run() writes. dequant_output_bytes validates with the per-group rules, which block FP8
+// does not follow, so block FP8 is checked by its own entry point with no buffer: every check
+// runs before the buffer size is compared, and the product was overflow-checked there.
+Status output_bytes(const QuantDesc &q, uint32_t out_dtype, uint64_t rb, uint64_t re,
+                    uint64_t *bytes) {
+  if (!is_block(q)) return tblob::dequant_output_bytes(q, out_dtype, rb, re, bytes);
+  const Status s = tblob::dequantize_block_fp8(q, out_dtype, rb, re, nullptr, 0);
+  if (s != TBLOB_OK && s != TBLOB_E_BUFFER_TOO_SMALL) return s;
+  *bytes = (re - rb) * q.cols * tblob::dequant_out_size(out_dtype);
+  return TBLOB_OK;
+}
+
 // ---- model tensors -----------------------------------------------------------------------
 
 const QuantRecord *record_of(const tblob_model *m, size_t i) {
@@ -612,7 +624,7 @@ TBLOB_API tblob_status tblob_tensor_dequant_size(const tblob_model *model, uint6
   TensorView v;
   Status s = view_of(model, index, &v);
   if (row_end == TBLOB_ALL_ROWS) row_end = v.q.rows;
-  if (s == TBLOB_OK) s = tblob::dequant_output_bytes(v.q, out_dtype, row_begin, row_end, bytes);
+  if (s == TBLOB_OK) s = output_bytes(v.q, out_dtype, row_begin, row_end, bytes);
   if (s == TBLOB_OK) return TBLOB_OK;
   return fail_tensor(d, model, index, v, s, out_dtype, row_begin, row_end, SIZE_MAX);
 }
