@@ -260,13 +260,8 @@ class SafeOpen:
             t = (_ffi.TensorInfo * n)()
             size = ctypes.sizeof(_ffi.TensorInfo)
             d = _ffi.new(_ffi.Diag)
-            if _ffi.FROZEN_API:
-                _check(lib.tblob_tensors_at(self._ptr, 0, n, t, size, ctypes.byref(d)), d)
-            else:
-                ptr = self._ptr
-                for i in range(n):
-                    t[i].struct_size = size
-                    _check(lib.tblob_tensor_at(ptr, i, ctypes.byref(t[i]), ctypes.byref(d)), d)
+            # One foreign call for the whole table.
+            _check(lib.tblob_tensors_at(self._ptr, 0, n, t, size, ctypes.byref(d)), d)
             self._infos = t
         return t
 
@@ -445,12 +440,10 @@ class SafeOpen:
             return None
         out: Dict[str, str] = {}
         k, kl, v, vl = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_void_p(), ctypes.c_size_t()
-        extra = (None,) if _ffi.FROZEN_API else ()
+        d = _ffi.new(_ffi.Diag)
         for i in range(n):
-            st = lib.tblob_metadata_at(ptr, i, ctypes.byref(k), ctypes.byref(kl), ctypes.byref(v),
-                                       ctypes.byref(vl), *extra)
-            if st != 0:
-                raise family(st)(_ffi.cstr(lib.tblob_status_name(st)), st, "metadata_at failed")
+            _check(lib.tblob_metadata_at(ptr, i, ctypes.byref(k), ctypes.byref(kl), ctypes.byref(v),
+                                         ctypes.byref(vl), ctypes.byref(d)), d)
             out.setdefault(_ffi.text(k.value, kl.value), _ffi.text(v.value, vl.value))
         return out
 
@@ -492,10 +485,11 @@ class SafeOpen:
         ptr = self._ptr
         out = []
         p, n = ctypes.c_void_p(), ctypes.c_size_t()
-        extra = (None,) if _ffi.FROZEN_API else ()
+        d = _ffi.new(_ffi.Diag)
         for i in range(int(lib.tblob_model_file_count(ptr))):
-            if lib.tblob_model_file_path(ptr, i, ctypes.byref(p), ctypes.byref(n), *extra) == 0:
-                out.append(_ffi.text(p.value, n.value))
+            _check(lib.tblob_model_file_path(ptr, i, ctypes.byref(p), ctypes.byref(n),
+                                             ctypes.byref(d)), d)
+            out.append(_ffi.text(p.value, n.value))
         return out
 
     def get_dtype(self, name: str) -> str:
@@ -509,23 +503,9 @@ class SafeOpen:
     def _dequant_bytes(self, i: int, code: int, begin: int, end: int) -> int:
         d = _ffi.new(_ffi.Diag)
         out = ctypes.c_uint64()
-        if _ffi.FROZEN_API:
-            _check(lib.tblob_tensor_dequant_size(self._ptr, i, code, begin, end,
-                                                 ctypes.byref(out), ctypes.byref(d)), d)
-            return out.value
-        size = 4 if code == 10 else 2
-        if self._format == 4:  # UQFF before the API freeze: rows of the logical shape, experts folded
-            shape = self._shape(i)
-            cols = shape[-1] if shape else 1
-            nrows = int(np.prod(shape[:-1], dtype=np.uint64)) if len(shape) > 1 else 1
-            end = nrows if end == _ffi.ALL_ROWS else end
-            return max(0, end - begin) * cols * size
-        q = _ffi.new(_ffi.QuantInfo)
-        _check(lib.tblob_tensor_quant_info(self._ptr, i, ctypes.byref(q), ctypes.byref(d)), d)
-        if q.status != 0:  # let dequantize report it with its message
-            return 0
-        end = int(q.rows) if end == _ffi.ALL_ROWS else end
-        return max(0, end - begin) * int(q.cols) * size
+        _check(lib.tblob_tensor_dequant_size(self._ptr, i, code, begin, end, ctypes.byref(out),
+                                             ctypes.byref(d)), d)
+        return int(out.value)
 
     def _logical_shape(self, i: int) -> Tuple[int, ...]:
         if self._format == 4:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
-from ctypes import (POINTER, Structure, c_char, c_char_p, c_float, c_int, c_int32, c_int64,
-                    c_size_t, c_uint8, c_uint32, c_uint64, c_void_p)
+from ctypes import (POINTER, Structure, c_char, c_char_p, c_int, c_int32, c_int64, c_size_t,
+                    c_uint32, c_uint64, c_void_p)
 from pathlib import Path
 from typing import Optional, Type, TypeVar
 
@@ -55,11 +55,6 @@ class UqffLayerInfo(Structure):
                 ("bits", u32), ("group_size", u32), ("weight_dtype", u32), ("scale_dtype", u32),
                 ("shard", u32), ("shard_span", u32), ("has_bias", u32), ("experts", u64),
                 ("rows", u64), ("cols", u64), ("stored_bytes", u64)]
-
-
-class UqffDequantRequest(Structure):
-    _fields_ = [("struct_size", u32), ("out_dtype", u32), ("expert", u64), ("row_begin", u64),
-                ("row_end", u64)]
 
 
 class Slm1OpenOptions(Structure):
@@ -155,7 +150,6 @@ _SIGNATURES = {
     "tblob_tensor_dequantize": (ST, [M, u64, u32, u64, u64, c_void_p, c_size_t, D]),
     "tblob_tensor_quant_info": (ST, [M, u64, POINTER(QuantInfo), D]),
     "tblob_uqff_layer_info_at": (ST, [M, u64, POINTER(UqffLayerInfo), D]),
-    "tblob_uqff_dequant_size": (ST, [M, u64, POINTER(UqffDequantRequest), POINTER(u64), D]),
     "tblob_slm1_tensor_at": (ST, [M, u64, POINTER(Slm1TensorInfo), D]),
     "tblob_store_open": (ST, [c_char_p, POINTER(StoreOptions), POINTER(S), D]),
     "tblob_store_close": (None, [S]),
@@ -166,30 +160,27 @@ _SIGNATURES = {
                                 POINTER(VerifySummary), D]),
 }
 
-# Signatures the API freeze gave a trailing diag; declared with it when the library has the
-# freeze (it exports tblob_tensors_at), without it before.
-_DIAG_ADDED = {
-    "tblob_model_file_path": (ST, [M, u32, POINTER(c_void_p), POINTER(c_size_t)]),
+_SIGNATURES.update({
+    "tblob_model_file_path": (ST, [M, u32, POINTER(c_void_p), POINTER(c_size_t), D]),
     "tblob_metadata_at": (ST, [M, u64, POINTER(c_void_p), POINTER(c_size_t), POINTER(c_void_p),
-                               POINTER(c_size_t)]),
-}
-
-# Present only after the API freeze.
-_OPTIONAL = {
+                               POINTER(c_size_t), D]),
     "tblob_tensors_at": (ST, [M, u64, u64, POINTER(TensorInfo), c_size_t, D]),
     "tblob_tensor_dequant_size": (ST, [M, u64, u32, u64, u64, POINTER(u64), D]),
-    "tblob_diag_init": (ST, [D, c_size_t]),
-    "tblob_open_options_init": (ST, [POINTER(OpenOptions), c_size_t]),
-    "tblob_tensor_info_init": (ST, [POINTER(TensorInfo), c_size_t]),
-    "tblob_quant_info_init": (ST, [POINTER(QuantInfo), c_size_t]),
-    "tblob_uqff_layer_info_init": (ST, [POINTER(UqffLayerInfo), c_size_t]),
-    "tblob_slm1_open_options_init": (ST, [POINTER(Slm1OpenOptions), c_size_t]),
-    "tblob_slm1_tensor_info_init": (ST, [POINTER(Slm1TensorInfo), c_size_t]),
-    "tblob_store_options_init": (ST, [POINTER(StoreOptions), c_size_t]),
-    "tblob_store_open_options_init": (ST, [POINTER(StoreOpenOptions), c_size_t]),
-    "tblob_verify_options_init": (ST, [POINTER(VerifyOptions), c_size_t]),
-    "tblob_verify_summary_init": (ST, [POINTER(VerifySummary), c_size_t]),
+})
+
+# Every versioned struct the binding creates, with its init function (bindings cannot see the
+# _INIT macros).
+_INIT_FUNCS = {
+    "Diag": "tblob_diag_init", "OpenOptions": "tblob_open_options_init",
+    "TensorInfo": "tblob_tensor_info_init", "QuantInfo": "tblob_quant_info_init",
+    "UqffLayerInfo": "tblob_uqff_layer_info_init",
+    "Slm1OpenOptions": "tblob_slm1_open_options_init",
+    "Slm1TensorInfo": "tblob_slm1_tensor_info_init", "StoreOptions": "tblob_store_options_init",
+    "StoreOpenOptions": "tblob_store_open_options_init",
+    "VerifyOptions": "tblob_verify_options_init", "VerifySummary": "tblob_verify_summary_init",
 }
+for _cls, _fn in _INIT_FUNCS.items():
+    _SIGNATURES[_fn] = (ST, [POINTER(globals()[_cls]), c_size_t])
 
 
 def _library_names() -> list[str]:
@@ -219,60 +210,32 @@ def library_path() -> str:
                       f"(set TENSORBLOB_LIBRARY to the library or its build directory)")
 
 
-def _load() -> ctypes.CDLL:  # noqa: D103
+def _load() -> ctypes.CDLL:
     # CDLL (not PyDLL): every call releases the GIL while C runs.
-    lib = ctypes.CDLL(library_path())
-    frozen = hasattr(lib, "tblob_tensors_at")
+    path = library_path()
+    lib = ctypes.CDLL(path)
+    missing = [n for n in _SIGNATURES if not hasattr(lib, n)]
+    if missing:
+        raise ImportError(f"tensorblob: {path} predates this package's API "
+                          f"(missing {', '.join(missing[:3])})")
     for name, (res, args) in _SIGNATURES.items():
         f = getattr(lib, name)
         f.restype, f.argtypes = res, args
-    for name, (res, args) in _DIAG_ADDED.items():
-        f = getattr(lib, name)
-        f.restype, f.argtypes = res, (args + [D] if frozen else args)
-    for name, (res, args) in _OPTIONAL.items():
-        if hasattr(lib, name):
-            f = getattr(lib, name)
-            f.restype, f.argtypes = res, args
     return lib
 
 
 lib = _load()
-FROZEN_API = hasattr(lib, "tblob_tensors_at")
-HAS_INIT = hasattr(lib, "tblob_diag_init")
-
-# Defaults the _INIT macros give, for a library that predates the _init functions.
-_MACRO_DEFAULTS = {
-    Diag: {"offset": NO_OFFSET, "tensor_index": -1},
-    OpenOptions: {"max_header_bytes": 100000000, "max_tensors": 2**64 - 1,
-                  "max_name_bytes": 2**64 - 1, "max_rank": 2**32 - 1, "max_json_depth": 128,
-                  "max_files": 4096},
-    QuantInfo: {"weight_index": -1, "scale_index": -1, "bias_index": -1,
-                "global_scale_index": -1},
-    StoreOptions: {"max_manifest_bytes": 16777216, "max_config_bytes": 67108864},
-}
-_INIT_FUNCS = {
-    Diag: "tblob_diag_init", OpenOptions: "tblob_open_options_init",
-    TensorInfo: "tblob_tensor_info_init", QuantInfo: "tblob_quant_info_init",
-    UqffLayerInfo: "tblob_uqff_layer_info_init", Slm1OpenOptions: "tblob_slm1_open_options_init",
-    Slm1TensorInfo: "tblob_slm1_tensor_info_init", StoreOptions: "tblob_store_options_init",
-    StoreOpenOptions: "tblob_store_open_options_init",
-    VerifyOptions: "tblob_verify_options_init", VerifySummary: "tblob_verify_summary_init",
-}
-
 
 _S = TypeVar("_S", bound=Structure)
+_INIT_BY_CLASS = {globals()[c]: getattr(lib, f) for c, f in _INIT_FUNCS.items()}
 
 
 def new(cls: Type[_S]) -> _S:
-    """A versioned struct with the library's defaults (its _init function when it has one)."""
+    """A versioned struct with the library's defaults, from its tblob_<struct>_init."""
     s = cls()
-    fn = _INIT_FUNCS.get(cls)
-    if fn is not None and hasattr(lib, fn):
-        getattr(lib, fn)(ctypes.byref(s), ctypes.sizeof(cls))
-        return s
-    s.struct_size = ctypes.sizeof(cls)
-    for k, v in _MACRO_DEFAULTS.get(cls, {}).items():
-        setattr(s, k, v)
+    st = _INIT_BY_CLASS[cls](ctypes.byref(s), ctypes.sizeof(cls))
+    if st != 0:
+        raise RuntimeError(f"{_INIT_FUNCS[cls.__name__]} returned {st}")
     return s
 
 
@@ -287,5 +250,4 @@ def cstr(b: Optional[bytes]) -> str:
     return b.decode("utf-8", "replace") if b else ""
 
 
-__all__ = ["lib", "new", "text", "cstr", "library_path", "FROZEN_API"]
-_ = (c_float, c_uint8)
+__all__ = ["lib", "new", "text", "cstr", "library_path"]
