@@ -189,11 +189,22 @@ class SafeSlice:
 
     def get_shape(self) -> List[int]:
         """The stored shape, outermost first."""
-        return self._f._shape(self._i)
+        f = self._f
+        dims = f._dims
+        if dims is None:
+            f._columns()
+            dims = f._dims
+        i = self._i
+        s = f._dim_start[i]  # type: ignore[index]
+        return dims[s:s + f._ranks[i]]  # type: ignore[index]
 
     def get_dtype(self) -> str:
         """The stored dtype as the safetensors header spells it ("F32", "BF16", ...)."""
-        return self._f._dtype_str(self._i)
+        d = self._f._dtypes
+        if d is None:
+            self._f._columns()
+            d = self._f._dtypes
+        return d[self._i]  # type: ignore[index]
 
     def __len__(self) -> int:
         s = self.get_shape()
@@ -456,6 +467,11 @@ class SafeOpen:
 
     def get_slice(self, name: str) -> SafeSlice:
         """A lazy view: get_shape(), get_dtype() and numpy indexing."""
+        idx = self._index
+        if idx is not None and self._h is not None:
+            i = idx.get(name)
+            if i is not None:
+                return SafeSlice(self, i)
         return SafeSlice(self, self._find(name))
 
     def get_tensors(self) -> Dict[str, np.ndarray]:
