@@ -10,7 +10,8 @@
    once as each library returns it (safetensors copies into a new array, tensorblob returns a
    view of the mapping), and once touching one byte per 4 KiB page of every array, so both pay
    for the memory they hand out.
-The two libraries alternate within each round; best and median of --repeat rounds, wall time.
+The two libraries alternate within each round; best and median of --repeat rounds, in process
+CPU time (--clock cpu, the default: steadier on a shared machine) or wall time (--clock wall).
 --lib: a Meson build directory or library (sets TENSORBLOB_LIBRARY) unless the package is
 installed.
 """
@@ -25,13 +26,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def timed(fn, repeat):
-    out = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t)
-    return out
+def timed(fn, clock):
+    t = clock()
+    fn()
+    return clock() - t
 
 
 def main():
@@ -41,6 +39,7 @@ def main():
     ap.add_argument("--gb", type=float, default=1.0)
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--dir", default="/tmp/tblob-pybench")
+    ap.add_argument("--clock", choices=["cpu", "wall"], default="cpu")
     args = ap.parse_args()
     if args.lib:
         os.environ["TENSORBLOB_LIBRARY"] = os.path.abspath(args.lib)
@@ -105,18 +104,23 @@ def main():
     ]
     print(f"safetensors {safetensors.__version__}, tensorblob {tensorblob.__version__} "
           f"(library {tensorblob.library_path()}), numpy {np.__version__}, "
-          f"python {sys.version.split()[0]}; best / median of {args.repeat}, wall ms")
-    print(f"| case | safetensors best | median | tensorblob best | median | speed-up (best) |")
-    print("|---|---|---|---|---|---|")
+          f"python {sys.version.split()[0]}; best / median of {args.repeat}, "
+          f"{'process CPU' if args.clock == 'cpu' else 'wall'} ms; load average "
+          f"{os.getloadavg()[0]:.1f}")
+    print("| case | safetensors best | median | tensorblob best | median | speed-up (best) "
+          "| (median) |")
+    print("|---|---|---|---|---|---|---|")
     for name, make in cases:
         a, b = make(st), make(tb)
         ta, tb_ = [], []
+        clock = time.process_time if args.clock == "cpu" else time.perf_counter
         for _ in range(args.repeat):  # alternate so drift hits both
-            ta += timed(a, 1)
-            tb_ += timed(b, 1)
+            ta.append(timed(a, clock))
+            tb_.append(timed(b, clock))
         ba, bb = min(ta) * 1e3, min(tb_) * 1e3
         print(f"| {name} | {ba:.2f} | {statistics.median(ta) * 1e3:.2f} | {bb:.2f} | "
-              f"{statistics.median(tb_) * 1e3:.2f} | {ba / bb:.1f}x |")
+              f"{statistics.median(tb_) * 1e3:.2f} | {ba / bb:.1f}x | "
+              f"{statistics.median(ta) / statistics.median(tb_):.1f}x |")
 
 
 if __name__ == "__main__":

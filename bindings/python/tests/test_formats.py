@@ -74,3 +74,38 @@ def test_package_passes_mypy_strict():
     src = Path(tensorblob.__file__).parent
     out, err, rc = api.run(["--strict", "--no-incremental", str(src)])
     assert rc == 0, out + err
+
+
+def test_names_escaped_and_non_ascii(tmp_path):
+    # Names read straight from the mapped header (plain, raw UTF-8) and from the library's
+    # arena (JSON escapes) in one file; a sharded copy exercises the per-file path.
+    import json
+    import struct
+    from safetensors import safe_open as st_open2
+    header = ('{"plain":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},'
+              '"caf\u00e9":{"dtype":"U8","shape":[1],"data_offsets":[1,2]},'
+              '"\\u00e9t\\u00e9":{"dtype":"U8","shape":[1],"data_offsets":[2,3]},'
+              '"z\\"q":{"dtype":"U8","shape":[1],"data_offsets":[3,4]}}').encode()
+    path = tmp_path / "names.safetensors"
+    path.write_bytes(struct.pack("<Q", len(header)) + header + b"abcd")
+    ref = st_open2(str(path), framework="np")
+    for mode in ("map", "read"):
+        with tensorblob.safe_open(path, mode=mode) as f:
+            assert f.keys() == ref.keys() == sorted(["plain", "caf\u00e9", "\u00e9t\u00e9", 'z"q'])
+            assert f.offset_keys() == ref.offset_keys()
+            for k in ref.keys():
+                assert f.get_tensor(k).tobytes() == ref.get_tensor(k).tobytes()
+    with tensorblob.safe_open(path.read_bytes()) as f:
+        assert f.offset_keys() == ref.offset_keys()
+    shard_dir = tmp_path / "sharded"
+    shard_dir.mkdir()
+    (shard_dir / "a.safetensors").write_bytes(path.read_bytes())
+    h2 = b'{"other":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}}'
+    (shard_dir / "b.safetensors").write_bytes(struct.pack("<Q", len(h2)) + h2 + b"xy")
+    wm = {k: "a.safetensors" for k in ref.keys()}
+    wm["other"] = "b.safetensors"
+    (shard_dir / "model.safetensors.index.json").write_text(
+        json.dumps({"metadata": {}, "weight_map": wm}))
+    with tensorblob.safe_open(shard_dir) as f:
+        assert f.keys() == sorted(wm)
+        assert f.get_tensor("other").tobytes() == b"xy"

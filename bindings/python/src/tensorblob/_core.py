@@ -329,11 +329,13 @@ class SafeOpen:
         names: List[Optional[str]] = [None] * self._count
         ptrs, lens = cols["name"], cols["name_len"]
         fidx = cols["file_index"]
-        for fi in sorted(set(fidx.tolist())):
-            sel = np.flatnonzero((fidx == fi) & (cols["data_length"] > 0))
-            if sel.size == 0:
+        single = int(lib.tblob_model_file_count(self._ptr)) == 1
+        for fi in [0] if single else sorted(set(fidx.tolist())):
+            mine = np.arange(self._count) if single else np.flatnonzero(fidx == fi)
+            with_data = mine[cols["data_length"][mine] > 0]
+            if with_data.size == 0:
                 continue
-            k = int(sel[0])
+            k = int(with_data[0])
             data = ctypes.c_void_p()
             n = ctypes.c_uint64()
             if lib.tblob_tensor_data(self._ptr, k, ctypes.byref(data), ctypes.byref(n), None) != 0:
@@ -343,25 +345,23 @@ class SafeOpen:
             lo = int(data.value or 0) - fo + 8  # the header's first byte in the mapping
             if hdr_len <= 0:
                 continue
-            mine = np.flatnonzero(fidx == fi) if len(set(fidx.tolist())) > 1 else \
-                np.arange(self._count)
-            p, ln = ptrs[mine].astype(np.int64), lens[mine].astype(np.int64)
-            off = p - lo
-            inside = (off >= 0) & (off + ln <= hdr_len)
-            if not inside.any():
+            off = ptrs[mine].astype(np.int64) - lo
+            end = off + lens[mine].astype(np.int64)
+            inside = (off >= 0) & (end <= hdr_len)
+            everything = bool(inside.all())
+            if not everything and not inside.any():
                 continue
             hb = ctypes.string_at(lo, hdr_len)
-            idx = mine[inside].tolist()
-            offs = off[inside].tolist()
-            ends = (off + ln)[inside].tolist()
+            offs = (off if everything else off[inside]).tolist()
+            ends = (end if everything else end[inside]).tolist()
             if hb.isascii():
                 hs = hb.decode("ascii")
                 got = [hs[a:b] for a, b in zip(offs, ends)]
             else:
                 got = [hb[a:b].decode("utf-8", "surrogateescape") for a, b in zip(offs, ends)]
-            if len(idx) == self._count:
+            if single and everything:
                 return got  # type: ignore[return-value]
-            for j, v in zip(idx, got):
+            for j, v in zip(mine[inside].tolist(), got):
                 names[j] = v
         return names
 
@@ -376,7 +376,7 @@ class SafeOpen:
                          for p, n in zip(cols["name"].tolist(), cols["name_len"].tolist())]
             else:
                 names = fast  # type: ignore[assignment]
-                if None in fast:
+                if any(v is None for v in fast):
                     for j, v in enumerate(fast):
                         if v is None:
                             n = int(cols["name_len"][j])
