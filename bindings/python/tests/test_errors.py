@@ -154,3 +154,15 @@ def test_every_status_maps_to_a_family():
             assert cls is TensorblobIOError, name
     assert seen > 100
     assert os.sep
+
+
+def test_dequantize_row_range_checked():
+    path = REPO / "tests" / "data" / "dequant" / "mlx" / "affine_b4_g64_bf16.safetensors"
+    with tensorblob.safe_open(path) as f:
+        rows = f.quant_info("w").rows
+        with pytest.raises(tensorblob.InvalidArgumentError) as ei:
+            f.dequantize("w", rows=(0, rows + 1))
+        assert ei.value.status == "TBLOB_E_RANGE" and ei.value.tensor_index == f.offset_keys().index("w")
+        with pytest.raises(ValueError):
+            f.dequantize("w", rows=(-1, 2))
+        assert f.dequantize("w", rows=(2, 2)).size == 0

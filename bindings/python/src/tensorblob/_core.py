@@ -546,6 +546,8 @@ class SafeOpen:
             raise ValueError(f"dequantize: dtype must be float32, float16 or bfloat16, not {dt}")
         i = self._find(name)
         begin, end = (0, _ffi.ALL_ROWS) if rows is None else (int(rows[0]), int(rows[1]))
+        if begin < 0 or end < 0:
+            raise ValueError(f"dequantize: rows must be non-negative, not {rows!r}")
         nbytes = self._dequant_bytes(i, code, begin, end)
         out = np.empty(nbytes // dt.itemsize, dtype=dt)
         d = _ffi.new(_ffi.Diag)
