@@ -9,9 +9,11 @@
 #
 #   scripts/sanitize.sh [asan] [memcheck] [tsan]      (no argument: all three)
 #
-# Each part leaves a meson test log; the script prints "testlog: <path>" for each, the time
-# each part took, and ends with "N passed, N failed" over those logs (a part whose setup or
-# build fails counts as one failure). Exit status 0 only when everything passed.
+# Each part leaves a meson test log at a fixed path: ${SANITIZE_PREFIX}asan/meson-logs/
+# testlog-asan.json, <memcheck build>/meson-logs/testlog-memcheck.json and ${SANITIZE_PREFIX}
+# tsan/meson-logs/testlog-tsan.json. The script prints "testlog: <path>" for each, the time each
+# part took, and ends with "N passed, N failed" over those logs (a part whose setup or build
+# fails counts as one failure). Exit status 0 only when everything passed.
 #
 # Environment:
 #   SANITIZE_PREFIX  build directories are ${SANITIZE_PREFIX}asan, ...memcheck, ...tsan
@@ -66,12 +68,13 @@ build() {  # dir, ninja targets...
   fi
 }
 
-# meson test --logbase B writes B.json, or B-<wrapper>.json with --wrapper: the file this
-# run wrote (older ones are removed first).
+# meson test --logbase B writes B.json, or B-<wrapper>.json with --wrapper: the latter is
+# renamed to B.json so the paths are fixed (older logs are removed before each run).
 add_log() {  # dir, logbase
-  local f
+  local f want="$1/meson-logs/$2.json"
   f=$(ls -t "$1/meson-logs/$2"*.json 2>/dev/null | head -1)
-  logs+=("${f:-$1/meson-logs/$2.json}")
+  if [ -n "$f" ] && [ "$f" != "$want" ]; then mv -f "$f" "$want"; fi
+  logs+=("$want")
 }
 
 part_asan() {
