@@ -6,6 +6,7 @@
 #   memcheck  a plain build of the C API test, run under valgrind memcheck (errors and
 #             definite/indirect leaks fail it)
 #   tsan      clang TSan build of the library and the threads test (tests/threads), run there
+#             with the other tests that start threads (edge_cases, ollama)
 #
 #   scripts/sanitize.sh [asan] [memcheck] [tsan]      (no argument: all three)
 #
@@ -117,7 +118,15 @@ part_tsan() {
   setup "$dir" env CC=clang CXX=clang++ meson setup "$dir" "$src" --buildtype=plain \
     -Db_sanitize=thread -Db_lundef=false -Dtests=enabled -Dcli=disabled -Dbenchmarks=disabled \
     -Dc_args="$san_flags" -Dcpp_args="$san_flags" || return 1
-  build "$dir" tests/test_threads || return 1
+  # The threads test, plus the other tests that start threads of their own: edge_cases
+  # (lookups on a shared handle) and ollama (tblob_store_verify with worker threads).
+  local targets=(tests/test_threads tests/test_edge_cases) tests=(threads edge_cases)
+  local listed
+  listed=$(meson test -C "$dir" --list 2>/dev/null)
+  if grep -q "ollama / ollama$" <<<"$listed"; then
+    targets+=(tests/ollama/test_ollama); tests+=(ollama)
+  fi
+  build "$dir" "${targets[@]}" || return 1
   # Without address randomisation: TSan's fixed shadow layout then never collides with a
   # mapping (newer kernels randomise more bits than clang 14's TSan expects).
   local wrap=()
@@ -125,7 +134,7 @@ part_tsan() {
     wrap=(--wrapper "setarch $(uname -m) -R")
   fi
   rm -f "$dir"/meson-logs/testlog-tsan*.json
-  meson test -C "$dir" --no-rebuild --print-errorlogs --logbase testlog-tsan "${wrap[@]}" threads
+  meson test -C "$dir" --no-rebuild --print-errorlogs --logbase testlog-tsan "${wrap[@]}" "${tests[@]}"
   local r=$?
   add_log "$dir" testlog-tsan
   return $r
