@@ -10,12 +10,13 @@
 //    tblob_store_manifest_open and tblob_store_verify at once on one handle (verify also with
 //    its own worker threads);
 //  - a manifest is shared: tblob_manifest_layer_at and tblob_store_read_layer at once;
-//  - verifiers: one per thread, each used by one thread at a time;
+//  - verifiers and SLM1 writers: one per thread, each used by one thread at a time;
 //  - callbacks run on the calling thread (list entries, verify results and progress);
 //  - tblob_kernel_set is process-wide and may change while other threads dequantize: every
 //    call then uses one whole set, and every set gives the same bits.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -49,7 +50,7 @@ void put_str(std::string *o, const char *p, size_t n) {
 
 // Everything a caller can learn from a model, as one byte string: two snapshots are equal when
 // every call returned the same status and the same bytes.
-std::string snapshot(const tblob_model *m) {
+std::string snapshot(const tblob_model *m, bool with_paths = true) {
   std::string o;
   const uint64_t n = tblob_model_tensor_count(m);
   put_u64(&o, tblob_model_format(m));
@@ -60,7 +61,7 @@ std::string snapshot(const tblob_model *m) {
     const char *p = nullptr;
     size_t pl = 0;
     put_u64(&o, static_cast<uint64_t>(tblob_model_file_path(m, f, &p, &pl, nullptr)));
-    put_str(&o, p, pl);
+    if (with_paths) put_str(&o, p, pl);
   }
   std::vector<tblob_tensor_info> infos(n);
   put_u64(&o, static_cast<uint64_t>(tblob_tensors_at(m, 0, n, infos.data(), sizeof(tblob_tensor_info), nullptr)));
@@ -379,6 +380,37 @@ std::string verifier_snapshot(const std::string &root, const tblob_manifest *m) 
 }
 #endif  // THREADS_HAVE_OLLAMA
 
+#if THREADS_HAVE_SLM1
+// One SLM1 writer per call (config parsed, f32 / q8_0 / q4_0 tensors added, written to path),
+// then the file reopened and read back through the kernels: the file bytes and the model.
+std::string slm1_snapshot(const std::string &path) {
+  std::string o;
+  static const char kConfig[] =
+      "{\"hidden_size\": 8, \"intermediate_size\": 16, \"num_hidden_layers\": 1, "
+      "\"num_attention_heads\": 2, \"max_position_embeddings\": 64, \"rope_theta\": 10000.0, "
+      "\"rms_norm_eps\": 1e-06}";
+  tblob_slm1_writer_options wo = TBLOB_SLM1_WRITER_OPTIONS_INIT;
+  put_u64(&o, static_cast<uint64_t>(tblob_slm1_writer_options_from_config(&wo, kConfig, sizeof(kConfig) - 1, nullptr)));
+  tblob_slm1_writer *w = nullptr;
+  put_u64(&o, static_cast<uint64_t>(tblob_slm1_writer_new(&wo, &w, nullptr)));
+  if (!w) return o;
+  std::vector<float> v(16 * 64);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(static_cast<int>((i * 11) % 23) - 11) / 4.0f;
+  const uint64_t s1[1] = {8}, s2[2] = {16, 64};
+  put_u64(&o, static_cast<uint64_t>(tblob_slm1_writer_add_f32(w, "norm.weight", 11, s1, 1, v.data(), 8, TBLOB_SLM1_F32, 0, nullptr)));
+  put_u64(&o, static_cast<uint64_t>(tblob_slm1_writer_add_f32(w, "q.weight", 8, s2, 2, v.data(), v.size(), TBLOB_SLM1_Q8_0, 0, nullptr)));
+  put_u64(&o, static_cast<uint64_t>(tblob_slm1_writer_add_f32(w, "up.weight", 9, s2, 2, v.data(), v.size(), TBLOB_SLM1_Q4_0, 32, nullptr)));
+  put_u64(&o, static_cast<uint64_t>(tblob_slm1_writer_finish(w, path.c_str(), nullptr)));
+  tblob_slm1_writer_free(w);
+  o += read_file(path);
+  tblob_model *m = nullptr;
+  put_u64(&o, static_cast<uint64_t>(tblob_model_open(path.c_str(), nullptr, &m, nullptr)));
+  if (m) o += snapshot(m, false);
+  tblob_model_close(m);
+  return o;
+}
+#endif
+
 // The kernel sets this host runs ("scalar" always), found by forcing each.
 std::vector<const char *> runnable_kernels() {
   std::vector<const char *> v;
@@ -457,6 +489,20 @@ TEST(Threads, SharedModelsStoreAndKernelChoice) {
   }
 #endif
 
+#if THREADS_HAVE_SLM1
+  std::string slm1_dir = (std::getenv("TMPDIR") && *std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp");
+  slm1_dir += "/threads-slm1-XXXXXX";
+  ASSERT_NE(::mkdtemp(&slm1_dir[0]), nullptr);
+  const std::string slm1_expected = slm1_snapshot(slm1_dir + "/base.slm");
+  ASSERT_GT(slm1_expected.size(), 1024u);
+  {  // the writer's file opens and its quantized tensors decode (so equality means something)
+    tblob_model *m = nullptr;
+    ASSERT_EQ(tblob_model_open((slm1_dir + "/base.slm").c_str(), nullptr, &m, nullptr), TBLOB_OK);
+    EXPECT_EQ(tblob_model_tensor_count(m), 3u);
+    tblob_model_close(m);
+  }
+#endif
+
   // Then everything at once, while one thread keeps forcing and resetting the kernel set.
   // Workers wait, before each round, for the kernel thread to have switched again, so every
   // round runs under a set chosen after the previous round (no timing involved).
@@ -500,6 +546,11 @@ TEST(Threads, SharedModelsStoreAndKernelChoice) {
           if (open_and_snapshot(paths[i]) != expected[i]) fail(tag + "own model " + paths[i]);
         }
         if (ggml_snapshot(ggml) != ggml_expected) fail(tag + "ggml blocks");
+#if THREADS_HAVE_SLM1
+        const std::string own = slm1_dir + "/w" + std::to_string(w) + ".slm";
+        if (slm1_snapshot(own) != slm1_expected) fail(tag + "own SLM1 writer");
+        ::unlink(own.c_str());
+#endif
 #if THREADS_HAVE_OLLAMA
         if (store_snapshot(store) != store_expected) fail(tag + "shared store");
         if (manifest_snapshot(store, manifest) != manifest_expected) fail(tag + "shared manifest");
@@ -517,6 +568,10 @@ TEST(Threads, SharedModelsStoreAndKernelChoice) {
   EXPECT_EQ(tblob_kernel_set(nullptr, nullptr), TBLOB_OK);
 
   for (tblob_model *m : shared) tblob_model_close(m);
+#if THREADS_HAVE_SLM1
+  ::unlink((slm1_dir + "/base.slm").c_str());
+  ::rmdir(slm1_dir.c_str());
+#endif
 #if THREADS_HAVE_OLLAMA
   EXPECT_FALSE(g_callback_off_thread.load()) << "a list or verify callback ran on another thread";
   tblob_manifest_close(manifest);
