@@ -181,6 +181,26 @@ enum {
   TBLOB_E_SLM1_SCALE = -176,     /* a quantization scale is not finite and positive */
   TBLOB_E_SLM1_CHECKSUM = -177,  /* stored checksum is 0 or differs from docs/slm1.md section 10 */
 
+  /* GGUF (-180 .. -199) */
+  TBLOB_E_GGUF_VERSION = -180,      /* version 0, or newer than 3 */
+  TBLOB_E_GGUF_V1 = -181,           /* GGUF v1 (32-bit counts): convert the model again */
+  TBLOB_E_GGUF_BIG_ENDIAN = -182,   /* byte-swapped version: a big-endian file */
+  TBLOB_E_GGUF_TRUNCATED = -183,    /* the header ends inside a field */
+  TBLOB_E_GGUF_COUNT = -184,        /* tensor or key/value count more than the bytes left hold */
+  TBLOB_E_GGUF_STRING = -185,       /* string length past the bytes left or above 2^30 */
+  TBLOB_E_GGUF_ARRAY = -186,        /* array count past the bytes left, above 2^30, or nested */
+  TBLOB_E_GGUF_VALUE_TYPE = -187,   /* unknown metadata value type */
+  TBLOB_E_GGUF_KEY = -188,          /* empty or duplicate metadata key */
+  TBLOB_E_GGUF_ALIGNMENT = -189,    /* general.alignment not a u32 power of two */
+  TBLOB_E_GGUF_NAME = -190,         /* tensor name of 64 bytes or more (ggml's limit) */
+  TBLOB_E_GGUF_DIMS = -191,         /* more than 4 dimensions, or a dimension >= 2^63 */
+  TBLOB_E_GGUF_TYPE = -192,         /* unknown or removed ggml type */
+  TBLOB_E_GGUF_ROW = -193,          /* a row (ne[0]) is not a whole number of blocks */
+  TBLOB_E_GGUF_OFFSET_ALIGN = -194, /* tensor offset not a multiple of the alignment */
+  TBLOB_E_GGUF_DATA_RANGE = -195,   /* tensor data outside the file's data region */
+  TBLOB_E_GGUF_OVERLAP = -196,      /* two tensors' data overlap */
+  TBLOB_E_GGUF_LAYOUT = -197,       /* offset not at the previous tensor's padded end (hole, order) */
+
   TBLOB_STATUS_MIN_ = -200
 };
 
@@ -373,7 +393,8 @@ typedef enum tblob_format {
   TBLOB_FORMAT_SAFETENSORS_SHARDED = 2, /* model.safetensors.index.json + shards */
   TBLOB_FORMAT_OLLAMA = 3,
   TBLOB_FORMAT_UQFF = 4,
-  TBLOB_FORMAT_SLM1 = 5
+  TBLOB_FORMAT_SLM1 = 5,
+  TBLOB_FORMAT_GGUF = 6                 /* a GGUF v2/v3 file or buffer */
 } tblob_format;
 
 /* "safetensors", "safetensors-sharded", ...; NULL for an unknown value. */

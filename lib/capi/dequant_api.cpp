@@ -5,6 +5,9 @@
 #if TBLOB_HAVE_UQFF
 #include "formats/uqff/uqff.h"
 #endif
+#if TBLOB_HAVE_GGUF
+#include "formats/gguf/gguf.h"
+#endif
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
@@ -590,6 +593,11 @@ TBLOB_API tblob_status tblob_tensor_dequantize(const tblob_model *model, uint64_
   if (model->format == TBLOB_FORMAT_UQFF)
     return tblob::uqff::dequantize(model, index, out_dtype, tblob::uqff::kAllExperts, row_begin,
                                    row_end, dst, dst_bytes, d);
+#endif
+#if TBLOB_HAVE_GGUF
+  // GGUF rows (a GGUF file, or the GGUF model of an Ollama store) hold ggml types.
+  if (tblob::gguf::ext_of(model))
+    return tblob::gguf::dequantize(model, index, out_dtype, row_begin, row_end, dst, dst_bytes, d);
 #endif
   TensorView v;
   Status s = view_of(model, index, &v);

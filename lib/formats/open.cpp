@@ -118,6 +118,17 @@ Status open_path(const char *path, const Limits &limits, tblob_model **out, cons
   }
 #endif
   // @@detect-content (formats recognised by their first bytes: magic numbers)
+#if TBLOB_HAVE_GGUF
+  {  // GGUF: magic "GGUF" (docs/gguf.md); formats/gguf/gguf_reader.cpp defines these
+    bool gguf_looks_like(const uint8_t *, size_t);
+    Status gguf_open_detected(tblob_model *, const Limits &, const Diag &);
+    if (gguf_looks_like(head, static_cast<size_t>(got))) {
+      s = add_file(m, path, limits.mode, diag);
+      if (s == TBLOB_OK) s = gguf_open_detected(m, limits, diag);
+      return finish(m, s, out);
+    }
+  }
+#endif
 #if TBLOB_HAVE_SLM1
   {  // SLM1: magic "SLM1" (docs/slm1.md); formats/slm1/slm1.h declares these
     bool slm1_looks_like(const uint8_t *, size_t);
@@ -158,6 +169,13 @@ Status open_memory(const void *buf, size_t len, const Limits &limits, tblob_mode
   f.path = "";
   source_borrow(buf, len, &f.source);
   if (!m->files.push(f)) return finish(m, diag.fail_plain(TBLOB_E_OUT_OF_MEMORY), out);
+#if TBLOB_HAVE_GGUF
+  {
+    bool gguf_looks_like(const uint8_t *, size_t);
+    Status gguf_open_detected(tblob_model *, const Limits &, const Diag &);
+    if (gguf_looks_like(static_cast<const uint8_t *>(buf), len)) return finish(m, gguf_open_detected(m, limits, diag), out);
+  }
+#endif
   return finish(m, st_open_single(m, limits, diag), out);
 }
 
