@@ -142,9 +142,8 @@ Status source_from_fd(int fd, size_t len, uint32_t mode, const Allocator &a, Sou
   return TBLOB_OK;
 }
 
-Status add_blob(tblob_model *m, const tblob_store &s, const LayerRec &layer, size_t layer_index,
-                const Limits &limits, bool *is_data_blob, const Diag &diag) {
-  *is_data_blob = false;
+Status add_blob_file(tblob_model *m, const tblob_store &s, const LayerRec &layer, size_t layer_index,
+                     const Limits &limits, const char **file_name, const Diag &diag) {
   if (m->files.size() >= limits.max_files)
     return diag.fail(TBLOB_E_LIMIT_FILES, TBLOB_NO_OFFSET, -1,
                      "the model has more than %u tensor blobs (max_files)", limits.max_files);
@@ -190,6 +189,16 @@ Status add_blob(tblob_model *m, const tblob_store &s, const LayerRec &layer, siz
     source_close(&f.source, m->alloc);
     return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
   }
+  *file_name = m->files[m->files.size() - 1].path + plen - kDigestChars;
+  return TBLOB_OK;
+}
+
+Status add_blob(tblob_model *m, const tblob_store &s, const LayerRec &layer, size_t layer_index,
+                const Limits &limits, bool *is_data_blob, const Diag &diag) {
+  *is_data_blob = false;
+  const char *file = nullptr;
+  const Status r = add_blob_file(m, s, layer, layer_index, limits, &file, diag);
+  if (r != TBLOB_OK) return r;
   return scan_and_layout(m, static_cast<uint32_t>(m->files.size() - 1), layer, file, limits, is_data_blob, diag);
 }
 

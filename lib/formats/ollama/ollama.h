@@ -165,6 +165,10 @@ Status source_from_fd(int fd, size_t len, uint32_t mode, const Allocator &a, Sou
 // *is_data_blob tells whether the blob was a single "data" tensor renamed from the layer.
 Status add_blob(tblob_model *m, const tblob_store &s, const LayerRec &layer, size_t layer_index,
                 const Limits &limits, bool *is_data_blob, const Diag &diag);
+// Opens the blob of `layer` (size and emptiness checked against the manifest) and appends it
+// to m's files without reading its content; *file_name: its "sha256-..." name (arena).
+Status add_blob_file(tblob_model *m, const tblob_store &s, const LayerRec &layer, size_t layer_index,
+                     const Limits &limits, const char **file_name, const Diag &diag);
 // Scans a blob held in memory as file 0 of m with the same rules (fuzzing, tests).
 Status add_blob_memory(tblob_model *m, const uint8_t *p, size_t n, const LayerRec &layer,
                        const Limits &limits, bool *is_data_blob, const Diag &diag);
