@@ -170,7 +170,7 @@ enum {
   TBLOB_E_UQFF_CONFIG = -162,           /* report warning: config.json cannot be read */
   /* @@uqff-status */
 
-  /* SLM1 (-170 .. -199) */
+  /* SLM1 (-170 .. -179) */
   /* @@slm1-status */
   TBLOB_E_SLM1_VERSION = -170,   /* version is not 1 (0x01000000: byte-swapped file) */
   TBLOB_E_SLM1_HEADER = -171,    /* header_length, flags or a hyperparameter breaks its rule */

@@ -26,7 +26,8 @@ RANGES = [  # (low, high, area) as in include/tensorblob.h and docs/errors.md
     (-99, -70, "dequantization"),
     (-139, -100, "ollama"),
     (-169, -140, "uqff"),
-    (-199, -170, "slm1"),
+    (-179, -170, "slm1"),
+    (-199, -180, "gguf"),
 ]
 
 

@@ -9,6 +9,8 @@ tests/data/gguf/ holds, for each fixture F:
                (name, ggml type, absolute data offset, byte count, shape outermost-first)
   F.f32        gguf.quants.dequantize of every tensor it decodes, little-endian f32,
                concatenated; each manifest tensor line gives its element offset here (-1: none)
+and fuzz/corpora/fuzz_gguf/seed_* are these files with fuzz_common.h's 3-byte trailer
+(lim, fail, ctl) choosing the harness variant, the limits and the failing allocation.
 
 Manifest lines (whitespace-separated; names and keys contain no whitespace):
   file VERSION ALIGNMENT TENSORS KVS
@@ -31,7 +33,9 @@ from gguf import GGMLQuantizationType as T
 from gguf import GGUFValueType as V
 from gguf import quants
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "gguf")
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "..", "data", "gguf")
+SEEDS = os.path.join(HERE, "..", "..", "fuzz", "corpora", "fuzz_gguf")
 
 # f16 scale fields of block types gguf-py cannot quantize (offsets inside the block)
 SCALES = {T.Q2_K: [80, 82], T.Q3_K: [108], T.Q4_K: [0, 2], T.Q5_K: [0, 2], T.Q6_K: [208],
@@ -182,6 +186,20 @@ def main():
     w = gguf.GGUFWriter(big, "llama", endianess=gguf.GGUFEndian.BIG)
     w.add_tensor("w", np.arange(4, dtype=np.float32))
     w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
+    seeds()
+
+
+def seeds():
+    """(file, ctl, fail, lim): ctl bits 0-1 the fuzz_gguf variant, bits 2-3 the limits preset."""
+    cases = [("good_v3", 0, 0, 0), ("good_v3", 1, 0, 0), ("good_v3", 2, 0, 0), ("good_v3", 3, 0, 0),
+             ("good_v3", 0, 1, 0), ("good_v3", 0, 5, 0), ("good_v3", 4, 0, 0), ("good_v3", 8, 0, 0x9F),
+             ("align64", 0, 0, 0), ("align64", 3, 2, 0), ("small_v2", 0, 0, 0), ("small_v2", 8, 3, 0x2A),
+             ("big_endian", 0, 0, 0)]
+    os.makedirs(SEEDS, exist_ok=True)
+    for name, ctl, fail, lim in cases:
+        body = open(os.path.join(OUT, name + ".gguf"), "rb").read()
+        with open(os.path.join(SEEDS, "seed_%s_c%d_f%d_l%d" % (name, ctl, fail, lim)), "wb") as fh:
+            fh.write(body + bytes([lim, fail, ctl]))
 
 
 if __name__ == "__main__":
