@@ -25,7 +25,7 @@ run_config() {  # name, meson options...
 }
 
 run_config build-test
-run_config build-core -Dollama=disabled -Duqff=disabled -Dslm1=disabled -Dcli=disabled \
+run_config build-core -Dollama=disabled -Duqff=disabled -Dslm1=disabled -Dgguf=disabled -Dcli=disabled \
   -Dbenchmarks=disabled
 
 run_config build-nosimd -Dsimd_x86=disabled -Dsimd_neon=disabled -Dbenchmarks=disabled
