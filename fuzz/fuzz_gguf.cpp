@@ -104,7 +104,7 @@ void walk(const tblob_model *m, const uint8_t *file, size_t len, const tblob_ope
     uint64_t found = UINT64_MAX;
     FUZZ_ASSERT(tblob_tensor_find(m, info.name, info.name_len, &found, nullptr) == TBLOB_OK && found == i);
     const void *data = nullptr;
-    size_t dl = 0;
+    uint64_t dl = 0;
     FUZZ_ASSERT(tblob_tensor_data(m, i, &data, &dl, nullptr) == TBLOB_OK);
     FUZZ_ASSERT(dl == info.data_length);
     FUZZ_ASSERT(info.file_offset <= len && dl <= len - info.file_offset);
@@ -122,16 +122,16 @@ void walk(const tblob_model *m, const uint8_t *file, size_t len, const tblob_ope
   for (uint64_t i = 0; i < mc; ++i) {
     const char *k, *v;
     size_t kn, vn;
-    FUZZ_ASSERT(tblob_metadata_at(m, i, &k, &kn, &v, &vn) == TBLOB_OK);
+    FUZZ_ASSERT(tblob_metadata_at(m, i, &k, &kn, &v, &vn, nullptr) == TBLOB_OK);
     FUZZ_ASSERT(kn > 0 && kn <= o.max_name_bytes);
     fuzz::consume(fuzz::touch(v, vn));
     const char *v2;
     size_t vn2;
-    FUZZ_ASSERT(tblob_metadata_find(m, k, kn, &v2, &vn2) == TBLOB_OK && v2 == v && vn2 == vn);
+    FUZZ_ASSERT(tblob_metadata_find(m, k, kn, &v2, &vn2, nullptr) == TBLOB_OK && v2 == v && vn2 == vn);
   }
   const char *k, *v;
   size_t kn, vn;
-  FUZZ_ASSERT(tblob_metadata_at(m, mc, &k, &kn, &v, &vn) == TBLOB_E_RANGE);
+  FUZZ_ASSERT(tblob_metadata_at(m, mc, &k, &kn, &v, &vn, nullptr) == TBLOB_E_RANGE);
   dequant_all(m, variant);
 }
 

@@ -67,8 +67,6 @@ static_assert(TBLOB_GLOBAL_SCALE_MLX_AMAX == static_cast<int>(GlobalScaleMode::k
 namespace {
 
 // First versions of the structs: every field up to here is required.
-constexpr size_t kQuantDescV1 = offsetof(tblob_quant_desc, global_scale_bytes) + sizeof(uint64_t);
-constexpr size_t kQuantInfoV1 = offsetof(tblob_quant_info, global_scale_index) + sizeof(int64_t);
 
 const char *scheme_name(uint32_t s) {
   switch (s) {
@@ -468,7 +466,7 @@ Status fail_tensor(const Diag &d, const tblob_model *m, uint64_t index, const Te
 }
 
 bool desc_from_public(const tblob_quant_desc *p, QuantDesc *q) {
-  if (!p || p->struct_size < kQuantDescV1) return false;
+  if (!p || !TBLOB_COVERS(p, global_scale_bytes)) return false;
   q->scheme = static_cast<QuantScheme>(p->scheme);
   q->bits = p->bits;
   q->group_size = p->group_size;
@@ -546,14 +544,12 @@ void tensor_info_quant_fields(const tblob_model *m, size_t index, tblob_tensor_i
     for (uint32_t k = 0; k < rank; ++k)
       if (!checked_mul(elems, shape[k], &elems)) elems = UINT64_MAX;
   }
-#define TBLOB_FITS(field) (info->struct_size >= offsetof(tblob_tensor_info, field) + sizeof(info->field))
-  if (TBLOB_FITS(logical_shape)) info->logical_shape = shape;
-  if (TBLOB_FITS(logical_elements)) info->logical_elements = elems;
-  if (TBLOB_FITS(logical_rank)) info->logical_rank = rank;
-  if (TBLOB_FITS(quant_scheme)) info->quant_scheme = scheme;
-  if (TBLOB_FITS(quant_flags))
+  if (TBLOB_COVERS(info, logical_shape)) info->logical_shape = shape;
+  if (TBLOB_COVERS(info, logical_elements)) info->logical_elements = elems;
+  if (TBLOB_COVERS(info, logical_rank)) info->logical_rank = rank;
+  if (TBLOB_COVERS(info, quant_scheme)) info->quant_scheme = scheme;
+  if (TBLOB_COVERS(info, quant_flags))
     info->quant_flags = quantized ? TBLOB_TENSOR_QUANTIZED : r ? TBLOB_TENSOR_COMPANION : 0u;
-#undef TBLOB_FITS
 }
 
 }  // namespace tblob
@@ -565,7 +561,7 @@ TBLOB_API const char *tblob_quant_scheme_name(uint32_t scheme) noexcept { return
 TBLOB_API tblob_status tblob_quant_dequantize(const tblob_quant_desc *desc, uint32_t out_dtype,
                                          uint64_t row_begin, uint64_t row_end, void *dst,
                                          size_t dst_bytes, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   QuantDesc q;
   if (!desc_from_public(desc, &q))
     return bad_arg(d, "desc is NULL or its struct_size is too small (use TBLOB_QUANT_DESC_INIT)");
@@ -583,7 +579,7 @@ TBLOB_API tblob_status tblob_tensor_dequantize(const tblob_model *model, uint64_
                                         uint32_t out_dtype, uint64_t row_begin,
                                         uint64_t row_end, void *dst, size_t dst_bytes,
                                         tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (!model) return bad_arg(d, "model is required");
   if (index >= model->tensors.size())
     return d.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "tensor index %llu out of range (%zu tensors)",
@@ -607,11 +603,37 @@ TBLOB_API tblob_status tblob_tensor_dequantize(const tblob_model *model, uint64_
   return fail_tensor(d, model, index, v, s, out_dtype, row_begin, row_end, dst_bytes);
 }
 
+TBLOB_API tblob_status tblob_tensor_dequant_size(const tblob_model *model, uint64_t index,
+                                                 uint32_t out_dtype, uint64_t row_begin,
+                                                 uint64_t row_end, uint64_t *bytes,
+                                                 tblob_diag *diag) noexcept {
+  TBLOB_CAPI_BEGIN(d, diag);
+  if (!model || !bytes) return bad_arg(d, "model and bytes are required");
+  if (index >= model->tensors.size())
+    return d.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "tensor index %llu out of range (%zu tensors)",
+                  static_cast<unsigned long long>(index), model->tensors.size());
+#if TBLOB_HAVE_UQFF
+  if (model->format == TBLOB_FORMAT_UQFF)
+    return tblob::uqff::dequant_bytes(model, index, out_dtype, tblob::uqff::kAllExperts, row_begin,
+                                      row_end, bytes, d);
+#endif
+#if TBLOB_HAVE_GGUF
+  if (tblob::gguf::ext_of(model))
+    return tblob::gguf::dequant_bytes(model, index, out_dtype, row_begin, row_end, bytes, d);
+#endif
+  TensorView v;
+  Status s = view_of(model, index, &v);
+  if (row_end == TBLOB_ALL_ROWS) row_end = v.q.rows;
+  if (s == TBLOB_OK) s = tblob::dequant_output_bytes(v.q, out_dtype, row_begin, row_end, bytes);
+  if (s == TBLOB_OK) return TBLOB_OK;
+  return fail_tensor(d, model, index, v, s, out_dtype, row_begin, row_end, SIZE_MAX);
+}
+
 TBLOB_API tblob_status tblob_tensor_quant_info(const tblob_model *model, uint64_t index,
                                           tblob_quant_info *info, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (!model || !info) return bad_arg(d, "model and info are required");
-  if (info->struct_size < kQuantInfoV1)
+  if (!TBLOB_COVERS(info, global_scale_index))
     return bad_arg(d, "info->struct_size too small (use TBLOB_QUANT_INFO_INIT)");
   if (index >= model->tensors.size())
     return d.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "tensor index %llu out of range (%zu tensors)",
@@ -646,9 +668,9 @@ TBLOB_API tblob_status tblob_tensor_quant_info(const tblob_model *model, uint64_
 
 TBLOB_API tblob_status tblob_tensor_quant_desc(const tblob_model *model, uint64_t index,
                                                tblob_quant_desc *desc, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (!model || !desc) return bad_arg(d, "model and desc are required");
-  if (desc->struct_size < kQuantDescV1)
+  if (!TBLOB_COVERS(desc, global_scale_bytes))
     return bad_arg(d, "desc->struct_size too small (use TBLOB_QUANT_DESC_INIT)");
   if (index >= model->tensors.size())
     return d.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "tensor index %llu out of range (%zu tensors)",
@@ -662,7 +684,7 @@ TBLOB_API tblob_status tblob_tensor_quant_desc(const tblob_model *model, uint64_
 }
 
 TBLOB_API tblob_status tblob_kernel_set(const char *name, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
 #ifdef TBLOB_HAVE_DISPATCH
   const Status s = tblob::set_kernel(name ? name : "auto");
   if (s == TBLOB_OK) return TBLOB_OK;

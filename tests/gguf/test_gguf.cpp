@@ -121,7 +121,7 @@ void check_model(const tblob_model *m, const Manifest &man, const std::string &f
     EXPECT_EQ(info.file_offset, want.offset) << want.name;
     EXPECT_EQ(info.data_length, want.bytes) << want.name;
     const void *data = nullptr;
-    size_t len = 0;
+    uint64_t len = 0;
     ASSERT_EQ(tblob_tensor_data(m, i, &data, &len, nullptr), TBLOB_OK);
     ASSERT_EQ(len, want.bytes);
     EXPECT_EQ(std::memcmp(data, file.data() + want.offset, len), 0) << want.name;
@@ -134,7 +134,7 @@ void check_model(const tblob_model *m, const Manifest &man, const std::string &f
   for (const Kv &k : man.kv) {
     const char *v = nullptr;
     size_t vn = 0;
-    const tblob_status s = tblob_metadata_find(m, k.key.data(), k.key.size(), &v, &vn);
+    const tblob_status s = tblob_metadata_find(m, k.key.data(), k.key.size(), &v, &vn, nullptr);
     if (k.array) {
       EXPECT_EQ(s, TBLOB_E_NOT_FOUND) << k.key;
       continue;
@@ -425,7 +425,7 @@ TEST(GgufBad, Arrays) {
   EXPECT_EQ(tblob_metadata_count(m), 1u);
   const char *v;
   size_t vn;
-  ASSERT_EQ(tblob_metadata_find(m, "after", 5, &v, &vn), TBLOB_OK);
+  ASSERT_EQ(tblob_metadata_find(m, "after", 5, &v, &vn, nullptr), TBLOB_OK);
   EXPECT_EQ(std::string(v, vn), "5");
   tblob_model_close(m);
 }

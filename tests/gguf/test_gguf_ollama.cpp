@@ -60,7 +60,7 @@ TEST(GgufOllama, ModelLayerOpensAsTheGgufTable) {
     for (uint32_t k = 0; k < a.rank; ++k) EXPECT_EQ(a.shape[k], b.shape[k]);
     EXPECT_EQ(a.file_offset, b.file_offset);
     const void *pa, *pb;
-    size_t la, lb;
+    uint64_t la, lb;
     ASSERT_EQ(tblob_tensor_data(direct, i, &pa, &la, nullptr), TBLOB_OK);
     ASSERT_EQ(tblob_tensor_data(stored, i, &pb, &lb, nullptr), TBLOB_OK);
     ASSERT_EQ(la, lb);
@@ -78,8 +78,8 @@ TEST(GgufOllama, ModelLayerOpensAsTheGgufTable) {
   // Metadata: the store's keys, then the GGUF key/values.
   const char *v;
   size_t vn;
-  ASSERT_EQ(tblob_metadata_find(stored, "ollama.name", 11, &v, &vn), TBLOB_OK);
-  ASSERT_EQ(tblob_metadata_find(stored, "general.architecture", 20, &v, &vn), TBLOB_OK);
+  ASSERT_EQ(tblob_metadata_find(stored, "ollama.name", 11, &v, &vn, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_metadata_find(stored, "general.architecture", 20, &v, &vn, nullptr), TBLOB_OK);
   EXPECT_EQ(std::string(v, vn), "llama");
   EXPECT_EQ(tblob_metadata_count(stored), tblob_metadata_count(direct) + 2);
   tblob_model_close(direct);

@@ -70,6 +70,9 @@ Status open_detected(tblob_model *m, const Limits &limits, const Diag &diag);
 // shape (every axis but the last folded), ggml blocks through the GGML kernel table.
 Status dequantize(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint64_t row_begin,
                   uint64_t row_end, void *dst, size_t dst_bytes, const Diag &diag);
+// Bytes dequantize() writes for these arguments (the same checks); tblob_tensor_dequant_size.
+Status dequant_bytes(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint64_t row_begin,
+                     uint64_t row_end, uint64_t *bytes, const Diag &diag);
 
 }  // namespace gguf
 }  // namespace tblob

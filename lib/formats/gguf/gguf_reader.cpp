@@ -220,26 +220,26 @@ Status Reader::push_meta(const char *key, size_t key_len, const char *v, size_t 
 }
 
 // A scalar as text: integers in decimal, bool as true/false, floats as the shortest text
-// that reads back to the same value (std::to_chars: locale-independent).
+// that reads back to the same value (std::to_chars: independent of the C locale).
 Status Reader::render(const char *key, size_t key_len, uint32_t type, const uint8_t *v) {
   char buf[40];
   char *end = buf;
+  using ll = long long;
+  int k = -1;  // integers: snprintf (digits only, so the C locale cannot matter)
   switch (type) {
-    case kU8: end = std::to_chars(buf, buf + sizeof(buf), static_cast<unsigned>(v[0])).ptr; break;
-    case kI8: end = std::to_chars(buf, buf + sizeof(buf), static_cast<int>(static_cast<int8_t>(v[0]))).ptr; break;
-    case kU16: end = std::to_chars(buf, buf + sizeof(buf), static_cast<unsigned>(v[0] | (v[1] << 8))).ptr; break;
-    case kI16:
-      end = std::to_chars(buf, buf + sizeof(buf), static_cast<int>(static_cast<int16_t>(v[0] | (v[1] << 8)))).ptr;
-      break;
-    case kU32: end = std::to_chars(buf, buf + sizeof(buf), rd32(v)).ptr; break;
-    case kI32: end = std::to_chars(buf, buf + sizeof(buf), static_cast<int32_t>(rd32(v))).ptr; break;
-    case kU64: end = std::to_chars(buf, buf + sizeof(buf), rd64(v)).ptr; break;
-    case kI64: end = std::to_chars(buf, buf + sizeof(buf), static_cast<int64_t>(rd64(v))).ptr; break;
+    case kU8: k = std::snprintf(buf, sizeof(buf), "%u", static_cast<unsigned>(v[0])); break;
+    case kI8: k = std::snprintf(buf, sizeof(buf), "%d", static_cast<int>(static_cast<int8_t>(v[0]))); break;
+    case kU16: k = std::snprintf(buf, sizeof(buf), "%u", static_cast<unsigned>(v[0] | (v[1] << 8))); break;
+    case kI16: k = std::snprintf(buf, sizeof(buf), "%d", static_cast<int>(static_cast<int16_t>(v[0] | (v[1] << 8)))); break;
+    case kU32: k = std::snprintf(buf, sizeof(buf), "%lu", static_cast<unsigned long>(rd32(v))); break;
+    case kI32: k = std::snprintf(buf, sizeof(buf), "%ld", static_cast<long>(static_cast<int32_t>(rd32(v)))); break;
+    case kU64: k = std::snprintf(buf, sizeof(buf), "%llu", static_cast<ull>(rd64(v))); break;
+    case kI64: k = std::snprintf(buf, sizeof(buf), "%lld", static_cast<ll>(static_cast<int64_t>(rd64(v)))); break;
     case kBool: {
       const char *t = v[0] ? "true" : "false";  // ggml reads any non-zero byte as true
-      const size_t k = std::strlen(t);
-      std::memcpy(buf, t, k);
-      end = buf + k;
+      const size_t n = std::strlen(t);
+      std::memcpy(buf, t, n);
+      end = buf + n;
       break;
     }
     case kF32: {
@@ -257,10 +257,10 @@ Status Reader::render(const char *key, size_t key_len, uint32_t type, const uint
       break;
     }
   }
-  const size_t k = static_cast<size_t>(end - buf);
-  char *text = m_->arena.copy(buf, k);
+  const size_t len = k >= 0 ? static_cast<size_t>(k) : static_cast<size_t>(end - buf);
+  char *text = m_->arena.copy(buf, len);
   if (!text) return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
-  return push_meta(key, key_len, text, k);
+  return push_meta(key, key_len, text, len);
 }
 
 // Arrays are validated and skipped: never materialized (a 150,000-entry token list stays in
