@@ -13,7 +13,8 @@
 //      overlapping; every metadata
 //      key is found at its own index; out-of-range indexes give TBLOB_E_RANGE;
 //   3. dequantize per the variant: TBLOB_OK, TBLOB_E_NOT_DEQUANTIZABLE or TBLOB_E_UNSUPPORTED,
-//      nothing else; a short buffer is TBLOB_E_BUFFER_TOO_SMALL with nothing written.
+//      nothing else, the same status as tblob_tensor_dequant_size, whose byte count is the
+//      output's; a short buffer is TBLOB_E_BUFFER_TOO_SMALL with nothing written.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -58,7 +59,11 @@ void dequant_all(const tblob_model *m, uint8_t variant) {
     const size_t bytes = static_cast<size_t>(info.element_count) * es;
     std::vector<uint8_t> a(bytes + 1, 0xA5);
     tblob_diag d = TBLOB_DIAG_INIT;
+    uint64_t need = UINT64_MAX;
+    const tblob_status sz = tblob_tensor_dequant_size(m, i, out, 0, TBLOB_ALL_ROWS, &need, nullptr);
     const tblob_status s = tblob_tensor_dequantize(m, i, out, 0, TBLOB_ALL_ROWS, a.data(), bytes, &d);
+    FUZZ_ASSERT_MSG(sz == s, "dequant_size says %s, dequantize %s", tblob_status_name(sz), tblob_status_name(s));
+    if (s == TBLOB_OK) FUZZ_ASSERT(need == bytes);
     FUZZ_ASSERT_MSG(s == TBLOB_OK || s == TBLOB_E_NOT_DEQUANTIZABLE || s == TBLOB_E_UNSUPPORTED,
                     "tensor %llu: %s (%s)", static_cast<unsigned long long>(i), tblob_status_name(s), d.message);
     check_diag(d, s, SIZE_MAX);

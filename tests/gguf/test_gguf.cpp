@@ -254,6 +254,15 @@ TEST(Gguf, DequantOutputsAndStatuses) {
     const uint32_t r = (b + 0x7FFFu + ((b >> 16) & 1u)) >> 16;
     ASSERT_EQ(half[i], static_cast<uint16_t>(r)) << i;
   }
+  uint64_t bytes = 0;
+  ASSERT_EQ(tblob_tensor_dequant_size(m, q, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, &bytes, &d), TBLOB_OK) << d.message;
+  EXPECT_EQ(bytes, 4u * 64 * 4);
+  ASSERT_EQ(tblob_tensor_dequant_size(m, q, TBLOB_DTYPE_BF16, 1, 3, &bytes, &d), TBLOB_OK) << d.message;
+  EXPECT_EQ(bytes, 2u * 64 * 2);
+  EXPECT_EQ(tblob_tensor_dequant_size(m, q, TBLOB_DTYPE_F32, 0, 5, &bytes, &d), TBLOB_E_RANGE);
+  uint64_t iq = 0;
+  ASSERT_EQ(tblob_tensor_find(m, "iq4_nl", 6, &iq, nullptr), TBLOB_OK);
+  EXPECT_EQ(tblob_tensor_dequant_size(m, iq, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, &bytes, &d), TBLOB_E_UNSUPPORTED);
   EXPECT_EQ(tblob_tensor_dequantize(m, q, TBLOB_DTYPE_I8, 0, TBLOB_ALL_ROWS, f32.data(), f32.size() * 4, &d),
             TBLOB_E_DEQUANT_OUT_DTYPE);
   EXPECT_EQ(tblob_tensor_dequantize(m, q, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, f32.data(), f32.size() * 4 - 1, &d),
