@@ -534,6 +534,7 @@ Status Reader::run() {
   ext->alignment = alignment_;
   ext->version = version_;
   m_->ext = ext;
+  m_->dequant_hooks = &kDequantHooks;  // tblob_tensor_dequantize / _dequant_size go to gguf_dequant.cpp
   return TBLOB_OK;
 }
 

@@ -6,6 +6,7 @@
 
 #include "core/checked.h"
 #include "formats/slm1/checksum.h"
+#include "formats/slm1/dequant.h"
 #include "formats/slm1/format.h"
 #include "formats/slm1/layout.h"
 #include "formats/slm1/scales.h"
@@ -217,6 +218,7 @@ Status slm1_open_model(tblob_model *m, const Limits &limits, const slm1::NameLis
   if (s != TBLOB_OK) return s;
   m->ext = st;
   m->find_fn = &slm1::find_name;
+  m->dequant_hooks = &kSlm1DequantHooks;
   return TBLOB_OK;
 }
 
