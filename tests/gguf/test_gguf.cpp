@@ -368,6 +368,15 @@ TEST(GgufBad, ValidBasesOpen) {
   EXPECT_EQ(info.shape[0], 4u);  // outermost first
   EXPECT_EQ(info.shape[1], 0u);
   tblob_model_close(m);
+  // A zero dimension empties the tensor; the other dimensions still multiply to below 2^63
+  // (GgufBad.Dimensions has the overflowing case).
+  G z;
+  z.head(1, 0).tensor("z", {0, uint64_t{1} << 30, uint64_t{1} << 30}, 0, 0).pad();
+  ASSERT_EQ(tblob_model_open_memory(z.b.data(), z.b.size(), nullptr, &m, &d), TBLOB_OK) << d.message;
+  ASSERT_EQ(tblob_tensor_at(m, 0, &info, nullptr), TBLOB_OK);
+  EXPECT_EQ(info.element_count, 0u);
+  EXPECT_EQ(info.data_length, 0u);
+  tblob_model_close(m);
   // A name of 63 bytes is ggml's longest.
   EXPECT_EQ(open_buf(two_tensors(0, 32, 0, std::string(63, 'n')), &d), TBLOB_OK) << d.message;
 }
@@ -485,6 +494,9 @@ TEST(GgufBad, Dimensions) {
   G o;
   o.head(1, 0).tensor("a", {uint64_t{1} << 32, uint64_t{1} << 32}, 0, 0).pad().zeros(4);
   EXPECT_STATUS(o.b, TBLOB_E_SHAPE_OVERFLOW);
+  G zo;  // a zero dimension does not excuse the others from fitting (ggml lets this pass)
+  zo.head(1, 0).tensor("a", {0, uint64_t{1} << 40, uint64_t{1} << 40}, 0, 0).pad().zeros(4);
+  EXPECT_STATUS(zo.b, TBLOB_E_SHAPE_OVERFLOW);
   G bytes;  // elements fit int64, bytes do not
   bytes.head(1, 0).tensor("a", {uint64_t{1} << 62}, 0, 0).pad().zeros(4);
   EXPECT_STATUS(bytes.b, TBLOB_E_SHAPE_OVERFLOW);

@@ -371,13 +371,14 @@ Status Reader::tensor_info(uint64_t i, uint32_t *types) {
                         name, d, static_cast<ull>(ne[d]));
     any_zero |= ne[d] == 0;
   }
-  uint64_t elements = 0;
-  if (!any_zero) {
-    elements = 1;
-    for (uint32_t d = 0; d < n_dims; ++d)
-      if (!checked_mul(elements, ne[d], &elements) || elements >= static_cast<uint64_t>(INT64_MAX))
-        return diag_.fail(TBLOB_E_SHAPE_OVERFLOW, at, ti, "tensor \"%.*s\": the element count overflows int64", nn, name);
-  }
+  // The product of the non-zero dimensions stays below 2^63 even when a zero dimension empties
+  // the tensor (ggml skips the check then): every row count taken from the shape is then
+  // representable.
+  uint64_t elements = 1;
+  for (uint32_t d = 0; d < n_dims; ++d)
+    if (ne[d] != 0 && (!checked_mul(elements, ne[d], &elements) || elements >= static_cast<uint64_t>(INT64_MAX)))
+      return diag_.fail(TBLOB_E_SHAPE_OVERFLOW, at, ti, "tensor \"%.*s\": the element count overflows int64", nn, name);
+  if (any_zero) elements = 0;
   uint32_t type = 0;
   const uint64_t type_at = pos_;
   if ((st = u32("a tensor type", &type)) != TBLOB_OK) return st;
