@@ -4,7 +4,7 @@
 set -euo pipefail
 
 APT_PACKAGES=(meson ninja-build pkg-config jq libsimdjson-dev libxxhash-dev libssl-dev
-  libgtest-dev libbenchmark-dev clang libclang-rt-14-dev llvm libclang-dev)
+  libgtest-dev libbenchmark-dev clang libclang-rt-14-dev llvm libclang-dev tmux cmake)
 PIP_PACKAGES=(numpy safetensors ml_dtypes)
 
 missing=()

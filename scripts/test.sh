@@ -45,6 +45,8 @@ if [ "${TBLOB_SKIP_BINDINGS:-0}" != 1 ] && [ -f build-test/libtensorblob.so ]; t
   for b in rust go python; do
     [ -f "bindings/$b/test.sh" ] && run_binding "$b" "bindings/$b/test.sh"
   done
+  # pip install ./bindings/python into a fresh venv, then the README's Python example there.
+  run_binding python-venv bindings/python/venv-install-test.sh
 fi
 run_config build-core -Dollama=disabled -Duqff=disabled -Dslm1=disabled -Dgguf=disabled -Dcli=disabled \
   -Dbenchmarks=disabled
