@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/endian.h"
 #include "core/limits.h"
 #include "core/status.h"
 #include "json/json_lex.h"
@@ -19,6 +20,14 @@
 namespace tblob {
 
 constexpr uint32_t kInlineRank = TBLOB_SCAN_INLINE_RANK;
+
+// Step 2: the header length N, the first 8 bytes read as a little-endian u64. False when
+// the buffer is shorter than 8 bytes. Every reader of a safetensors prefix uses this.
+inline bool st_header_length(const uint8_t *buf, size_t len, uint64_t *n) {
+  if (len < 8) return false;
+  *n = load_le64(buf);
+  return true;
+}
 
 struct StTensorEntry {
   uint64_t index;              // among tensors, header order

@@ -198,43 +198,6 @@ struct ImportProgress {
 Status import_model(const tblob_store &s, const char *name, size_t name_len, const char *src_dir,
                     uint32_t flags, const Limits &limits, const ImportProgress &progress,
                     tblob_import_result *result, const Diag &diag);
-// A growable byte buffer through an Allocator (no exceptions; false on failure).
-class ByteBuf {
- public:
-  explicit ByteBuf(const Allocator *a) : a_(a) {}
-  ByteBuf(const ByteBuf &) = delete;
-  ByteBuf &operator=(const ByteBuf &) = delete;
-  ~ByteBuf() { reset(); }
-  bool append(const void *p, size_t n);
-  bool append(const char *s);
-  bool append_u64(uint64_t v);
-  bool push(char c) { return append(&c, 1); }
-  const char *data() const { return p_; }
-  char *data() { return p_; }
-  size_t size() const { return n_; }
-  void clear() { n_ = 0; }
-  void reset();
-
- private:
-  const Allocator *a_;
-  char *p_ = nullptr;
-  size_t n_ = 0, cap_ = 0;
-};
-// A JSON string as Go's encoding/json writes it (escapes <, >, &, U+2028/9).
-bool go_json_string(ByteBuf *b, const char *p, size_t n);
-
-// The Go writer's blob header for a tensor list (sorted keys; per tensor dtype, shape,
-// data_offsets; data in list order; spaces to a multiple of 8). Appends the 8-byte length
-// and the padded header to out.
-struct HeaderTensor {
-  const char *name;
-  size_t name_len;
-  uint32_t dtype;
-  const uint64_t *shape;
-  uint32_t rank;
-  uint64_t bytes;
-};
-bool go_writer_header(const HeaderTensor *ts, size_t n, ByteBuf *out);
 // The expert group a tensor belongs to ("model.layers.3.mlp.experts"), or length 0.
 size_t expert_group_of(const char *name, size_t n);
 

@@ -25,28 +25,28 @@ bool bad(EntryProblem *p, Status s, uint64_t field, const char *fmt, ull a = 0, 
 
 void decode_entry(const uint8_t *p, Entry *e) {
   *e = Entry{};
-  e->hash = load_u64(p + kEntHash);
-  e->dtype = load_u32(p + kEntDtype);
-  e->rank = load_u32(p + kEntRank);
-  for (int i = 0; i < 4; ++i) e->dims[i] = load_u32(p + kEntDims + 4 * i);
-  e->byte_offset = load_u64(p + kEntByteOffset);
-  e->byte_length = load_u64(p + kEntByteLength);
-  e->scale_offset = load_u64(p + kEntScaleOffset);
-  e->block_size = load_u32(p + kEntBlockSize);
-  e->reserved = load_u32(p + kEntReserved);
+  e->hash = load_le64(p + kEntHash);
+  e->dtype = load_le32(p + kEntDtype);
+  e->rank = load_le32(p + kEntRank);
+  for (int i = 0; i < 4; ++i) e->dims[i] = load_le32(p + kEntDims + 4 * i);
+  e->byte_offset = load_le64(p + kEntByteOffset);
+  e->byte_length = load_le64(p + kEntByteLength);
+  e->scale_offset = load_le64(p + kEntScaleOffset);
+  e->block_size = load_le32(p + kEntBlockSize);
+  e->reserved = load_le32(p + kEntReserved);
 }
 
 void encode_entry(const Entry &e, uint8_t out[64]) {
   std::memset(out, 0, kEntryBytes);
-  store_u64(out + kEntHash, e.hash);
-  store_u32(out + kEntDtype, e.dtype);
-  store_u32(out + kEntRank, e.rank);
-  for (int i = 0; i < 4; ++i) store_u32(out + kEntDims + 4 * i, e.dims[i]);
-  store_u64(out + kEntByteOffset, e.byte_offset);
-  store_u64(out + kEntByteLength, e.byte_length);
-  store_u64(out + kEntScaleOffset, e.scale_offset);
-  store_u32(out + kEntBlockSize, e.block_size);
-  store_u32(out + kEntReserved, e.reserved);
+  store_le64(out + kEntHash, e.hash);
+  store_le32(out + kEntDtype, e.dtype);
+  store_le32(out + kEntRank, e.rank);
+  for (int i = 0; i < 4; ++i) store_le32(out + kEntDims + 4 * i, e.dims[i]);
+  store_le64(out + kEntByteOffset, e.byte_offset);
+  store_le64(out + kEntByteLength, e.byte_length);
+  store_le64(out + kEntScaleOffset, e.scale_offset);
+  store_le32(out + kEntBlockSize, e.block_size);
+  store_le32(out + kEntReserved, e.reserved);
 }
 
 bool check_entry_shape(Entry *e, uint32_t max_rank, EntryProblem *p) {

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/endian.h"
+
 namespace tblob {
 namespace slm1 {
 
@@ -68,45 +70,6 @@ constexpr uint32_t kMinVocab = 260;
 constexpr uint32_t kSpecialCount = 4;
 constexpr uint32_t kMinSpecialTokens = 4;
 
-inline uint32_t load_u32(const uint8_t *p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  v = __builtin_bswap32(v);
-#endif
-  return v;
-}
-inline uint64_t load_u64(const uint8_t *p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  v = __builtin_bswap64(v);
-#endif
-  return v;
-}
-inline float load_f32(const uint8_t *p) {
-  const uint32_t bits = load_u32(p);
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-inline void store_u32(uint8_t *p, uint32_t v) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  v = __builtin_bswap32(v);
-#endif
-  std::memcpy(p, &v, 4);
-}
-inline void store_u64(uint8_t *p, uint64_t v) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  v = __builtin_bswap64(v);
-#endif
-  std::memcpy(p, &v, 8);
-}
-inline void store_f32(uint8_t *p, float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  store_u32(p, bits);
-}
 inline uint32_t f32_bits(float f) {
   uint32_t b;
   std::memcpy(&b, &f, 4);

@@ -64,30 +64,30 @@ Status read_header(const uint8_t *f, uint64_t len, const Limits &limits, Header 
   if (std::memcmp(f, kMagic, 4) != 0)
     return diag.fail(TBLOB_E_UNKNOWN_FORMAT, 0, -1,
                      "magic %02x %02x %02x %02x at byte 0 is not \"SLM1\"", f[0], f[1], f[2], f[3]);
-  h->version = load_u32(f + kOffVersion);
+  h->version = load_le32(f + kOffVersion);
   if (h->version != kVersion)
     return diag.fail(TBLOB_E_SLM1_VERSION, kOffVersion, -1, "version %u at byte 4 is not 1%s",
                      h->version, h->version == kVersionByteSwapped ? " (byte-swapped?)" : "");
-  h->header_length = load_u32(f + kOffHeaderLength);
-  h->model_type = load_u32(f + kOffModelType);
-  h->flags = load_u32(f + kOffFlags);
-  h->vocab_size = load_u32(f + kOffVocabSize);
-  h->special_token_count = load_u32(f + kOffSpecialTokens);
-  h->hidden_size = load_u32(f + kOffHiddenSize);
-  h->layer_count = load_u32(f + kOffLayerCount);
-  h->head_count = load_u32(f + kOffHeadCount);
-  h->kv_head_count = load_u32(f + kOffKvHeadCount);
-  h->head_dim = load_u32(f + kOffHeadDim);
-  h->ffn_size = load_u32(f + kOffFfnSize);
-  h->max_context = load_u32(f + kOffMaxContext);
-  h->rope_theta = load_f32(f + kOffRopeTheta);
-  h->rms_norm_epsilon = load_f32(f + kOffRmsNormEps);
-  h->tokenizer_offset = load_u64(f + kOffTokenizerOffset);
-  h->tokenizer_length = load_u64(f + kOffTokenizerLength);
-  h->directory_offset = load_u64(f + kOffDirectoryOffset);
-  h->tensor_count = load_u32(f + kOffTensorCount);
-  h->data_offset = load_u64(f + kOffDataOffset);
-  h->checksum = load_u64(f + kOffChecksum);
+  h->header_length = load_le32(f + kOffHeaderLength);
+  h->model_type = load_le32(f + kOffModelType);
+  h->flags = load_le32(f + kOffFlags);
+  h->vocab_size = load_le32(f + kOffVocabSize);
+  h->special_token_count = load_le32(f + kOffSpecialTokens);
+  h->hidden_size = load_le32(f + kOffHiddenSize);
+  h->layer_count = load_le32(f + kOffLayerCount);
+  h->head_count = load_le32(f + kOffHeadCount);
+  h->kv_head_count = load_le32(f + kOffKvHeadCount);
+  h->head_dim = load_le32(f + kOffHeadDim);
+  h->ffn_size = load_le32(f + kOffFfnSize);
+  h->max_context = load_le32(f + kOffMaxContext);
+  h->rope_theta = load_le_f32(f + kOffRopeTheta);
+  h->rms_norm_epsilon = load_le_f32(f + kOffRmsNormEps);
+  h->tokenizer_offset = load_le64(f + kOffTokenizerOffset);
+  h->tokenizer_length = load_le64(f + kOffTokenizerLength);
+  h->directory_offset = load_le64(f + kOffDirectoryOffset);
+  h->tensor_count = load_le32(f + kOffTensorCount);
+  h->data_offset = load_le64(f + kOffDataOffset);
+  h->checksum = load_le64(f + kOffChecksum);
 
   if (h->header_length < kHeaderBytes)
     return diag.fail(TBLOB_E_SLM1_HEADER, kOffHeaderLength, -1,
@@ -147,27 +147,27 @@ Status read_header(const uint8_t *f, uint64_t len, const Limits &limits, Header 
 void encode_header(const Header &h, uint8_t out[108]) {
   std::memset(out, 0, kHeaderBytes);
   std::memcpy(out, kMagic, 4);
-  store_u32(out + kOffVersion, h.version);
-  store_u32(out + kOffHeaderLength, h.header_length);
-  store_u32(out + kOffModelType, h.model_type);
-  store_u32(out + kOffFlags, h.flags);
-  store_u32(out + kOffVocabSize, h.vocab_size);
-  store_u32(out + kOffSpecialTokens, h.special_token_count);
-  store_u32(out + kOffHiddenSize, h.hidden_size);
-  store_u32(out + kOffLayerCount, h.layer_count);
-  store_u32(out + kOffHeadCount, h.head_count);
-  store_u32(out + kOffKvHeadCount, h.kv_head_count);
-  store_u32(out + kOffHeadDim, h.head_dim);
-  store_u32(out + kOffFfnSize, h.ffn_size);
-  store_u32(out + kOffMaxContext, h.max_context);
-  store_f32(out + kOffRopeTheta, h.rope_theta);
-  store_f32(out + kOffRmsNormEps, h.rms_norm_epsilon);
-  store_u64(out + kOffTokenizerOffset, h.tokenizer_offset);
-  store_u64(out + kOffTokenizerLength, h.tokenizer_length);
-  store_u64(out + kOffDirectoryOffset, h.directory_offset);
-  store_u32(out + kOffTensorCount, h.tensor_count);
-  store_u64(out + kOffDataOffset, h.data_offset);
-  store_u64(out + kOffChecksum, h.checksum);
+  store_le32(out + kOffVersion, h.version);
+  store_le32(out + kOffHeaderLength, h.header_length);
+  store_le32(out + kOffModelType, h.model_type);
+  store_le32(out + kOffFlags, h.flags);
+  store_le32(out + kOffVocabSize, h.vocab_size);
+  store_le32(out + kOffSpecialTokens, h.special_token_count);
+  store_le32(out + kOffHiddenSize, h.hidden_size);
+  store_le32(out + kOffLayerCount, h.layer_count);
+  store_le32(out + kOffHeadCount, h.head_count);
+  store_le32(out + kOffKvHeadCount, h.kv_head_count);
+  store_le32(out + kOffHeadDim, h.head_dim);
+  store_le32(out + kOffFfnSize, h.ffn_size);
+  store_le32(out + kOffMaxContext, h.max_context);
+  store_le_f32(out + kOffRopeTheta, h.rope_theta);
+  store_le_f32(out + kOffRmsNormEps, h.rms_norm_epsilon);
+  store_le64(out + kOffTokenizerOffset, h.tokenizer_offset);
+  store_le64(out + kOffTokenizerLength, h.tokenizer_length);
+  store_le64(out + kOffDirectoryOffset, h.directory_offset);
+  store_le32(out + kOffTensorCount, h.tensor_count);
+  store_le64(out + kOffDataOffset, h.data_offset);
+  store_le64(out + kOffChecksum, h.checksum);
 }
 
 }  // namespace slm1

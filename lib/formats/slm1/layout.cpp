@@ -5,7 +5,7 @@
 #include "core/checked.h"
 #include "core/range_check.h"
 #include "formats/slm1/format.h"
-#include "formats/slm1/scratch.h"
+#include "core/allocator.h"
 
 namespace tblob {
 namespace slm1 {
@@ -66,8 +66,8 @@ Status check_data_region(const uint8_t *f, uint64_t len, const Header &h, const 
   }
   // 3. Packed in offset order from tensor_data_offset.
   const uint64_t count = 2 * uint64_t{n};
-  Scratch<Region> regions(a);
-  if (!regions.allocate(count ? count : 1))
+  PodVec<Region> regions(&a);
+  if (!regions.resize(count ? count : 1))
     return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "out of memory checking the data region");
   size_t k = 0;
   uint64_t lowest = UINT64_MAX, lowest_order = 0;

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "formats/slm1/format.h"
-#include "formats/slm1/scratch.h"
+#include "core/allocator.h"
 #include "hash/fnv1a.h"
 
 namespace tblob {
@@ -76,8 +76,8 @@ Status attach_names(State *st, const NameList &list, const Limits &limits, Arena
                      "invalid argument: required_names and required_name_lens are needed for %zu names",
                      list.count);
   // Sorted by (hash, position); the names themselves stay the caller's until copied.
-  Scratch<HashSlot> order(a);
-  if (!order.allocate(list.count))
+  PodVec<HashSlot> order(&a);
+  if (!order.resize(list.count))
     return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "out of memory hashing required names");
   for (size_t k = 0; k < list.count; ++k) {
     if (!list.names[k] && list.lens[k])

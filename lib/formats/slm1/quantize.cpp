@@ -60,7 +60,7 @@ void encode_q8_0(const float *x, uint64_t rows, uint64_t cols, uint8_t *payload,
   for (uint64_t r = 0; r < rows; ++r) {
     const uint64_t base = r * cols;
     const float scale = quant_scale(group_amax(x, base, cols), 127.0f);
-    store_f32(scales + 4 * r, scale);
+    store_le_f32(scales + 4 * r, scale);
     for (uint64_t c = 0; c < cols; ++c)
       payload[base + c] = static_cast<uint8_t>(quant_code(load(x, base + c), scale, 127) & 0xff);
   }
@@ -73,7 +73,7 @@ void encode_q4_0(const float *x, uint64_t rows, uint64_t cols, uint32_t block, u
     for (uint64_t b = 0; b < blocks; ++b) {
       const uint64_t base = r * cols + b * block;
       const float scale = quant_scale(group_amax(x, base, block), 7.0f);
-      store_f32(scales + 4 * (r * blocks + b), scale);
+      store_le_f32(scales + 4 * (r * blocks + b), scale);
       // block is even and base is even, so pairs never straddle blocks.
       for (uint64_t c = 0; c < block; c += 2) {
         const uint32_t lo = static_cast<uint32_t>(quant_code(load(x, base + c), scale, 7)) & 0xfu;

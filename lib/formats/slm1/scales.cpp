@@ -7,7 +7,7 @@ namespace slm1 {
 
 uint64_t first_bad_scale(const uint8_t *p, uint64_t count) {
   for (uint64_t k = 0; k < count; ++k)
-    if (!scale_bits_ok(load_u32(p + 4 * k))) return k;
+    if (!scale_bits_ok(load_le32(p + 4 * k))) return k;
   return count;
 }
 
@@ -24,7 +24,7 @@ Status check_scales(const uint8_t *f, const Header &h, const Entry *e, uint32_t 
                      "(f32 bits 0x%08x) is not finite and positive",
                      i, static_cast<ull>(e[i].hash),
                      static_cast<ull>(h.directory_offset + uint64_t{i} * kEntryBytes),
-                     dtype_name(e[i].dtype), static_cast<ull>(k), static_cast<ull>(at), load_u32(f + at));
+                     dtype_name(e[i].dtype), static_cast<ull>(k), static_cast<ull>(at), load_le32(f + at));
   }
   return TBLOB_OK;
 }

@@ -252,7 +252,7 @@ Status writer_add_f32(tblob_slm1_writer *w, const char *name, size_t name_len,
       for (uint64_t k = 0; k < e.elements; ++k) {
         float v;
         std::memcpy(&v, values + k, 4);
-        store_f32(payload + 4 * k, v);
+        store_le_f32(payload + 4 * k, v);
       }
       break;
     case kDtypeQ8_0:
@@ -290,7 +290,7 @@ Status writer_add_encoded(tblob_slm1_writer *w, const char *name, size_t name_le
       return diag.fail(TBLOB_E_SLM1_SCALE, TBLOB_NO_OFFSET, -1,
                        "tensor \"%.*s%s\": scale %llu (f32 bits 0x%08x) is not finite and positive",
                        shown, name, ell, static_cast<ull>(k),
-                       load_u32(static_cast<const uint8_t *>(scales) + 4 * k));
+                       load_le32(static_cast<const uint8_t *>(scales) + 4 * k));
   }
   uint8_t *p, *sc;
   if (!allocate_buffers(w, e, &p, &sc)) return oom(diag);
@@ -362,7 +362,7 @@ Status writer_emit(tblob_slm1_writer *w, ByteSink *sink, uint64_t *file_len, con
     return diag.fail(TBLOB_E_SLM1_CHECKSUM, kOffChecksum, -1,
                      "the file's checksum is 0, which SLM1 cannot store; change any byte (e.g. a name)");
   uint8_t cb[8];
-  store_u64(cb, c);
+  store_le64(cb, c);
   if (!sink->patch(kOffChecksum, cb, 8))
     return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "writing the SLM1 checksum failed: %s", std::strerror(errno));
   if (file_len) *file_len = out.position();

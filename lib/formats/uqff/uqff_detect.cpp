@@ -7,6 +7,7 @@
 #include "formats/uqff/uqff.h"
 #include "formats/uqff/uqff_discover.h"
 #include "io/source.h"
+#include "json/st_scanner.h"
 
 namespace tblob {
 namespace uqff {
@@ -42,9 +43,8 @@ bool looks_like_dir(const char *path) {
 }
 
 bool looks_like_shard(const char *path, const uint8_t *head, size_t head_len) {
-  if (head_len < 10) return false;
   uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | head[i];
+  if (head_len < 10 || !st_header_length(head, head_len, &n)) return false;
   if (n < 2 || n > TBLOB_SAFETENSORS_MAX_HEADER || head[8] != '{') return false;
   // The whole header: the UQFF names can be anywhere in it.
   Allocator a;

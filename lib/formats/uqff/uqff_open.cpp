@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/checked.h"
+#include "core/endian.h"
 #include "formats/safetensors/safetensors.h"
 #include "formats/uqff/uqff.h"
 #include "formats/uqff/uqff_config.h"
@@ -254,8 +255,7 @@ Status Builder::check_versions() {
       continue;
     }
     const uint8_t *d = entry_data(m_, t);
-    const uint32_t v = static_cast<uint32_t>(d[0]) | (static_cast<uint32_t>(d[1]) << 8) |
-                       (static_cast<uint32_t>(d[2]) << 16) | (static_cast<uint32_t>(d[3]) << 24);
+    const uint32_t v = load_le32(d);
     if (!first[part]) {
       first[part] = &t;
       ver_[part] = v;
