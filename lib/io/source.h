@@ -18,6 +18,10 @@ struct Source {
 // mode: TBLOB_OPEN_MAP or TBLOB_OPEN_READ.
 Status source_open_file(const char *path, uint32_t mode, const Allocator &a, Source *out,
                         const Diag &diag);
+// Maps or reads an open file descriptor of `len` bytes into a Source (closing nothing);
+// `what` names the file in messages.
+Status source_from_fd(int fd, size_t len, uint32_t mode, const Allocator &a, Source *out,
+                      const char *what, const Diag &diag);
 void source_borrow(const void *buf, size_t len, Source *out);
 void source_close(Source *s, const Allocator &a);
 // A mapped source about to be read front to back in [0, len): map its pages in one call

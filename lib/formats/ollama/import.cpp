@@ -21,6 +21,7 @@
 #include "formats/open.h"
 #include "formats/safetensors/st_writer.h"
 #include "hash/sha256.h"
+#include "io/file.h"
 
 namespace tblob {
 namespace ollama {
@@ -100,18 +101,6 @@ int cmp_bytes(const char *a, size_t an, const char *b, size_t bn) {
   return d != 0 ? d : (an < bn ? -1 : an > bn ? 1 : 0);
 }
 
-bool write_all(int fd, const void *p, size_t n) {
-  const uint8_t *q = static_cast<const uint8_t *>(p);
-  while (n) {
-    const ssize_t w = ::write(fd, q, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    q += w;
-    n -= static_cast<size_t>(w);
-  }
-  return true;
-}
-
 class Importer {
  public:
   Importer(const tblob_store &s, uint32_t flags, const Limits &limits, const ImportProgress &progress,
@@ -153,7 +142,6 @@ class Importer {
   PodVec<Item> items_;
   PodVec<OutLayer> layers_;
   bool image_gen_ = false;
-  uint64_t tmp_counter_ = 0;
   tblob_import_result res_{};
 };
 
@@ -339,7 +327,7 @@ Status Importer::write_blob(const Piece *pieces, size_t np, char digest[kDigestB
     if (static_cast<uint64_t>(have.st_size) == total) {
       bool match = (flags_ & TBLOB_IMPORT_TRUST_EXISTING) != 0;
       if (!match) {
-        const int fd = ::openat(s_.blobs_fd, file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        const int fd = open_nofollow(s_.blobs_fd, file);
         if (fd < 0) return fail_io("cannot open blob", file);
         st = hash_file_matches(fd, digest, &match);
         ::close(fd);
@@ -352,21 +340,18 @@ Status Importer::write_blob(const Piece *pieces, size_t np, char digest[kDigestB
     }
     // Present but corrupt: replaced atomically below.
   }
-  char tmp[128];
-  std::snprintf(tmp, sizeof(tmp), ".tblob-tmp-%.16s-%ld-%llu", digest + 7, static_cast<long>(::getpid()),
-                static_cast<unsigned long long>(tmp_counter_++));
-  const int fd = ::openat(s_.blobs_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) return fail_io("cannot create temporary blob", tmp);
+  // The blobs directory is synced once, before the manifest (run()).
+  char tag[17];
+  std::snprintf(tag, sizeof(tag), "%.16s", digest + 7);
+  AtomicFile out;
+  if (!out.create(s_.blobs_fd, tag, 0644)) return fail_io("cannot create a temporary blob for", file);
   bool ok = true;
-  for (size_t i = 0; ok && i < np; ++i) ok = write_all(fd, pieces[i].p, pieces[i].n);
-  ok = ok && ::fsync(fd) == 0;
-  const int e = errno;
-  ok = (::close(fd) == 0) && ok;
-  if (ok) ok = ::renameat(s_.blobs_fd, tmp, s_.blobs_fd, file) == 0;
+  for (size_t i = 0; ok && i < np; ++i) ok = out.write(pieces[i].p, pieces[i].n);
+  if (ok) ok = out.commit(file, false);
   if (!ok) {
-    const int e2 = errno ? errno : e;
-    ::unlinkat(s_.blobs_fd, tmp, 0);
-    errno = e2;
+    const int e = errno;
+    out.abort();
+    errno = e;
     return fail_io("cannot write blob", file);
   }
   ++res_.blobs_written;
@@ -530,7 +515,7 @@ Status Importer::write_manifest(const ModelName &name, const OutLayer &config) {
       if (owned >= 0) ::close(owned);
       return fail_io("cannot create manifest directory", part);
     }
-    const int fd = ::openat(dir, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    const int fd = open_dir_nofollow(dir, part);
     if (fd < 0) {
       if (owned >= 0) ::close(owned);
       return diag_.fail(TBLOB_E_OLLAMA_PATH, TBLOB_NO_OFFSET, -1,
@@ -540,7 +525,7 @@ Status Importer::write_manifest(const ModelName &name, const OutLayer &config) {
     owned = dir = fd;
   }
   // Unchanged manifest: nothing to do (re-running an import is a no-op).
-  const int old = ::openat(dir, name.tag, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  const int old = open_nofollow(dir, name.tag);
   if (old >= 0) {
     struct stat st;
     bool same = false;
@@ -559,25 +544,20 @@ Status Importer::write_manifest(const ModelName &name, const OutLayer &config) {
       return TBLOB_OK;
     }
   }
-  char tmp[160];
-  std::snprintf(tmp, sizeof(tmp), ".tblob-tmp-%s-%ld", name.tag, static_cast<long>(::getpid()));
-  const int fd = ::openat(dir, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    ::close(dir);
-    return fail_io("cannot create temporary manifest", tmp);
-  }
-  bool w = write_all(fd, b.data(), b.size()) && ::fsync(fd) == 0;
-  w = (::close(fd) == 0) && w;
-  if (w) w = ::renameat(dir, tmp, dir, name.tag) == 0;
-  if (!w) {
+  AtomicFile out;
+  if (!out.create(dir, name.tag, 0644)) {
     const int e = errno;
-    ::unlinkat(dir, tmp, 0);
     ::close(dir);
     errno = e;
+    return fail_io("cannot create a temporary manifest for", name.tag);
+  }
+  if (!out.write(b.data(), b.size()) || !out.commit(name.tag, true)) {
+    const int e = errno;
+    out.abort();
+    ::close(dir);
     return diag_.fail(e == EISDIR ? TBLOB_E_OLLAMA_NOT_A_FILE : TBLOB_E_IO, TBLOB_NO_OFFSET, -1,
                       "cannot write the manifest %s: %s", name.tag, std::strerror(e));
   }
-  ::fsync(dir);
   ::close(dir);
   res_.manifest_written = 1;
   return TBLOB_OK;

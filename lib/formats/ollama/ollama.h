@@ -157,17 +157,11 @@ bool json_document_valid(const uint8_t *p, size_t n);
 uint32_t layer_kind_of(const char *media_type, size_t n);
 
 // ---- blob.cpp --------------------------------------------------------------------------
-// Maps or reads an open file descriptor of `len` bytes into a Source (closing nothing).
-Status source_from_fd(int fd, size_t len, uint32_t mode, const Allocator &a, Source *out,
-                      const char *what, const Diag &diag);
 // Adds the blob of `layer` to m as a new file and its tensors to the table, applying the
 // layout rules (data renaming, component prefixes, dtype/shape cross-check, ranges).
 // *is_data_blob tells whether the blob was a single "data" tensor renamed from the layer.
 Status add_blob(tblob_model *m, const tblob_store &s, const LayerRec &layer, size_t layer_index,
                 const Limits &limits, bool *is_data_blob, const Diag &diag);
-// Scans a blob held in memory as file 0 of m with the same rules (fuzzing, tests).
-Status add_blob_memory(tblob_model *m, const uint8_t *p, size_t n, const LayerRec &layer,
-                       const Limits &limits, bool *is_data_blob, const Diag &diag);
 
 // ---- model.cpp -------------------------------------------------------------------------
 Status open_model(const tblob_store &s, const ModelName &name, const Limits &limits,

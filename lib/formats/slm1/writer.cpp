@@ -16,6 +16,7 @@
 #include "formats/slm1/scales.h"
 #include "formats/slm1/tokenizer.h"
 #include "hash/fnv1a.h"
+#include "io/file.h"
 #include "json/json_lex.h"
 
 tblob_slm1_writer::~tblob_slm1_writer() {
@@ -140,16 +141,7 @@ class Emitter {
 class FdSink final : public ByteSink {
  public:
   explicit FdSink(int fd) : fd_(fd) {}
-  bool write(const uint8_t *p, size_t n) override {
-    while (n > 0) {
-      const ssize_t r = ::write(fd_, p, n);
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return false;
-      p += r;
-      n -= static_cast<size_t>(r);
-    }
-    return true;
-  }
+  bool write(const uint8_t *p, size_t n) override { return write_all(fd_, p, n); }
   bool patch(uint64_t offset, const uint8_t *p, size_t n) override {
     return ::pwrite(fd_, p, n, static_cast<off_t>(offset)) == static_cast<ssize_t>(n);
   }
@@ -372,48 +364,16 @@ Status writer_emit(tblob_slm1_writer *w, ByteSink *sink, uint64_t *file_len, con
 Status writer_finish_path(tblob_slm1_writer *w, const char *path, const Diag &diag) {
   if (!w || !path) return bad_arg(diag, "writer and path are required");
   if (w->finished) return bad_arg(diag, "the writer has already finished");
-  static const char kSuffix[] = ".tmp.XXXXXX";
-  const size_t plen = std::strlen(path);
-  const size_t tlen = plen + sizeof(kSuffix);
-  char *tmp = static_cast<char *>(w->alloc.alloc(tlen));
-  if (!tmp) return oom(diag);
-  std::memcpy(tmp, path, plen);
-  std::memcpy(tmp + plen, kSuffix, sizeof(kSuffix));
-  const int fd = ::mkstemp(tmp);
-  if (fd < 0) {
-    const int err = errno;
-    w->alloc.free(tmp, tlen);
+  AtomicFile out;
+  if (!out.create_beside(path, 0644))
     return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "cannot create a temporary file beside %s: %s", path,
-                     std::strerror(err));
-  }
-  FdSink sink(fd);
-  Status s = writer_emit(w, &sink, nullptr, diag);
-  if (s == TBLOB_OK && (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0))
-    s = diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "cannot flush %s: %s", tmp, std::strerror(errno));
-  if (::close(fd) != 0 && s == TBLOB_OK)
-    s = diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "cannot close %s: %s", tmp, std::strerror(errno));
-  if (s == TBLOB_OK && ::rename(tmp, path) != 0)
-    s = diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "cannot rename %s to %s: %s", tmp, path, std::strerror(errno));
-  if (s != TBLOB_OK) {
-    ::unlink(tmp);
-    w->alloc.free(tmp, tlen);
-    return s;
-  }
-  // Make the rename durable: fsync the directory (best effort).
-  size_t cut = plen;
-  while (cut > 0 && path[cut - 1] != '/') --cut;
-  if (cut > 0) {
-    std::memcpy(tmp, path, cut);
-    tmp[cut] = '\0';
-  } else {
-    std::memcpy(tmp, ".", 2);
-  }
-  const int dfd = ::open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    static_cast<void>(::fsync(dfd));
-    ::close(dfd);
-  }
-  w->alloc.free(tmp, tlen);
+                     std::strerror(errno));
+  FdSink sink(out.fd());
+  const Status s = writer_emit(w, &sink, nullptr, diag);
+  if (s != TBLOB_OK) return s;
+  const char *base = std::strrchr(path, '/');
+  if (!out.commit(base ? base + 1 : path, true))
+    return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "cannot write %s: %s", path, std::strerror(errno));
   w->finished = true;
   return TBLOB_OK;
 }
