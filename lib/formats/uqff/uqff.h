@@ -103,11 +103,13 @@ Status verify_set(tblob_model *m, const char *const *paths, size_t path_count, c
 Status open_buffers(tblob_model *m, const uint8_t *const *bufs, const size_t *lens, size_t count,
                     const Limits &limits, ReportFn fn, void *user, VerifySummary *summary, const Diag &diag);
 
-// Content detection for tblob_model_open: a directory holding `*.uqff` shards (or
-// uqff_report.json), or a safetensors file whose header names UQFF entries
-// (`uqff.version.*` or `*.weight.format`).
+// Content detection: a directory holding `*.uqff` shards (or uqff_report.json), or a
+// safetensors file whose header names UQFF entries (`uqff.version.*` or `*.weight.format`).
+// looks_like_shard decides from the file, table_says_shard (the same rule) from the table of
+// the file already opened as safetensors (what tblob_model_open uses).
 bool looks_like_dir(const char *path);
 bool looks_like_shard(const char *path, const uint8_t *head, size_t head_len);
+bool table_says_shard(const tblob_model *m, const char *path);
 
 // ---- layers of an open model ----------------------------------------------------------------
 struct LayerView {
