@@ -1,7 +1,7 @@
 // The zero-allocation safetensors header scanner.
 //
 // Runs the reference implementation's steps 1-5 and the per-tensor part of step 6
-// (reference/safetensors.md 1.1) over a buffer, reporting entries to a sink. Errors keep
+// (docs/safetensors.md) over a buffer, reporting entries to a sink. Errors keep
 // the reference's order: grammar, UTF-8, depth and __metadata__ errors stop the scan where
 // they occur; a tensor entry's schema errors (missing field, wrong type, unknown dtype,
 // non-integer shape) are reported only if the whole header is valid JSON (serde buffers

@@ -1,6 +1,6 @@
 // Scalar reference decoders for GGML blocks: the definition every other kernel set matches.
-// Layouts and formulas: reference/uqff.md section 4.1 (ggml `src/ggml-common.h`,
-// `dequantize_row_*` in `src/ggml-quants.c`). Integer bit code plus separately rounded f32
+// Layouts and formulas: ggml `src/ggml-common.h`,
+// `dequantize_row_*` in `src/ggml-quants.c`. Integer bit code plus separately rounded f32
 // operations; NaN results are canonical (see ggml.h).
 #include <cstring>
 

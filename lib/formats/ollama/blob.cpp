@@ -1,4 +1,4 @@
-// Tensor blobs: each is a safetensors file (reference/ollama_mlx.md 3). Every tensor of
+// Tensor blobs: each is a safetensors file (docs/ollama.md). Every tensor of
 // every blob goes into the table under its header name, with two layout rules:
 //  - a blob whose single tensor is keyed "data" (Jan-Feb 2026, incl. the three-blob
 //    <name> / <name>_scale / <name>_qbias quantized layers) takes its layer's name;

@@ -1,5 +1,5 @@
 // Import of a safetensors directory into a store: the `ollama create` flow
-// (reference/ollama_mlx.md 2-3, 5). One minimal Go-writer blob per tensor, expert tensors
+// (docs/ollama.md). One minimal Go-writer blob per tensor, expert tensors
 // grouped per layer into packed blobs (the original tensors, as the unquantized groups of
 // the Feb-Jul 2026 layouts hold them), JSON files as ...image.json layers, a ConfigV2
 // config blob, and the manifest last. Blobs are content-addressed, so identical tensors

@@ -122,7 +122,7 @@ Status read_header(const uint8_t *f, uint64_t len, const Limits &limits, Header 
                      "rounded up to 64",
                      static_cast<ull>(h->directory_offset), static_cast<ull>(dir_expected),
                      static_cast<ull>(tok_end));
-  // The exact bound on tensor_count, before anything is allocated (reliability.md 1.3).
+  // The exact bound on tensor_count, before anything is allocated.
   if (h->directory_offset > len || h->tensor_count > (len - h->directory_offset) / kEntryBytes)
     return diag.fail(TBLOB_E_TRUNCATED, kOffTensorCount, -1,
                      "tensor_count %u (byte 88) needs %llu directory bytes at %llu; the file has %llu",

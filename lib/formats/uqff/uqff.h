@@ -1,4 +1,4 @@
-// mistral.rs UQFF exports (reference/uqff.md): shard sets -> one tensor table.
+// mistral.rs UQFF exports: shard sets -> one tensor table.
 //
 // What the table holds for a UQFF model (docs/uqff.md):
 //   * one row per quantized layer, named `<key>.weight`: dtype and bytes are those of the

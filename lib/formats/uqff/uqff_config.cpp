@@ -1,6 +1,5 @@
 // Reads config.json (model_type, num_hidden_layers, tie_word_embeddings, expert count) and
-// checks the table holds what that architecture's loader asks for (reliability.md 6.4 item 36;
-// mistral.rs issues #1361, #2102: name the missing key).
+// checks the table holds what that architecture's loader asks for, naming the missing key.
 #include "formats/uqff/uqff_config.h"
 
 #include <cstdio>

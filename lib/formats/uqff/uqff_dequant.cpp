@@ -1,6 +1,5 @@
 // Dequantizing rows of a UQFF model: layers of every family and plain tensors (bias,
-// residual), to f32/f16/bf16. Values follow mistral.rs's decoders (reference/uqff.md
-// section 4): OCP E4M3 (0x7F/0xFF NaN), MXFP4 scale byte 0 = 0.0 and 255 = +inf; NaN results
+// residual), to f32/f16/bf16. Values follow mistral.rs's decoders (docs/uqff.md): OCP E4M3 (0x7F/0xFF NaN), MXFP4 scale byte 0 = 0.0 and 255 = +inf; NaN results
 // are the canonical quiet NaN; f16/bf16 outputs round the f32 value once (nearest even).
 #include <cstring>
 

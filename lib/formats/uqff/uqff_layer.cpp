@@ -1,5 +1,4 @@
-// Structural and family checks of one UQFF layer (reference/uqff.md sections 1.0a-1.7, 3;
-// reliability.md 6.4 items 34-35).
+// Structural and family checks of one UQFF layer (docs/uqff.md).
 #include "formats/uqff/uqff_layer.h"
 
 #include <cstdio>

@@ -1,7 +1,7 @@
 // Opening (strict) and verifying (report) a UQFF shard set: discover the files, scan every
 // shard as safetensors, index every entry of every shard before resolving any layer (entries
 // straddle shards), apply the version rules of mistral.rs's UqffReader::open in order
-// (reference/uqff.md section 2), resolve each layer, and build the table.
+// (docs/uqff.md), resolve each layer, and build the table.
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
