@@ -32,13 +32,10 @@ class AtomicFile {
   // Beside path (in its directory, which this object opens and closes).
   bool create_beside(const char *path, unsigned mode);
   int fd() const { return fd_; }
-  const char *temp_name() const { return tmp_; }
   bool write(const void *p, size_t n) { return write_all(fd_, p, n); }
   // fsync, close, rename to name in the directory; with sync_dir, fsync the directory too
   // (best effort) so the rename is durable. A caller renaming many files may sync once.
   bool commit(const char *name, bool sync_dir);
-  // The final name's directory descriptor (valid until commit/abort).
-  int dir_fd() const { return dir_; }
   void abort();
 
  private:
