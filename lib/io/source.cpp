@@ -9,11 +9,11 @@
 
 namespace tblob {
 
-Status source_open_file(const char *path, uint32_t mode, const Allocator &a, Source *out,
-                        const Diag &diag) {
-  *out = Source{};
-  // O_NONBLOCK: a FIFO is refused below instead of blocking the open.
-  int fd = ::open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+namespace {
+// Opens path for reading and checks it is a regular file small enough for this platform;
+// never blocks on a FIFO (O_NONBLOCK).
+Status open_regular(const char *path, int *fd_out, size_t *len, const Diag &diag) {
+  const int fd = ::open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
     return diag.fail(errno == ENOENT ? TBLOB_E_NOT_FOUND : TBLOB_E_IO, TBLOB_NO_OFFSET, -1,
                      "cannot open %s: %s", path, std::strerror(errno));
@@ -28,7 +28,37 @@ Status source_open_file(const char *path, uint32_t mode, const Allocator &a, Sou
     ::close(fd);
     return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "%s is too large for this platform", path);
   }
-  const Status s = source_from_fd(fd, static_cast<size_t>(st.st_size), mode, a, out, path, diag);
+  *fd_out = fd;
+  *len = static_cast<size_t>(st.st_size);
+  return TBLOB_OK;
+}
+}  // namespace
+
+Status source_open_file(const char *path, uint32_t mode, const Allocator &a, Source *out,
+                        const Diag &diag) {
+  *out = Source{};
+  int fd;
+  size_t len;
+  Status s = open_regular(path, &fd, &len, diag);
+  if (s != TBLOB_OK) return s;
+  s = source_from_fd(fd, len, mode, a, out, path, diag);
+  ::close(fd);
+  return s;
+}
+
+Status source_read_bounded(const char *path, uint64_t max_bytes, Status too_large, const Allocator &a,
+                           Source *out, const Diag &diag) {
+  *out = Source{};
+  int fd;
+  size_t len;
+  Status s = open_regular(path, &fd, &len, diag);
+  if (s != TBLOB_OK) return s;
+  if (len > max_bytes) {
+    ::close(fd);
+    return diag.fail(too_large, TBLOB_NO_OFFSET, -1, "%s is %zu bytes, more than the %llu allowed", path, len,
+                     static_cast<unsigned long long>(max_bytes));
+  }
+  s = source_from_fd(fd, len, TBLOB_OPEN_READ, a, out, path, diag);
   ::close(fd);
   return s;
 }

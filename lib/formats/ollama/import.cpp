@@ -13,8 +13,6 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <simdjson.h>
-
 #include "core/checked.h"
 #include "core/dtype.h"
 #include "formats/ollama/ollama.h"
@@ -22,6 +20,8 @@
 #include "formats/safetensors/st_writer.h"
 #include "hash/sha256.h"
 #include "io/file.h"
+#include "io/source.h"
+#include "json/json_walk.h"
 
 namespace tblob {
 namespace ollama {
@@ -90,6 +90,47 @@ struct OutLayer {
   const char *name;
   size_t name_len;
 };
+
+// The names the ConfigV2 blob records: model_type and architectures[0] of config.json, or
+// _class_name of an image-generation model_index.json; the first of each key counts, decoded.
+// False when the document is not one valid JSON object (then no name is used).
+bool config_names(const uint8_t *p, size_t n, bool image_gen, ByteBuf *family, ByteBuf *arch) {
+  if (n == 0) return false;
+  json::Cursor c{p, p, p + n};
+  bool seen_family = false, seen_arch = false;
+  auto take = [](const json::StringSlice &s, ByteBuf *out) {
+    return out->resize(s.len) && out->resize(json::decode_into(s, out->data(), s.len));
+  };
+  auto string_or_skip = [&](json::Cursor &cc, uint32_t depth, ByteBuf *out) {
+    if (cc.p < cc.end && *cc.p == '"') {
+      json::StringSlice v;
+      return json::scan_string(cc, &v) && take(v, out);
+    }
+    return json::skip_value(cc, depth, kMaxJsonDepth);
+  };
+  const bool ok = json::walk_object(c, 0, kMaxJsonDepth, [&](const json::StringSlice &k, json::Cursor &cc) {
+    if (!seen_family && !image_gen && json::decoded_equals(k, "model_type", 10)) {
+      seen_family = true;
+      return string_or_skip(cc, 1, family);
+    }
+    if (!seen_arch && image_gen && json::decoded_equals(k, "_class_name", 11)) {
+      seen_arch = true;
+      return string_or_skip(cc, 1, arch);
+    }
+    if (!seen_arch && !image_gen && json::decoded_equals(k, "architectures", 13)) {
+      seen_arch = true;
+      if (cc.p >= cc.end || *cc.p != '[') return json::skip_value(cc, 1, kMaxJsonDepth);
+      bool first = true;
+      return json::walk_array(cc, 1, kMaxJsonDepth, [&](json::Cursor &ec) {
+        if (!first) return json::skip_value(ec, 2, kMaxJsonDepth);
+        first = false;
+        return string_or_skip(ec, 2, arch);
+      });
+    }
+    return json::skip_value(cc, 1, kMaxJsonDepth);
+  });
+  return ok && json::at_end(c);
+}
 
 bool ends_with(const char *s, const char *suffix) {
   const size_t n = std::strlen(s), k = std::strlen(suffix);
@@ -425,12 +466,8 @@ Status Importer::write_json_layers(const PodVec<const char *> &files, const char
   for (size_t i = 0; i + 1 < files.size(); i += 2) {
     const char *layer = files[i], *path = files[i + 1];
     Source src;
-    Status st = source_open_file(path, TBLOB_OPEN_READ, s_.alloc, &src, diag_);
+    Status st = source_read_bounded(path, s_.max_config_bytes, TBLOB_E_OLLAMA_LIMIT_CONFIG, s_.alloc, &src, diag_);
     if (st != TBLOB_OK) return st;
-    if (src.len > s_.max_config_bytes) {
-      source_close(&src, s_.alloc);
-      return diag_.fail(TBLOB_E_OLLAMA_LIMIT_CONFIG, TBLOB_NO_OFFSET, -1, "%s is larger than max_config_bytes", path);
-    }
     if (src.len == 0 || !json_document_valid(src.data, src.len)) {
       source_close(&src, s_.alloc);
       return diag_.fail(TBLOB_E_OLLAMA_IMPORT_SOURCE, TBLOB_NO_OFFSET, -1, "%s is not valid JSON", path);
@@ -451,33 +488,24 @@ Status Importer::write_json_layers(const PodVec<const char *> &files, const char
 // ConfigV2 as Ollama writes it (types/model/config.go field order; json.Encoder: compact,
 // then "\n").
 Status Importer::write_config(const char *src_dir, OutLayer *config) {
-  std::string_view family, arch;
-  simdjson::dom::parser parser;
-  simdjson::dom::element doc;
+  ByteBuf family(&s_.alloc), arch(&s_.alloc);
   Source src;
-  bool have_src = false;
   char *cfg = join(src_dir, image_gen_ ? "model_index.json" : "config.json");
   if (!cfg) return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
   tblob_diag ignore = TBLOB_DIAG_INIT;
-  Diag quiet;
+  Diag quiet;  // no config, or one that cannot be read: the fields stay empty
   quiet.out = &ignore;
-  if (path_is_regular_file(cfg) && source_open_file(cfg, TBLOB_OPEN_READ, s_.alloc, &src, quiet) == TBLOB_OK) {
-    have_src = true;
-    if (src.len && !parser.parse(src.data, src.len, true).get(doc)) {
-      if (image_gen_) {
-        if (doc["_class_name"].get_string().get(arch)) arch = std::string_view();
-      } else {
-        if (doc["model_type"].get_string().get(family)) family = std::string_view();
-        simdjson::dom::array a;
-        if (!doc["architectures"].get_array().get(a) && a.size() > 0 && a.at(0).get_string().get(arch))
-          arch = std::string_view();
-      }
+  if (source_read_bounded(cfg, s_.max_config_bytes, TBLOB_E_OLLAMA_LIMIT_CONFIG, s_.alloc, &src, quiet) == TBLOB_OK) {
+    if (!config_names(src.data, src.len, image_gen_, &family, &arch)) {
+      family.clear();
+      arch.clear();
     }
+    source_close(&src, s_.alloc);
   }
   ByteBuf b(&s_.alloc);
   bool ok = b.append("{\"model_format\":\"safetensors\",\"model_family\":") &&
             go_json_string(&b, family.data(), family.size()) && b.append(",\"model_families\":");
-  if (family.empty()) {
+  if (family.size() == 0) {
     ok = ok && b.append("null");
   } else {
     ok = ok && b.push('[') && go_json_string(&b, family.data(), family.size()) && b.push(']');
@@ -485,7 +513,6 @@ Status Importer::write_config(const char *src_dir, OutLayer *config) {
   ok = ok && b.append(",\"model_type\":\"\",\"file_type\":\"\",\"requires\":\"0.19.0\",\"capabilities\":[") &&
        b.append(image_gen_ ? "\"image\"" : "\"completion\"") && b.append("],\"architecture\":") &&
        go_json_string(&b, arch.data(), arch.size()) && b.append(",\"os\":\"\"}\n");
-  if (have_src) source_close(&src, s_.alloc);
   if (!ok) return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
   Piece p{reinterpret_cast<const uint8_t *>(b.data()), b.size()};
   config->media_type = kConfigType;
