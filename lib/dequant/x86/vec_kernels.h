@@ -27,6 +27,7 @@
 #include <cstring>
 
 #include "core/endian.h"
+#include "dequant/convert.h"
 #include "dequant/kernel_table.h"
 #include "dequant/quant_desc.h"
 
@@ -37,16 +38,8 @@ namespace vk {
 constexpr uint32_t kQNaN = 0x7FC00000u;
 constexpr uint32_t kInfBits = 0x7F800000u;
 
-inline float fbits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-inline uint32_t ubits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
+using dq::f32_bits;
+using dq::f32_from_bits;
 inline bool finite_bits(uint32_t u) { return (u & kInfBits) != kInfBits; }
 inline uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
@@ -273,7 +266,7 @@ struct NvScale {
   float amax_factor = 1.0f;
   bool max_finite;
   explicit NvScale(const QuantDesc &d) : mode(d.global_scale_mode), max_finite(spec_e4m3_max_finite(d)) {
-    if (mode != GlobalScaleMode::kNone) g = fbits(load_le32(d.global_scale));
+    if (mode != GlobalScaleMode::kNone) g = f32_from_bits(load_le32(d.global_scale));
     amax_factor = g / 2688.0f;
   }
 };
@@ -282,7 +275,7 @@ struct NvScale {
 template <class V>
 typename V::U nv_value(const NvScale &ns, typename V::U fp4, typename V::U s) {
   typename V::U v = V::asu(V::mul(V::asf(fp4), V::asf(s)));
-  if (ns.mode == GlobalScaleMode::kMultiplier) v = V::asu(V::mul(V::asf(v), V::asf(V::set1(ubits(ns.g)))));
+  if (ns.mode == GlobalScaleMode::kMultiplier) v = V::asu(V::mul(V::asf(v), V::asf(V::set1(f32_bits(ns.g)))));
   return Ops<V>::canon(v);
 }
 
@@ -460,7 +453,7 @@ void hot_nvfp4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
   auto prep = [&](uint64_t g0, uint64_t n, uint32_t *sa, uint32_t *) {
     decode_chunk<V>(d.scales, 1, g0, n, sa, [&](U c) {
       U s = Ops<V>::e4m3(c, ns.max_finite);
-      if (ns.mode == GlobalScaleMode::kMlxAmax) s = V::asu(V::mul(V::asf(s), V::asf(V::set1(ubits(ns.amax_factor)))));
+      if (ns.mode == GlobalScaleMode::kMlxAmax) s = V::asu(V::mul(V::asf(s), V::asf(V::set1(f32_bits(ns.amax_factor)))));
       return s;
     });
   };

@@ -7,6 +7,7 @@
 #include "core/allocator.h"
 #include "core/checked.h"
 #include "core/range_check.h"
+#include "dequant/convert.h"
 
 namespace tblob {
 namespace slm1 {
@@ -50,10 +51,10 @@ bool header_fields_ok(const Header &h, HeaderProblem *p) {
   if (h.max_context == 0) return bad(p, kOffMaxContext, "max_context", "is 0; it must be non-zero", 0);
   if (!positive_finite(h.rope_theta))
     return bad(p, kOffRopeTheta, "rope_theta", "(f32 bits 0x%08llx) must be finite and > 0",
-               f32_bits(h.rope_theta));
+               dq::f32_bits(h.rope_theta));
   if (!positive_finite(h.rms_norm_epsilon))
     return bad(p, kOffRmsNormEps, "rms_norm_epsilon", "(f32 bits 0x%08llx) must be finite and > 0",
-               f32_bits(h.rms_norm_epsilon));
+               dq::f32_bits(h.rms_norm_epsilon));
   return true;
 }
 

@@ -75,11 +75,6 @@ constexpr uint32_t kMinVocab = 260;
 constexpr uint32_t kSpecialCount = 4;
 constexpr uint32_t kMinSpecialTokens = 4;
 
-inline uint32_t f32_bits(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return b;
-}
 
 // "f32", "q8_0", "q4_0"; "?" for other codes.
 inline const char *dtype_name(uint32_t code) {

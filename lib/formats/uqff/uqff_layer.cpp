@@ -399,7 +399,7 @@ bool Checker::fp8() {
     const uint16_t h = load_le16(d);
     u = sw->dtype == TBLOB_DTYPE_BF16 ? dq::bf16_to_f32(h) : dq::f16_to_f32(h);
   }
-  std::memcpy(&li.fp8_scale, &u, 4);
+  li.fp8_scale = dq::f32_from_bits(u);
   li.bits = 8;
   li.label = "fp8";
   li.scale_dtype = TBLOB_DTYPE_F32;
