@@ -87,8 +87,8 @@ struct Input {
 using PathHook = bool (*)(const Input &in, tblob_model **out, Status *st);
 // Files recognised by their first bytes, before the safetensors fallbacks.
 using ContentHook = bool (*)(const Input &in, tblob_model **out, Status *st);
-// A file that opened as safetensors (m) but is really this format, told by its table; the
-// hook then owns m (frees or reuses it).
+// A file scanned as safetensors (m: its rows and metadata, not yet checked as a whole) that
+// is really this format, told by its table; the hook then owns m (reuses or frees it).
 using TableHook = bool (*)(const Input &in, tblob_model *m, tblob_model **out, Status *st);
 
 struct FormatHooks {
@@ -125,12 +125,11 @@ bool uqff_path(const Input &in, tblob_model **out, Status *st) {
   *st = uqff_open_path(in, out);
   return true;
 }
-// A UQFF shard is a valid safetensors file whose entry names say UQFF; it is opened again
-// as a shard set (its siblings are found from its name).
+// A UQFF shard is a safetensors file whose entry names say UQFF; it is opened as a shard set
+// (its siblings are found from its name), keeping the scan already made of it.
 bool uqff_table(const Input &in, tblob_model *m, tblob_model **out, Status *st) {
   if (!uqff::table_says_shard(m, in.path)) return false;
-  model_free(m);
-  *st = uqff_open_path(in, out);
+  *st = finish(m, uqff::open_scanned(m, in.path, in.limits, in.diag), out);
   return true;
 }
 #endif
@@ -204,10 +203,11 @@ Status open_path(const char *path, const Limits &limits, tblob_model **out, cons
     return finish(m, open_shard_index(m, path, limits, diag), out);
   // Anything else is read as safetensors, whose checks say precisely what is wrong.
   st = add_file(m, path, limits.mode, diag);
-  if (st == TBLOB_OK) st = st_open_single(m, limits, diag);
+  if (st == TBLOB_OK) st = st_scan_single(m, limits, diag);
   if (st == TBLOB_OK)
     for (const FormatHooks &f : kFormats)
       if (f.table && f.table(in, m, out, &st)) return st;
+  if (st == TBLOB_OK) st = st_finish_single(m, limits, diag);
   return finish(m, st, out);
 }
 

@@ -175,11 +175,19 @@ Status st_check_ranges(tblob_model *m, uint32_t file_index, const Diag &diag) {
 }
 
 Status st_open_single(tblob_model *m, const Limits &limits, const Diag &diag) {
+  const Status s = st_scan_single(m, limits, diag);
+  return s == TBLOB_OK ? st_finish_single(m, limits, diag) : s;
+}
+
+Status st_scan_single(tblob_model *m, const Limits &limits, const Diag &diag) {
   m->format = TBLOB_FORMAT_SAFETENSORS;
   Status s = st_scan_into_model(m, 0, limits, diag);
-  if (s != TBLOB_OK) return s;
-  st_sort_rows(m, 0);
-  s = m->index_names(diag, true);  // duplicate names are reported before ranges (our policy)
+  if (s == TBLOB_OK) st_sort_rows(m, 0);
+  return s;
+}
+
+Status st_finish_single(tblob_model *m, const Limits &limits, const Diag &diag) {
+  Status s = m->index_names(diag, true);  // duplicate names are reported before ranges (our policy)
   if (s == TBLOB_OK) s = st_check_ranges(m, 0, diag);
   if (s == TBLOB_OK) s = m->index_metadata_first_wins(diag);
   if (s == TBLOB_OK) s = st_resolve_companions_beside(m, limits, diag);

@@ -111,6 +111,11 @@ bool looks_like_dir(const char *path);
 bool looks_like_shard(const char *path, const uint8_t *head, size_t head_len);
 bool table_says_shard(const tblob_model *m, const char *path);
 
+// Opens the shard set of `path`, whose file m already holds as file 0, scanned as
+// safetensors (st_scan_single): when path is the set's first shard its scan is kept, so the
+// file is parsed once; otherwise m is emptied and every file opened afresh.
+Status open_scanned(tblob_model *m, const char *path, const Limits &limits, const Diag &diag);
+
 // ---- layers of an open model ----------------------------------------------------------------
 struct LayerView {
   bool is_layer;          // false: a plain tensor (bias, residual)

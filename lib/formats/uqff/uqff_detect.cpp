@@ -96,10 +96,12 @@ bool looks_like_shard(const char *path, const uint8_t *head, size_t head_len) {
 // The same decision from the table of a file already opened as safetensors: one pass over
 // the names, so a plain safetensors file pays next to nothing for UQFF detection.
 bool table_says_shard(const tblob_model *m, const char *path) {
-  bool marker = false;
+  bool marker = false, version = false;
   for (size_t i = 0; i < m->tensors.size() && !marker; ++i)
     marker = marker_entry(m->tensors[i].name, m->tensors[i].name_len);
-  return decide(marker, m->metadata_index.find("uqff.version", 12) != SIZE_MAX, path);
+  for (size_t i = 0; i < m->metadata.size() && !version; ++i)
+    version = m->metadata[i].name_len == 12 && std::memcmp(m->metadata[i].name, "uqff.version", 12) == 0;
+  return decide(marker, version, path);
 }
 
 }  // namespace uqff
