@@ -31,7 +31,7 @@ bool grammar(const uint8_t *p, size_t n, char sep) {
 
 void check_layer(const tblob_layer_info &li, std::map<std::string, std::pair<uint64_t, std::string>> &seen) {
   FUZZ_ASSERT(li.digest && li.digest_len == 71);
-  FUZZ_ASSERT(tblob_ollama_digest_check(li.digest, li.digest_len, 0) == TBLOB_OK);
+  FUZZ_ASSERT(tblob_ollama_digest_check(li.digest, li.digest_len, 0, nullptr) == TBLOB_OK);
   FUZZ_ASSERT(li.media_type != nullptr);
   FUZZ_ASSERT(li.kind >= TBLOB_LAYER_TENSOR && li.kind <= TBLOB_LAYER_OTHER);
   FUZZ_ASSERT(li.size <= static_cast<uint64_t>(INT64_MAX));
@@ -119,7 +119,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   // Digests.
   const char *dp = reinterpret_cast<const char *>(file.ptr);
-  FUZZ_ASSERT((tblob_ollama_digest_check(dp, file.len, 0) == TBLOB_OK) == grammar(file.ptr, file.len, ':'));
-  FUZZ_ASSERT((tblob_ollama_digest_check(dp, file.len, 1) == TBLOB_OK) == grammar(file.ptr, file.len, '-'));
+  FUZZ_ASSERT((tblob_ollama_digest_check(dp, file.len, 0, nullptr) == TBLOB_OK) == grammar(file.ptr, file.len, ':'));
+  FUZZ_ASSERT((tblob_ollama_digest_check(dp, file.len, 1, nullptr) == TBLOB_OK) == grammar(file.ptr, file.len, '-'));
   return 0;
 }

@@ -70,11 +70,11 @@ int scan_cb(void *user, const tblob_scan_event *e) {
   }
   ++v.tensors;
   size_t n = 0;
-  tblob_json_unescape(e->name, e->name_len, nullptr, 0, &n);
+  tblob_json_unescape(e->name, e->name_len, nullptr, 0, &n, nullptr);
   v.scratch_name.resize(n);
   size_t got = 0;
   const tblob_status s =
-      tblob_json_unescape(e->name, e->name_len, n ? &v.scratch_name[0] : nullptr, n, &got);
+      tblob_json_unescape(e->name, e->name_len, n ? &v.scratch_name[0] : nullptr, n, &got, nullptr);
   FUZZ_ASSERT(s == TBLOB_OK && got == n);
   uint64_t dims_buf[1] = {0};
   const uint64_t *dims = e->shape;
@@ -141,10 +141,10 @@ Walk walk_model(const tblob_model *m, const uint8_t *file, size_t len, bool in_p
   FUZZ_ASSERT(tblob_model_file_count(m) == 1);
   const char *path = nullptr;
   size_t path_len = 0;
-  FUZZ_ASSERT(tblob_model_file_path(m, 0, &path, &path_len) == TBLOB_OK && path != nullptr);
+  FUZZ_ASSERT(tblob_model_file_path(m, 0, &path, &path_len, nullptr) == TBLOB_OK && path != nullptr);
   if (in_place) FUZZ_ASSERT(path_len == 0);
   fuzz::consume(fuzz::touch(path, path_len));
-  FUZZ_ASSERT(tblob_model_file_path(m, 1, &path, &path_len) == TBLOB_E_RANGE);
+  FUZZ_ASSERT(tblob_model_file_path(m, 1, &path, &path_len, nullptr) == TBLOB_E_RANGE);
 
   FUZZ_ASSERT(len >= 8);
   uint64_t n_hdr = 0;
@@ -261,20 +261,20 @@ Walk walk_model(const tblob_model *m, const uint8_t *file, size_t len, bool in_p
   for (uint64_t i = 0; i < nm; ++i) {
     const char *k = nullptr, *v = nullptr;
     size_t kl = 0, vl = 0;
-    FUZZ_ASSERT(tblob_metadata_at(m, i, &k, &kl, &v, &vl) == TBLOB_OK);
+    FUZZ_ASSERT(tblob_metadata_at(m, i, &k, &kl, &v, &vl, nullptr) == TBLOB_OK);
     FUZZ_ASSERT((k || !kl) && (v || !vl));
     FUZZ_ASSERT_MSG(kl <= opts.max_name_bytes, "a %zu-byte metadata key passed max_name_bytes %llu",
                     kl, static_cast<unsigned long long>(opts.max_name_bytes));
     fuzz::consume(fuzz::touch(k, kl) ^ fuzz::touch(v, vl));
     const char *v2 = nullptr;
     size_t vl2 = 0;
-    FUZZ_ASSERT_MSG(tblob_metadata_find(m, k, kl, &v2, &vl2) == TBLOB_OK && v2 == v && vl2 == vl,
+    FUZZ_ASSERT_MSG(tblob_metadata_find(m, k, kl, &v2, &vl2, nullptr) == TBLOB_OK && v2 == v && vl2 == vl,
                     "metadata key %llu not found by tblob_metadata_find",
                     static_cast<unsigned long long>(i));
   }
   const char *k, *v;
   size_t kl, vl;
-  FUZZ_ASSERT(tblob_metadata_at(m, nm, &k, &kl, &v, &vl) == TBLOB_E_RANGE);
+  FUZZ_ASSERT(tblob_metadata_at(m, nm, &k, &kl, &v, &vl, nullptr) == TBLOB_E_RANGE);
   return w;
 }
 

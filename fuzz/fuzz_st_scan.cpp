@@ -55,7 +55,7 @@ bool valid_utf8(const uint8_t *p, size_t n) {
 // Decodes a slice the scanner reported; it must be a valid JSON string body.
 uint64_t check_unescape(const char *s, size_t n, uint32_t has_escapes, size_t *decoded) {
   size_t need = 0;
-  tblob_status st = tblob_json_unescape(s, n, nullptr, 0, &need);
+  tblob_status st = tblob_json_unescape(s, n, nullptr, 0, &need, nullptr);
   FUZZ_ASSERT_MSG(st == TBLOB_OK || st == TBLOB_E_BUFFER_TOO_SMALL,
                   "tblob_json_unescape rejected a slice the scanner accepted: %s",
                   tblob_status_name(st));
@@ -66,7 +66,7 @@ uint64_t check_unescape(const char *s, size_t n, uint32_t has_escapes, size_t *d
   char *dst = static_cast<char *>(std::malloc(need ? need : 1));
   FUZZ_ASSERT(dst != nullptr);
   size_t got = 0;
-  st = tblob_json_unescape(s, n, dst, need, &got);
+  st = tblob_json_unescape(s, n, dst, need, &got, nullptr);
   FUZZ_ASSERT_MSG(st == TBLOB_OK && got == need, "decode into exact buffer: %s, %zu of %zu",
                   tblob_status_name(st), got, need);
   FUZZ_ASSERT_MSG(valid_utf8(reinterpret_cast<const uint8_t *>(dst), got),
@@ -80,7 +80,7 @@ uint64_t check_unescape(const char *s, size_t n, uint32_t has_escapes, size_t *d
     char *shortb = static_cast<char *>(std::malloc(need - 1 ? need - 1 : 1));
     FUZZ_ASSERT(shortb != nullptr);
     size_t got2 = 0;
-    st = tblob_json_unescape(s, n, need - 1 ? shortb : nullptr, need - 1, &got2);
+    st = tblob_json_unescape(s, n, need - 1 ? shortb : nullptr, need - 1, &got2, nullptr);
     FUZZ_ASSERT_MSG(st == TBLOB_E_BUFFER_TOO_SMALL && got2 == need,
                     "decode into short buffer: %s, %zu (want %zu)", tblob_status_name(st), got2,
                     need);
@@ -372,7 +372,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   {
     const size_t n = file.len < 4096 ? file.len : 4096;
     size_t out = 0;
-    tblob_status su = tblob_json_unescape(reinterpret_cast<const char *>(file.ptr), n, nullptr, 0, &out);
+    tblob_status su = tblob_json_unescape(reinterpret_cast<const char *>(file.ptr), n, nullptr, 0, &out, nullptr);
     FUZZ_ASSERT_MSG(su == TBLOB_OK || su == TBLOB_E_BUFFER_TOO_SMALL || su == TBLOB_E_JSON ||
                         su == TBLOB_E_UTF8,
                     "tblob_json_unescape on raw bytes: %s", tblob_status_name(su));
@@ -382,7 +382,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       char *dst = static_cast<char *>(std::malloc(out ? out : 1));
       FUZZ_ASSERT(dst != nullptr);
       size_t out2 = 0;
-      su = tblob_json_unescape(reinterpret_cast<const char *>(file.ptr), n, dst, out, &out2);
+      su = tblob_json_unescape(reinterpret_cast<const char *>(file.ptr), n, dst, out, &out2, nullptr);
       FUZZ_ASSERT(su == TBLOB_OK && out2 == out);
       fuzz::consume(fuzz::touch(dst, out));
       std::free(dst);

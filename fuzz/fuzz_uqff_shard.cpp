@@ -40,13 +40,10 @@ inline void uqff_walk(const tblob_model *m) {
     if (take == 0) continue;
     if (take > rows) take = rows;
     for (int part = 0; part < 2; ++part) {
-      tblob_uqff_dequant_request r = TBLOB_UQFF_DEQUANT_REQUEST_INIT;
-      r.expert = li.experts ? UINT64_MAX : 0;
-      r.row_begin = part ? rows - 1 : 0;
-      r.row_end = part ? rows : take;
-      r.out_dtype = part ? TBLOB_DTYPE_BF16 : TBLOB_DTYPE_F32;
+      const uint64_t rb = part ? rows - 1 : 0, re = part ? rows : take;
+      const uint32_t out_dtype = part ? TBLOB_DTYPE_BF16 : TBLOB_DTYPE_F32;
       uint64_t bytes = 0;
-      const tblob_status ss = tblob_uqff_dequant_size(m, i, &r, &bytes, nullptr);
+      const tblob_status ss = tblob_tensor_dequant_size(m, i, out_dtype, rb, re, &bytes, nullptr);
       if (ss != TBLOB_OK) {
         FUZZ_ASSERT(ss == TBLOB_E_UNSUPPORTED);
         continue;
@@ -57,7 +54,7 @@ inline void uqff_walk(const tblob_model *m) {
         if (tblob_kernel_set(k, nullptr) != TBLOB_OK) continue;
         std::vector<uint8_t> &out = have_ref ? got : ref;
         out.assign(bytes + 1, 0xA5);
-        const tblob_status s = tblob_uqff_dequantize(m, i, &r, out.data(), bytes, nullptr);
+        const tblob_status s = tblob_tensor_dequantize(m, i, out_dtype, rb, re, out.data(), bytes, nullptr);
         FUZZ_ASSERT_MSG(s == TBLOB_OK || s == TBLOB_E_UNSUPPORTED, "dequantize row %llu: %d",
                         static_cast<unsigned long long>(i), s);
         FUZZ_ASSERT(out[bytes] == 0xA5);  // nothing past the output
@@ -67,7 +64,8 @@ inline void uqff_walk(const tblob_model *m) {
       // Too small a buffer is refused before anything is written.
       if (bytes) {
         std::vector<uint8_t> small(bytes, 0x5A);
-        FUZZ_ASSERT(tblob_uqff_dequantize(m, i, &r, small.data(), bytes - 1, nullptr) == TBLOB_E_BUFFER_TOO_SMALL);
+        FUZZ_ASSERT(tblob_tensor_dequantize(m, i, out_dtype, rb, re, small.data(), bytes - 1, nullptr) ==
+                    TBLOB_E_BUFFER_TOO_SMALL);
         FUZZ_ASSERT(small[0] == 0x5A);
       }
     }

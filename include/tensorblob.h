@@ -30,17 +30,15 @@ extern "C" {
 #define TBLOB_API
 #endif
 
-#if defined(__cplusplus)
+#if defined(__cplusplus) && __cplusplus >= 201103L
 #define TBLOB_NOEXCEPT noexcept
 #else
 #define TBLOB_NOEXCEPT
 #endif
 
-#define TBLOB_VERSION_MAJOR 0
-#define TBLOB_VERSION_MINOR 1
-#define TBLOB_VERSION_PATCH 0
-#define TBLOB_VERSION_NUMBER \
-  (TBLOB_VERSION_MAJOR * 10000 + TBLOB_VERSION_MINOR * 100 + TBLOB_VERSION_PATCH)
+/* TBLOB_VERSION_MAJOR/_MINOR/_PATCH, TBLOB_VERSION_NUMBER, TBLOB_VERSION_STRING and
+ * TBLOB_VERSION_ATLEAST(a, b, c), generated from the build's project version. */
+#include "tensorblob_version.h"
 
 /* Returns TBLOB_VERSION_NUMBER of the library actually linked. */
 TBLOB_API uint32_t tblob_version(void) TBLOB_NOEXCEPT;
@@ -51,8 +49,7 @@ TBLOB_API const char *tblob_version_string(void) TBLOB_NOEXCEPT;
  * Status codes. The numbers are pinned: never renumbered, never reused.
  * docs/errors.md explains each one.
  * ---------------------------------------------------------------------------------------- */
-typedef int32_t tblob_status;
-enum {
+typedef enum tblob_status {
   TBLOB_OK = 0,
 
   /* General (-1 .. -19) */
@@ -112,7 +109,6 @@ enum {
   TBLOB_E_DEQUANT_OUT_DTYPE = -79,  /* output dtype is not F32, F16 or BF16 */
   TBLOB_E_KERNEL_UNAVAILABLE = -80, /* the named kernel set is unknown or this host cannot run it */
   TBLOB_E_NOT_DEQUANTIZABLE = -81,  /* tensor holds integers/bools/F64...: nothing to dequantize */
-  /* @@dequant-status */
 
   /* Ollama stores, manifests, blobs (-100 .. -139) */
   TBLOB_E_OLLAMA_NAME = -100,                /* model name or tag breaks the name grammar */
@@ -142,7 +138,6 @@ enum {
   TBLOB_E_OLLAMA_IMPORT_SOURCE = -124,       /* the import source cannot be imported */
   TBLOB_E_OLLAMA_CORRUPT_STORE = -125,       /* gc refused: some manifest cannot be read */
   TBLOB_E_OLLAMA_COMPONENT = -126,           /* no tensor layer of the requested component */
-  /* @@ollama-status */
 
   /* UQFF (-140 .. -169) */
   TBLOB_E_UQFF_NO_VERSION = -140,       /* no uqff.version.{major,minor,patch} tensors (pre-1.0?) */
@@ -168,10 +163,8 @@ enum {
   TBLOB_E_UQFF_INCOMPLETE = -160,       /* report warning: config.json's architecture needs more */
   TBLOB_E_UQFF_PRODUCER = -161,         /* report warning: no uqff.producer in __metadata__ */
   TBLOB_E_UQFF_CONFIG = -162,           /* report warning: config.json cannot be read */
-  /* @@uqff-status */
 
   /* SLM1 (-170 .. -199) */
-  /* @@slm1-status */
   TBLOB_E_SLM1_VERSION = -170,   /* version is not 1 (0x01000000: byte-swapped file) */
   TBLOB_E_SLM1_HEADER = -171,    /* header_length, flags or a hyperparameter breaks its rule */
   TBLOB_E_SLM1_TOKENIZER = -172, /* BTOK/BPE1 section malformed or disagreeing with the header */
@@ -181,8 +174,10 @@ enum {
   TBLOB_E_SLM1_SCALE = -176,     /* a quantization scale is not finite and positive */
   TBLOB_E_SLM1_CHECKSUM = -177,  /* stored checksum is 0 or differs from docs/slm1.md section 10 */
 
-  TBLOB_STATUS_MIN_ = -200
-};
+  /* GGUF (-200 .. -229) */
+
+  TBLOB_STATUS_MIN_ = -256
+} tblob_status;
 
 /* "TBLOB_E_JSON" etc.; "TBLOB_E_UNKNOWN_STATUS" for numbers not in the enum. Static. */
 TBLOB_API const char *tblob_status_name(tblob_status status) TBLOB_NOEXCEPT;
@@ -193,7 +188,7 @@ TBLOB_API const char *tblob_status_message(tblob_status status) TBLOB_NOEXCEPT;
  * Diagnostics: caller-owned, filled on error (and reset on success). No allocation.
  * ---------------------------------------------------------------------------------------- */
 #define TBLOB_DIAG_MESSAGE_BYTES 256
-#define TBLOB_NO_OFFSET UINT64_MAX
+#define TBLOB_NO_OFFSET (~(uint64_t)0)
 typedef struct tblob_diag {
   uint32_t struct_size;
   tblob_status status;
@@ -201,7 +196,13 @@ typedef struct tblob_diag {
   int64_t tensor_index;  /* index in the model's table (or in the header), -1 if none */
   char message[TBLOB_DIAG_MESSAGE_BYTES]; /* NUL-terminated, names tensor/field/offset */
 } tblob_diag;
-#define TBLOB_DIAG_INIT {(uint32_t)sizeof(tblob_diag), 0, TBLOB_NO_OFFSET, -1, {0}}
+#define TBLOB_DIAG_INIT {(uint32_t)sizeof(tblob_diag), TBLOB_OK, TBLOB_NO_OFFSET, -1, {0}}
+
+/* Every struct that begins with struct_size has an init function, for callers that cannot
+ * use the _INIT macros (bindings): it zeroes struct_size bytes of *s, fills the same
+ * defaults as the macro and sets s->struct_size = struct_size. TBLOB_E_INVALID_ARGUMENT for
+ * NULL or a struct_size below 8. A struct zeroed by hand has limits of 0, not the defaults. */
+TBLOB_API tblob_status tblob_diag_init(tblob_diag *diag, size_t struct_size) TBLOB_NOEXCEPT;
 
 /* ------------------------------------------------------------------------------------------
  * Element types. The 22 safetensors dtypes; values pinned.
@@ -238,7 +239,8 @@ TBLOB_API const char *tblob_dtype_name(uint32_t dtype) TBLOB_NOEXCEPT;
 /* Bits per element (4 for F4, 6 for F6_*); 0 for an invalid value. */
 TBLOB_API uint32_t tblob_dtype_bits(uint32_t dtype) TBLOB_NOEXCEPT;
 /* Parses an exact (case-sensitive) dtype name. TBLOB_E_DTYPE if unknown. */
-TBLOB_API tblob_status tblob_dtype_from_name(const char *name, size_t name_len, uint32_t *out) TBLOB_NOEXCEPT;
+TBLOB_API tblob_status tblob_dtype_from_name(const char *name, size_t name_len, uint32_t *out,
+                                             tblob_diag *diag) TBLOB_NOEXCEPT;
 
 /* ------------------------------------------------------------------------------------------
  * Allocation hook. The handle copies this struct; alloc/free and opaque must stay valid
@@ -246,11 +248,14 @@ TBLOB_API tblob_status tblob_dtype_from_name(const char *name, size_t name_len, 
  * ---------------------------------------------------------------------------------------- */
 typedef struct tblob_allocator {
   uint32_t struct_size;
+  uint32_t reserved; /* 0 */
   void *(*alloc)(void *opaque, size_t size);
   void (*free)(void *opaque, void *ptr, size_t size);
   void *opaque;
 } tblob_allocator;
-#define TBLOB_ALLOCATOR_INIT {(uint32_t)sizeof(tblob_allocator), NULL, NULL, NULL}
+#define TBLOB_ALLOCATOR_INIT {(uint32_t)sizeof(tblob_allocator), 0u, NULL, NULL, NULL}
+TBLOB_API tblob_status tblob_allocator_init(tblob_allocator *allocator,
+                                            size_t struct_size) TBLOB_NOEXCEPT;
 
 /* ------------------------------------------------------------------------------------------
  * Open options and limits.
@@ -285,6 +290,11 @@ typedef struct tblob_open_options {
 #define TBLOB_OPEN_OPTIONS_COMPACT_INIT                                          \
   {(uint32_t)sizeof(tblob_open_options), TBLOB_OPEN_MAP, 16777216u, 65536u, 1024u, 8u, \
    32u, 256u, 0u, NULL}
+TBLOB_API tblob_status tblob_open_options_init(tblob_open_options *options,
+                                               size_t struct_size) TBLOB_NOEXCEPT;
+/* The mobile preset of TBLOB_OPEN_OPTIONS_COMPACT_INIT. */
+TBLOB_API tblob_status tblob_open_options_init_compact(tblob_open_options *options,
+                                                       size_t struct_size) TBLOB_NOEXCEPT;
 
 /* ------------------------------------------------------------------------------------------
  * Zero-allocation safetensors header scanner.
@@ -343,6 +353,8 @@ typedef struct tblob_scan_result {
   uint64_t metadata_count;
 } tblob_scan_result;
 #define TBLOB_SCAN_RESULT_INIT {(uint32_t)sizeof(tblob_scan_result), 0, 0, 0, 0, 0, 0}
+TBLOB_API tblob_status tblob_scan_result_init(tblob_scan_result *result,
+                                              size_t struct_size) TBLOB_NOEXCEPT;
 
 /* Scratch bytes the whole-table checks need for tensor_count tensors (saturates). */
 TBLOB_API size_t tblob_st_scan_scratch_bytes(uint64_t tensor_count, uint64_t metadata_count) TBLOB_NOEXCEPT;
@@ -360,7 +372,8 @@ TBLOB_API tblob_status tblob_st_scan(const uint8_t *buf, size_t len,
  * (TBLOB_E_BUFFER_TOO_SMALL). Validates escapes and surrogate pairs (TBLOB_E_JSON) and
  * that unescaped bytes are UTF-8 (TBLOB_E_UTF8). */
 TBLOB_API tblob_status tblob_json_unescape(const char *src, size_t src_len, char *dst,
-                                           size_t dst_capacity, size_t *out_len) TBLOB_NOEXCEPT;
+                                           size_t dst_capacity, size_t *out_len,
+                                           tblob_diag *diag) TBLOB_NOEXCEPT;
 
 /* ------------------------------------------------------------------------------------------
  * Models: any container, resolved to one table of tensor descriptors.
@@ -399,9 +412,11 @@ TBLOB_API uint64_t tblob_model_tensor_count(const tblob_model *model) TBLOB_NOEX
 
 /* Source files behind the model (1 for a single file or buffer). */
 TBLOB_API uint32_t tblob_model_file_count(const tblob_model *model) TBLOB_NOEXCEPT;
-/* The path of file i as opened (borrowed); "" for a memory buffer. */
+/* The path of file i as opened (borrowed until close, NUL-terminated, path_len excludes the
+ * NUL; path_len may be NULL); "" for a memory buffer. */
 TBLOB_API tblob_status tblob_model_file_path(const tblob_model *model, uint32_t index,
-                                       const char **path, size_t *path_len) TBLOB_NOEXCEPT;
+                                             const char **path, size_t *path_len,
+                                             tblob_diag *diag) TBLOB_NOEXCEPT;
 
 typedef struct tblob_tensor_info {
   uint32_t struct_size;
@@ -423,9 +438,12 @@ typedef struct tblob_tensor_info {
   uint32_t logical_rank;
   uint32_t quant_scheme;         /* tblob_quant_scheme; TBLOB_QUANT_NONE unless quantized */
   uint32_t quant_flags;          /* TBLOB_TENSOR_QUANTIZED, TBLOB_TENSOR_COMPANION */
+  uint32_t reserved;             /* 0; keeps the size a multiple of 8 without a hidden hole */
 } tblob_tensor_info;
 #define TBLOB_TENSOR_INFO_INIT \
-  {(uint32_t)sizeof(tblob_tensor_info), 0, NULL, 0, NULL, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0}
+  {(uint32_t)sizeof(tblob_tensor_info), 0, NULL, 0, NULL, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0}
+TBLOB_API tblob_status tblob_tensor_info_init(tblob_tensor_info *info,
+                                              size_t struct_size) TBLOB_NOEXCEPT;
 /* tblob_tensor_info.quant_flags / tblob_quant_info.flags */
 #define TBLOB_TENSOR_QUANTIZED 1u /* a packed weight resolved with its companions */
 #define TBLOB_TENSOR_COMPANION 2u /* a scale / bias / global scale of a quantized tensor */
@@ -435,13 +453,21 @@ typedef struct tblob_tensor_info {
 TBLOB_API tblob_status tblob_tensor_at(const tblob_model *model, uint64_t index,
                                        tblob_tensor_info *info, tblob_diag *diag) TBLOB_NOEXCEPT;
 
+/* The same for tensors [first, first + count) in one call: infos is an array of count
+ * elements of info_size bytes each (normally sizeof(tblob_tensor_info)); the library sets
+ * each element's struct_size to info_size. TBLOB_E_RANGE when first + count passes the
+ * tensor count (nothing is written then). */
+TBLOB_API tblob_status tblob_tensors_at(const tblob_model *model, uint64_t first,
+                                        uint64_t count, tblob_tensor_info *infos,
+                                        size_t info_size, tblob_diag *diag) TBLOB_NOEXCEPT;
+
 /* Finds a tensor by exact (decoded) name. TBLOB_E_NOT_FOUND if absent. */
 TBLOB_API tblob_status tblob_tensor_find(const tblob_model *model, const char *name,
                                   size_t name_len, uint64_t *index, tblob_diag *diag) TBLOB_NOEXCEPT;
 
 /* Zero-copy view of a tensor's stored bytes, valid until close. */
 TBLOB_API tblob_status tblob_tensor_data(const tblob_model *model, uint64_t index,
-                                         const void **data, size_t *length,
+                                         const void **data, uint64_t *length,
                                          tblob_diag *diag) TBLOB_NOEXCEPT;
 
 /* Metadata: the string pairs of __metadata__ (of every shard, first occurrence wins for
@@ -449,10 +475,11 @@ TBLOB_API tblob_status tblob_tensor_data(const tblob_model *model, uint64_t inde
 TBLOB_API uint64_t tblob_metadata_count(const tblob_model *model) TBLOB_NOEXCEPT;
 TBLOB_API tblob_status tblob_metadata_at(const tblob_model *model, uint64_t index,
                                          const char **key, size_t *key_len,
-                                         const char **value, size_t *value_len) TBLOB_NOEXCEPT;
+                                         const char **value, size_t *value_len,
+                                         tblob_diag *diag) TBLOB_NOEXCEPT;
 TBLOB_API tblob_status tblob_metadata_find(const tblob_model *model, const char *key,
                                            size_t key_len, const char **value,
-                                           size_t *value_len) TBLOB_NOEXCEPT;
+                                           size_t *value_len, tblob_diag *diag) TBLOB_NOEXCEPT;
 
 /* ------------------------------------------------------------------------------------------
  * Dequantization
@@ -553,9 +580,11 @@ typedef struct tblob_quant_desc {
 } tblob_quant_desc;
 #define TBLOB_QUANT_DESC_INIT \
   {(uint32_t)sizeof(tblob_quant_desc), 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0}
+TBLOB_API tblob_status tblob_quant_desc_init(tblob_quant_desc *desc,
+                                             size_t struct_size) TBLOB_NOEXCEPT;
 
 /* Pass as row_end to mean "to the last row". */
-#define TBLOB_ALL_ROWS UINT64_MAX
+#define TBLOB_ALL_ROWS (~(uint64_t)0)
 
 /* Decodes rows [row_begin, row_end) of desc into dst as out_dtype (TBLOB_DTYPE_F32, _F16,
  * _BF16): (row_end - row_begin) * cols values. dst_bytes may be larger (the rest is left
@@ -577,6 +606,13 @@ TBLOB_API tblob_status tblob_tensor_dequantize(const tblob_model *model, uint64_
                                         uint32_t out_dtype, uint64_t row_begin,
                                         uint64_t row_end, void *dst, size_t dst_bytes,
                                         tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* Bytes tblob_tensor_dequantize writes for these arguments, after the same checks (so a
+ * tensor that cannot be dequantized gives the same status here). */
+TBLOB_API tblob_status tblob_tensor_dequant_size(const tblob_model *model, uint64_t index,
+                                                 uint32_t out_dtype, uint64_t row_begin,
+                                                 uint64_t row_end, uint64_t *bytes,
+                                                 tblob_diag *diag) TBLOB_NOEXCEPT;
 
 typedef struct tblob_quant_info {
   uint32_t struct_size;
@@ -600,7 +636,9 @@ typedef struct tblob_quant_info {
   int64_t global_scale_index;
 } tblob_quant_info;
 #define TBLOB_QUANT_INFO_INIT \
-  {(uint32_t)sizeof(tblob_quant_info), 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, -1, -1, -1, -1}
+  {(uint32_t)sizeof(tblob_quant_info), 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, TBLOB_OK, 0, 0, -1, -1, -1, -1}
+TBLOB_API tblob_status tblob_quant_info_init(tblob_quant_info *info,
+                                             size_t struct_size) TBLOB_NOEXCEPT;
 
 /* How tensor `index` dequantizes: scheme, bits, group size, logical shape, companions.
  * A companion reports its own (plain) decoding, TBLOB_TENSOR_COMPANION and its owner's
@@ -624,7 +662,6 @@ TBLOB_API tblob_status tblob_tensor_quant_desc(const tblob_model *model, uint64_
 TBLOB_API tblob_status tblob_kernel_set(const char *name, tblob_diag *diag) TBLOB_NOEXCEPT;
 /* Name of the kernel set in use ("scalar", "avx2", ...). Static. */
 TBLOB_API const char *tblob_kernel_active(void) TBLOB_NOEXCEPT;
-/* @@dequant-api */
 
 /* ------------------------------------------------------------------------------------------
  * Ollama stores
@@ -660,6 +697,7 @@ typedef struct tblob_store_options {
 } tblob_store_options;
 #define TBLOB_STORE_OPTIONS_INIT \
   {(uint32_t)sizeof(tblob_store_options), 0u, TBLOB_OLLAMA_MAX_MANIFEST, TBLOB_OLLAMA_MAX_CONFIG, NULL}
+TBLOB_API tblob_status tblob_store_options_init(tblob_store_options *s, size_t struct_size) TBLOB_NOEXCEPT;
 
 /* root NULL: $OLLAMA_MODELS, else $HOME/.ollama/models (Ollama's own default).
  * The root itself may be a symlink; nothing below it may. options may be NULL. */
@@ -669,7 +707,7 @@ TBLOB_API tblob_status tblob_store_open(const char *root, const tblob_store_opti
 TBLOB_API void tblob_store_close(tblob_store *store) TBLOB_NOEXCEPT;
 /* The root as opened (borrowed, NUL-terminated). */
 TBLOB_API tblob_status tblob_store_root(const tblob_store *store, const char **path,
-                                        size_t *path_len) TBLOB_NOEXCEPT;
+                                        size_t *path_len, tblob_diag *diag) TBLOB_NOEXCEPT;
 
 /* Writes the full form "host/namespace/model:tag" of a name into buf (NUL-terminated when
  * it fits; *out_len excludes the NUL and is set even on TBLOB_E_BUFFER_TOO_SMALL).
@@ -681,7 +719,7 @@ TBLOB_API tblob_status tblob_ollama_name_canonical(const char *name, size_t name
 /* Checks a digest: form 0 "sha256:<64 lowercase hex>" (manifests), form 1
  * "sha256-<64 lowercase hex>" (blob file names). TBLOB_E_OLLAMA_DIGEST otherwise. */
 TBLOB_API tblob_status tblob_ollama_digest_check(const char *digest, size_t digest_len,
-                                                 uint32_t form) TBLOB_NOEXCEPT;
+                                                 uint32_t form, tblob_diag *diag) TBLOB_NOEXCEPT;
 
 /* ---- Listing ---- */
 typedef struct tblob_store_entry {
@@ -716,7 +754,7 @@ typedef enum tblob_layer_kind {
   TBLOB_LAYER_OTHER = 4   /* template, system, license, GGUF model, ... */
 } tblob_layer_kind;
 
-#define TBLOB_LAYER_CONFIG_INDEX UINT64_MAX /* index of the manifest's config entry */
+#define TBLOB_LAYER_CONFIG_INDEX (~(uint64_t)0) /* index of the manifest's config entry */
 
 typedef struct tblob_layer_info {
   uint32_t struct_size;
@@ -734,9 +772,12 @@ typedef struct tblob_layer_info {
   uint32_t has_shape;          /* 1 when the layer carries "shape" */
   const uint64_t *shape;
   uint32_t rank;
+  uint32_t reserved;           /* 0 */
 } tblob_layer_info;
 #define TBLOB_LAYER_INFO_INIT \
-  {(uint32_t)sizeof(tblob_layer_info), 0, NULL, 0, NULL, 0, 0, NULL, 0, NULL, 0, 0, 0, NULL, 0}
+  {(uint32_t)sizeof(tblob_layer_info), 0, NULL, 0, NULL, 0, 0, NULL, 0, NULL, 0, 0, 0, NULL, 0, 0}
+TBLOB_API tblob_status tblob_layer_info_init(tblob_layer_info *info,
+                                             size_t struct_size) TBLOB_NOEXCEPT;
 
 /* Reads and parses the manifest of a model in the store. */
 TBLOB_API tblob_status tblob_store_manifest_open(const tblob_store *store, const char *name,
@@ -771,6 +812,7 @@ typedef struct tblob_store_open_options {
 } tblob_store_open_options;
 #define TBLOB_STORE_OPEN_OPTIONS_INIT \
   {(uint32_t)sizeof(tblob_store_open_options), 0u, NULL, NULL, 0}
+TBLOB_API tblob_status tblob_store_open_options_init(tblob_store_open_options *s, size_t struct_size) TBLOB_NOEXCEPT;
 
 /* Opens a model of the store as one table (format TBLOB_FORMAT_OLLAMA) holding every
  * tensor of every tensor blob, each blob one file (tblob_model_file_path gives its path).
@@ -827,6 +869,7 @@ typedef struct tblob_verify_options {
 } tblob_verify_options;
 #define TBLOB_VERIFY_OPTIONS_INIT \
   {(uint32_t)sizeof(tblob_verify_options), 0u, NULL, NULL, NULL, NULL, 0u, 0u}
+TBLOB_API tblob_status tblob_verify_options_init(tblob_verify_options *s, size_t struct_size) TBLOB_NOEXCEPT;
 
 /* Hash blobs through a read-only mapping of the page cache instead of read() into a buffer:
  * no copy, about a tenth faster on cached stores. Only for stores that no other process
@@ -844,6 +887,7 @@ typedef struct tblob_verify_summary {
   uint64_t bytes_hashed;
 } tblob_verify_summary;
 #define TBLOB_VERIFY_SUMMARY_INIT {(uint32_t)sizeof(tblob_verify_summary), 0, 0, 0, 0, 0, 0}
+TBLOB_API tblob_status tblob_verify_summary_init(tblob_verify_summary *s, size_t struct_size) TBLOB_NOEXCEPT;
 
 /* Verifies every blob (config and layers) of one model, or of every model when name is
  * NULL. Sizes are checked before hashing; each distinct digest is hashed once, whatever
@@ -873,6 +917,9 @@ TBLOB_API tblob_status tblob_verifier_final(tblob_verifier *verifier, char *actu
                                             tblob_diag *diag) TBLOB_NOEXCEPT;
 TBLOB_API void tblob_verifier_close(tblob_verifier *verifier) TBLOB_NOEXCEPT;
 
+#ifdef TBLOB_EXPERIMENTAL_API
+/* Experimental until 1.0 (docs/api.md, "Stability"): declared only when
+ * TBLOB_EXPERIMENTAL_API is defined before this header is included. */
 /* ---- Import (the `ollama create` flow for a safetensors directory) ---- */
 /* tblob_import_options.flags */
 #define TBLOB_IMPORT_TRUST_EXISTING 1u /* reuse a blob already present by size, unhashed */
@@ -899,6 +946,7 @@ typedef struct tblob_import_options {
   void *progress_user;
 } tblob_import_options;
 #define TBLOB_IMPORT_OPTIONS_INIT {(uint32_t)sizeof(tblob_import_options), 0u, NULL, NULL, NULL}
+TBLOB_API tblob_status tblob_import_options_init(tblob_import_options *s, size_t struct_size) TBLOB_NOEXCEPT;
 
 typedef struct tblob_import_result {
   uint32_t struct_size;
@@ -910,6 +958,7 @@ typedef struct tblob_import_result {
   uint64_t bytes_written;
 } tblob_import_result;
 #define TBLOB_IMPORT_RESULT_INIT {(uint32_t)sizeof(tblob_import_result), 0, 0, 0, 0, 0, 0}
+TBLOB_API tblob_status tblob_import_result_init(tblob_import_result *s, size_t struct_size) TBLOB_NOEXCEPT;
 
 /* Imports source_dir (config.json, *.safetensors or a sharded checkpoint, other *.json,
  * and component subdirectories such as text_encoder/ transformer/ vae/) as model `name`:
@@ -943,6 +992,7 @@ typedef struct tblob_gc_entry {
   size_t file_name_len;
   uint64_t size;
   tblob_status removed;        /* with TBLOB_GC_REMOVE: TBLOB_OK or why unlink failed */
+  uint32_t reserved;           /* 0 */
 } tblob_gc_entry;
 typedef int (*tblob_gc_fn)(void *user, const tblob_gc_entry *entry);
 
@@ -954,6 +1004,7 @@ typedef struct tblob_gc_options {
   int64_t min_age_seconds;     /* partial and temp files younger than this are left alone */
 } tblob_gc_options;
 #define TBLOB_GC_OPTIONS_INIT {(uint32_t)sizeof(tblob_gc_options), 0u, NULL, NULL, 3600}
+TBLOB_API tblob_status tblob_gc_options_init(tblob_gc_options *s, size_t struct_size) TBLOB_NOEXCEPT;
 
 typedef struct tblob_gc_result {
   uint32_t struct_size;
@@ -966,13 +1017,14 @@ typedef struct tblob_gc_result {
   uint64_t removed_bytes;
 } tblob_gc_result;
 #define TBLOB_GC_RESULT_INIT {(uint32_t)sizeof(tblob_gc_result), 0, 0, 0, 0, 0, 0, 0}
+TBLOB_API tblob_status tblob_gc_result_init(tblob_gc_result *s, size_t struct_size) TBLOB_NOEXCEPT;
 
 /* Lists (and with TBLOB_GC_REMOVE deletes) the files in blobs/ that no manifest
  * references. Refuses with TBLOB_E_OLLAMA_CORRUPT_STORE when any manifest cannot be read,
  * since its blobs would look unreferenced. Files not named like blobs are never touched. */
 TBLOB_API tblob_status tblob_store_gc(const tblob_store *store, const tblob_gc_options *options,
                                       tblob_gc_result *result, tblob_diag *diag) TBLOB_NOEXCEPT;
-/* @@ollama-api */
+#endif /* TBLOB_EXPERIMENTAL_API */
 
 /* ------------------------------------------------------------------------------------------
  * UQFF (mistral.rs)
@@ -1039,36 +1091,12 @@ typedef struct tblob_uqff_layer_info {
 } tblob_uqff_layer_info;
 #define TBLOB_UQFF_LAYER_INFO_INIT \
   {(uint32_t)sizeof(tblob_uqff_layer_info), 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+TBLOB_API tblob_status tblob_uqff_layer_info_init(tblob_uqff_layer_info *s, size_t struct_size) TBLOB_NOEXCEPT;
 
 /* The quant scheme of row `index` of a UQFF model (TBLOB_E_INVALID_ARGUMENT otherwise). */
 TBLOB_API tblob_status tblob_uqff_layer_info_at(const tblob_model *model, uint64_t index,
                                                 tblob_uqff_layer_info *info,
                                                 tblob_diag *diag) TBLOB_NOEXCEPT;
-
-typedef struct tblob_uqff_dequant_request {
-  uint32_t struct_size;
-  uint32_t out_dtype;  /* TBLOB_DTYPE_F32, TBLOB_DTYPE_F16 or TBLOB_DTYPE_BF16 */
-  uint64_t expert;     /* stacked [E, out, in] layers: the expert; must be 0 otherwise */
-  uint64_t row_begin;  /* rows of the layer (of the expert): [row_begin, row_end) */
-  uint64_t row_end;    /* UINT64_MAX: through the last row */
-} tblob_uqff_dequant_request;
-#define TBLOB_UQFF_DEQUANT_REQUEST_INIT \
-  {(uint32_t)sizeof(tblob_uqff_dequant_request), TBLOB_DTYPE_F32, 0, 0, UINT64_MAX}
-
-/* Bytes tblob_uqff_dequantize writes for the request (checks it the same way). */
-TBLOB_API tblob_status tblob_uqff_dequant_size(const tblob_model *model, uint64_t index,
-                                               const tblob_uqff_dequant_request *request,
-                                               uint64_t *bytes, tblob_diag *diag) TBLOB_NOEXCEPT;
-/* Decodes rows of a layer (or of a plain F32/F16/BF16/F64/F8 tensor) into dst, row-major,
- * host byte order; request NULL means all rows to f32. Values follow mistral.rs's decoders:
- * ggml reference arithmetic, OCP E4M3, MXFP4 scale byte 0 = 0.0; AFQ uses the MLX affine
- * kernel. NaN results are the canonical quiet NaN. TBLOB_E_BUFFER_TOO_SMALL before writing
- * anything; TBLOB_E_RANGE for rows or an expert outside the layer; TBLOB_E_UNSUPPORTED for
- * data no decoder exists for (an integer tensor, HQQ axis 1). */
-TBLOB_API tblob_status tblob_uqff_dequantize(const tblob_model *model, uint64_t index,
-                                             const tblob_uqff_dequant_request *request,
-                                             void *dst, size_t dst_bytes,
-                                             tblob_diag *diag) TBLOB_NOEXCEPT;
 
 /* ---- Verify: every problem of a shard set, as `mistralrs uqff verify` reports them ---- */
 typedef enum tblob_uqff_entry_kind {
@@ -1083,6 +1111,7 @@ typedef struct tblob_uqff_problem {
   uint32_t struct_size;
   uint32_t severity;   /* tblob_uqff_severity */
   tblob_status status; /* TBLOB_E_UQFF_* (warnings too carry one) */
+  uint32_t reserved;   /* 0 */
   const char *message; /* NUL-terminated, names the layer / tensor / file */
   size_t message_len;
 } tblob_uqff_problem;
@@ -1093,6 +1122,7 @@ typedef struct tblob_uqff_report_entry {
   const char *name;        /* set: the first path; shard: its path; layer: "<key>.weight" */
   size_t name_len;
   uint32_t family;         /* layers: tblob_uqff_family (TBLOB_UQFF_PLAIN when unresolved) */
+  uint32_t reserved;       /* 0 */
   const char *label;       /* as tblob_uqff_layer_info.label; "" when unresolved */
   uint32_t ggml_type;      /* UINT32_MAX unless GGUF */
   uint32_t bits;
@@ -1120,13 +1150,15 @@ typedef struct tblob_uqff_verify_result {
   uint32_t struct_size;
   uint32_t version_major, version_minor, version_patch;
   uint32_t shards;
+  uint32_t reserved; /* 0 */
   uint64_t layers;
   uint64_t tensors;  /* bias and residual tensors */
   uint64_t errors;
   uint64_t warnings; /* missing producer metadata, tensors config.json needs, ... */
 } tblob_uqff_verify_result;
 #define TBLOB_UQFF_VERIFY_RESULT_INIT \
-  {(uint32_t)sizeof(tblob_uqff_verify_result), 0, 0, 0, 0, 0, 0, 0, 0}
+  {(uint32_t)sizeof(tblob_uqff_verify_result), 0, 0, 0, 0, 0, 0, 0, 0, 0}
+TBLOB_API tblob_status tblob_uqff_verify_result_init(tblob_uqff_verify_result *s, size_t struct_size) TBLOB_NOEXCEPT;
 
 /* Checks a shard set as tblob_uqff_open does but goes on after problems, reporting each
  * shard, each layer (family, bits, shard, problems) and finally the set. Returns TBLOB_OK
@@ -1154,15 +1186,15 @@ TBLOB_API tblob_status tblob_ggml_dequantize(uint32_t ggml_type, const void *src
 /* The GGML kernel set in use: "scalar" or "avx2"; it follows tblob_kernel_set / TBLOB_KERNEL
  * ("avx512" runs the AVX2 GGML kernels, "neon" the scalar ones). */
 TBLOB_API const char *tblob_ggml_kernel_name(void) TBLOB_NOEXCEPT;
-/* 1 when path is a directory holding `*.uqff` shards or uqff_report.json, or a file whose
- * safetensors header names UQFF entries (what tblob_model_open opens as UQFF); else 0. */
-TBLOB_API int tblob_uqff_detect(const char *path) TBLOB_NOEXCEPT;
-/* @@uqff-api */
+/* *is_uqff = 1 when path is a directory holding `*.uqff` shards or uqff_report.json, or a
+ * file whose safetensors header names UQFF entries (what tblob_model_open opens as UQFF);
+ * else 0 (TBLOB_OK either way). TBLOB_E_INVALID_ARGUMENT for NULL arguments. */
+TBLOB_API tblob_status tblob_uqff_detect(const char *path, int *is_uqff,
+                                         tblob_diag *diag) TBLOB_NOEXCEPT;
 
 /* ------------------------------------------------------------------------------------------
  * SLM1
  * ---------------------------------------------------------------------------------------- */
-/* @@slm1-api */
 /* SLM1 (.slm, TinyRustLM's container) as pinned by docs/slm1.md. tblob_model_open detects it
  * by its magic; the calls below add what only SLM1 has. In the generic table an SLM1 tensor:
  *  - has index = its directory index (not sorted by offset);
@@ -1206,6 +1238,7 @@ typedef struct tblob_slm1_open_options {
 } tblob_slm1_open_options;
 #define TBLOB_SLM1_OPEN_OPTIONS_INIT \
   {(uint32_t)sizeof(tblob_slm1_open_options), 0u, NULL, NULL, 0}
+TBLOB_API tblob_status tblob_slm1_open_options_init(tblob_slm1_open_options *s, size_t struct_size) TBLOB_NOEXCEPT;
 
 /* Open an SLM1 file or buffer (anything else: TBLOB_E_UNKNOWN_FORMAT). options and
  * slm1_options may be NULL. The buffer of _memory must outlive the model. */
@@ -1248,6 +1281,7 @@ typedef struct tblob_slm1_header_info {
 #define TBLOB_SLM1_HEADER_INFO_INIT                                                            \
   {(uint32_t)sizeof(tblob_slm1_header_info), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.0f, 0.0f, \
    0, 0, 0, 0, 0, 0, 0, 0, 0, NULL}
+TBLOB_API tblob_status tblob_slm1_header_info_init(tblob_slm1_header_info *s, size_t struct_size) TBLOB_NOEXCEPT;
 
 /* TBLOB_E_INVALID_ARGUMENT when the model is not SLM1. */
 TBLOB_API tblob_status tblob_slm1_header(const tblob_model *model, tblob_slm1_header_info *info,
@@ -1275,6 +1309,7 @@ typedef struct tblob_slm1_tensor_info {
 #define TBLOB_SLM1_TENSOR_INFO_INIT                                                       \
   {(uint32_t)sizeof(tblob_slm1_tensor_info), 0, 0, 0, 0, {0, 0, 0, 0}, 0, 0, 0, 0, 0, 0, \
    NULL, NULL, 0, 0, 0}
+TBLOB_API tblob_status tblob_slm1_tensor_info_init(tblob_slm1_tensor_info *s, size_t struct_size) TBLOB_NOEXCEPT;
 
 TBLOB_API tblob_status tblob_slm1_tensor_at(const tblob_model *model, uint64_t index,
                                             tblob_slm1_tensor_info *info,
@@ -1283,6 +1318,9 @@ TBLOB_API tblob_status tblob_slm1_tensor_at(const tblob_model *model, uint64_t i
 TBLOB_API tblob_status tblob_slm1_find_hash(const tblob_model *model, uint64_t name_hash,
                                             uint64_t *index, tblob_diag *diag) TBLOB_NOEXCEPT;
 
+#ifdef TBLOB_EXPERIMENTAL_API
+/* Experimental until 1.0 (docs/api.md, "Stability"): declared only when
+ * TBLOB_EXPERIMENTAL_API is defined before this header is included. */
 /* Writer: collects tensors, then writes one canonical file (entries sorted by hash, every
  * payload and scale array 64-byte aligned, checksum set). Tensors are encoded when added and
  * kept in memory until finish. Names must be non-empty UTF-8 without NUL; the same name twice
@@ -1303,13 +1341,15 @@ typedef struct tblob_slm1_writer_options {
   float rope_theta;             /* default 10000 */
   float rms_norm_epsilon;       /* default 1e-5 */
   uint32_t special_token_count; /* 0: 4 */
+  uint32_t reserved;            /* 0 */
   const void *tokenizer;        /* a whole BTOK or BPE1 section; NULL: BTOK (vocabulary 260) */
   size_t tokenizer_length;
   const tblob_allocator *allocator; /* NULL: libc */
 } tblob_slm1_writer_options;
 #define TBLOB_SLM1_WRITER_OPTIONS_INIT                                                  \
   {(uint32_t)sizeof(tblob_slm1_writer_options), 1u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, \
-   10000.0f, 1e-5f, 0u, NULL, 0, NULL}
+   10000.0f, 1e-5f, 0u, 0u, NULL, 0, NULL}
+TBLOB_API tblob_status tblob_slm1_writer_options_init(tblob_slm1_writer_options *s, size_t struct_size) TBLOB_NOEXCEPT;
 
 /* Sets the fields a Hugging Face config.json gives (hidden_size, num_hidden_layers,
  * num_attention_heads, num_key_value_heads, head_dim, intermediate_size,
@@ -1348,6 +1388,7 @@ TBLOB_API tblob_status tblob_slm1_writer_add_encoded(
  * afterwards. */
 TBLOB_API tblob_status tblob_slm1_writer_finish(tblob_slm1_writer *writer, const char *path,
                                                 tblob_diag *diag) TBLOB_NOEXCEPT;
+#endif /* TBLOB_EXPERIMENTAL_API */
 
 #ifdef __cplusplus
 } /* extern "C" */

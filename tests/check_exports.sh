@@ -2,12 +2,16 @@
 # Fails if the shared library exports any symbol that does not start with tblob_, or (given
 # the public header) if the exported tblob_ functions differ from the header's TBLOB_API
 # declarations: every build, whatever parts it leaves out, defines every declared function.
-# Usage: check_exports.sh path/to/libtensorblob.so [nm] [include/tensorblob.h]
+# Usage: check_exports.sh path/to/libtensorblob.so [nm] [include/tensorblob.h] [libtensorblob.a]
 # Linker-defined markers (_init, _fini, _edata, _end, __bss_start, ...) are ignored.
+# Also fails if the library needs the C++ runtime (libstdc++ in NEEDED, or an undefined
+# GLIBCXX_/CXXABI_ symbol) or, given the static archive, if any of its objects has static
+# initializers (an .init_array or .ctors section): loading the library runs none of its code.
 set -u
 lib="${1:?usage: check_exports.sh LIBRARY [NM]}"
 nm="${2:-nm}"
 header="${3:-}"
+archive="${4:-}"
 if [ ! -f "$lib" ]; then
   echo "check_exports: $lib: no such file" >&2
   exit 1
@@ -24,6 +28,24 @@ if [ -n "$bad" ]; then
 fi
 if [ "$count" -eq 0 ]; then
   echo "check_exports: $lib exports no tblob_ symbols at all" >&2
+  exit 1
+fi
+readelf="${READELF:-readelf}"
+if command -v "$readelf" >/dev/null 2>&1; then
+  if "$readelf" -d "$lib" | grep NEEDED | grep -q 'libstdc++'; then
+    echo "check_exports: $lib needs libstdc++ (link it with -static-libstdc++)"
+    exit 1
+  fi
+  if [ -n "$archive" ] && "$readelf" -S -W "$archive" | grep -q -E '\.init_array|\.ctors'; then
+    echo "check_exports: objects of $archive have static initializers:"
+    "$readelf" -S -W "$archive" | grep -E '^File:|\.init_array|\.ctors' | grep -B1 -E 'init_array|ctors'
+    exit 1
+  fi
+fi
+cxx=$("$nm" -D --undefined-only "$lib" | grep -E '@(GLIBCXX|CXXABI)_' || true)
+if [ -n "$cxx" ]; then
+  echo "check_exports: $lib needs C++ runtime symbols:"
+  printf '%s\n' "$cxx" | head -20
   exit 1
 fi
 if [ -n "$header" ]; then

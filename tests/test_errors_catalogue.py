@@ -27,6 +27,7 @@ RANGES = [  # (low, high, area) as in include/tensorblob.h and docs/errors.md
     (-139, -100, "ollama"),
     (-169, -140, "uqff"),
     (-199, -170, "slm1"),
+    (-229, -200, "gguf"),
 ]
 
 
@@ -50,10 +51,10 @@ def strip_c_comments(text):
 
 
 def header_statuses(path):
-    """[(name, number)] from the anonymous enum that holds TBLOB_OK."""
+    """[(name, number)] from the tblob_status enum (the one that holds TBLOB_OK)."""
     with open(path, encoding="utf-8") as f:
         text = strip_c_comments(f.read())
-    m = re.search(r"enum\s*\{([^}]*\bTBLOB_OK\s*=\s*0[^}]*)\}", text)
+    m = re.search(r"enum(?:\s+tblob_status)?\s*\{([^}]*\bTBLOB_OK\s*=\s*0[^}]*)\}", text)
     if not m:
         return None
     out = []

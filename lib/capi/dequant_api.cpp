@@ -1,10 +1,6 @@
 // The extern "C" dequantization API: descriptors in and out, argument checks, diagnostics
 // that name the tensor, the companion and the field. Decoding itself is lib/dequant/.
 #include "capi/capi_common.h"
-#include "tblob_config.h"
-#if TBLOB_HAVE_UQFF
-#include "formats/uqff/uqff.h"
-#endif
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
@@ -13,10 +9,6 @@
 #include "table/model.h"
 #include "dequant/dequant.h"
 #include "dequant/quant_desc.h"
-#include "dequant/scalar/block_fp8.h"
-#if TBLOB_HAVE_SLM1
-#include "formats/slm1/dequant.h"
-#endif
 
 #if defined(__has_include)
 #if __has_include("dequant/dispatch.h")
@@ -64,8 +56,6 @@ static_assert(TBLOB_GLOBAL_SCALE_MLX_AMAX == static_cast<int>(GlobalScaleMode::k
 namespace {
 
 // First versions of the structs: every field up to here is required.
-constexpr size_t kQuantDescV1 = offsetof(tblob_quant_desc, global_scale_bytes) + sizeof(uint64_t);
-constexpr size_t kQuantInfoV1 = offsetof(tblob_quant_info, global_scale_index) + sizeof(int64_t);
 
 const char *scheme_name(uint32_t s) {
   switch (s) {
@@ -103,14 +93,6 @@ const char *dtname(uint32_t dt) {
 
 bool is_block(const QuantDesc &q) { return q.scheme == QuantScheme::kBlockFp8; }
 
-Status validate(const QuantDesc &q) {
-  return is_block(q) ? tblob::validate_block_fp8(q) : tblob::validate_desc(q);
-}
-
-uint32_t element_bits(const QuantDesc &q) {
-  return is_block(q) ? 8u : tblob::quant_element_bits(q);
-}
-
 uint32_t scale_bytes_of(uint32_t dt) {
   switch (dt) {
     case TBLOB_DTYPE_F32: return 4;
@@ -122,13 +104,6 @@ uint32_t scale_bytes_of(uint32_t dt) {
   }
 }
 
-// Number of scales the descriptor needs (0 when it cannot say).
-uint64_t scale_count(const QuantDesc &q) {
-  if (is_block(q)) return tblob::block_fp8_scale_count(q);
-  if (q.group_size == 0) return 0;
-  uint64_t n;
-  return tblob::checked_mul(q.rows, q.cols / q.group_size, &n) ? n : 0;
-}
 
 // Which input a status is about (for the model API's offsets and names).
 enum Field { kFieldNone, kFieldData, kFieldScale, kFieldBias, kFieldGlobal };
@@ -138,7 +113,7 @@ Field explain(Status s, const QuantDesc &q, uint32_t out_dtype, uint64_t rb, uin
               size_t dst_bytes, char *buf, size_t cap) {
   const uint32_t sv = static_cast<uint32_t>(q.scheme);
   const unsigned long long rows = q.rows, cols = q.cols;
-  const uint32_t bits = element_bits(q);
+  const uint32_t bits = tblob::quant_element_bits(q);
   switch (s) {
     case TBLOB_E_QUANT_SCHEME:
       std::snprintf(buf, cap,
@@ -196,7 +171,7 @@ Field explain(Status s, const QuantDesc &q, uint32_t out_dtype, uint64_t rb, uin
       return kFieldScale;
     }
     case TBLOB_E_QUANT_SCALE_SIZE: {
-      const uint64_t n = scale_count(q);
+      const uint64_t n = tblob::quant_scale_count(q);
       const uint32_t sb = scale_bytes_of(q.scale_dtype);
       std::snprintf(buf, cap, "scales are %llu bytes, but %llu scales of %u bytes need %llu",
                     static_cast<unsigned long long>(q.scales_bytes),
@@ -213,7 +188,7 @@ Field explain(Status s, const QuantDesc &q, uint32_t out_dtype, uint64_t rb, uin
                       dtname(q.bias_dtype), static_cast<unsigned long long>(q.biases_bytes));
       return kFieldBias;
     case TBLOB_E_QUANT_BIAS_SIZE: {
-      const uint64_t n = scale_count(q);
+      const uint64_t n = tblob::quant_scale_count(q);
       const uint32_t bb = scale_bytes_of(q.bias_dtype);
       std::snprintf(buf, cap, "biases are %llu bytes, but %llu biases of %u bytes need %llu",
                     static_cast<unsigned long long>(q.biases_bytes),
@@ -237,7 +212,6 @@ Field explain(Status s, const QuantDesc &q, uint32_t out_dtype, uint64_t rb, uin
     case TBLOB_E_BUFFER_TOO_SMALL: {
       uint64_t need = 0;
       tblob::dequant_output_bytes(q, out_dtype, rb, re, &need);
-      if (is_block(q)) need = (re - rb) * q.cols * tblob::dequant_out_size(out_dtype);
       std::snprintf(buf, cap, "rows [%llu, %llu) as %s need %llu bytes; the buffer holds %llu",
                     static_cast<unsigned long long>(rb), static_cast<unsigned long long>(re),
                     dtname(out_dtype), static_cast<unsigned long long>(need),
@@ -259,7 +233,6 @@ Field explain(Status s, const QuantDesc &q, uint32_t out_dtype, uint64_t rb, uin
 // Runs a validated-or-not descriptor: the one place decoding is entered.
 Status run(const QuantDesc &q, uint32_t out_dtype, uint64_t rb, uint64_t re, void *dst,
            size_t dst_bytes) {
-  if (is_block(q)) return tblob::dequantize_block_fp8(q, out_dtype, rb, re, dst, dst_bytes);
   return tblob::dequantize_rows(q, out_dtype, rb, re, dst, dst_bytes);
 }
 
@@ -325,29 +298,24 @@ void rows_cols(const uint64_t *shape, uint32_t rank, uint64_t *rows, uint64_t *c
   *cols = shape[rank - 1];
 }
 
-#if TBLOB_HAVE_SLM1
-// An SLM1 tensor: its zero-copy view as a descriptor (q8_0 / q4_0 -> kSlm1Q8 / kSlm1Q4 with the
-// payload and scale array in place, f32 -> kF32), shape as stored (q4_0 not halved).
-Status slm1_view_of(const tblob_model *m, uint64_t index, TensorView *v) {
-  tblob::Slm1View sv;
-  Status s = tblob::slm1_view(m, index, &sv);
-  if (s == TBLOB_OK) s = tblob::slm1_quant_desc(sv, &v->q);
+// A tensor the container quantizes by its own rules (SLM1 rows): the format describes it.
+Status own_view_of(const tblob_model *m, uint64_t index, TensorView *v) {
+  const uint64_t *shape = nullptr;
+  uint32_t rank = 0;
+  const Status s = m->dequant_hooks->describe(m, index, &v->q, &shape, &rank);
   if (s != TBLOB_OK) {
     v->status = s;
-    v->note = "SLM1 directory entry unavailable";
+    v->note = "the container's entry for this tensor is unavailable";
     return s;
   }
   v->own_scheme = v->q.scheme != QuantScheme::kF32;
-  v->shape = sv.shape ? sv.shape : m->tensors[static_cast<size_t>(index)].shape;
-  v->rank = sv.rank;
+  v->shape = shape ? shape : m->tensors[static_cast<size_t>(index)].shape;
+  v->rank = rank;
   return TBLOB_OK;
 }
-#endif
 
 Status view_of(const tblob_model *m, uint64_t index, TensorView *v) {
-#if TBLOB_HAVE_SLM1
-  if (m->format == TBLOB_FORMAT_SLM1) return slm1_view_of(m, index, v);
-#endif
+  if (m->dequant_hooks && m->dequant_hooks->describe) return own_view_of(m, index, v);
   const size_t i = static_cast<size_t>(index);
   const tblob::TensorDesc &t = m->tensors[i];
   v->rec = record_of(m, i);
@@ -465,7 +433,7 @@ Status fail_tensor(const Diag &d, const tblob_model *m, uint64_t index, const Te
 }
 
 bool desc_from_public(const tblob_quant_desc *p, QuantDesc *q) {
-  if (!p || p->struct_size < kQuantDescV1) return false;
+  if (!p || !TBLOB_COVERS(p, global_scale_bytes)) return false;
   q->scheme = static_cast<QuantScheme>(p->scheme);
   q->bits = p->bits;
   q->group_size = p->group_size;
@@ -526,31 +494,28 @@ void tensor_info_quant_fields(const tblob_model *m, size_t index, tblob_tensor_i
   uint32_t rank = logical ? r->rank : t.rank;
   uint32_t scheme = logical ? r->scheme : 0u;
   bool quantized = logical;
-#if TBLOB_HAVE_SLM1
-  // SLM1 q8_0 / q4_0: quantized by the container; q4_0's table row is its bytes (U8, last dim
-  // halved), its logical shape the stored dims.
+  // Quantized by the container (SLM1 q8_0 / q4_0: q4_0's table row is its bytes, U8 with the
+  // last dim halved; its logical shape the stored dims).
   TensorView sv;
-  if (m->format == TBLOB_FORMAT_SLM1 && slm1_view_of(m, index, &sv) == TBLOB_OK && sv.own_scheme) {
+  if (m->dequant_hooks && m->dequant_hooks->describe && own_view_of(m, index, &sv) == TBLOB_OK &&
+      sv.own_scheme) {
     quantized = true;
     scheme = static_cast<uint32_t>(sv.q.scheme);
     shape = sv.shape;
     rank = sv.rank;
   }
-#endif
   uint64_t elems = t.elements;
   if (quantized) {
     elems = 1;
     for (uint32_t k = 0; k < rank; ++k)
       if (!checked_mul(elems, shape[k], &elems)) elems = UINT64_MAX;
   }
-#define TBLOB_FITS(field) (info->struct_size >= offsetof(tblob_tensor_info, field) + sizeof(info->field))
-  if (TBLOB_FITS(logical_shape)) info->logical_shape = shape;
-  if (TBLOB_FITS(logical_elements)) info->logical_elements = elems;
-  if (TBLOB_FITS(logical_rank)) info->logical_rank = rank;
-  if (TBLOB_FITS(quant_scheme)) info->quant_scheme = scheme;
-  if (TBLOB_FITS(quant_flags))
+  if (TBLOB_COVERS(info, logical_shape)) info->logical_shape = shape;
+  if (TBLOB_COVERS(info, logical_elements)) info->logical_elements = elems;
+  if (TBLOB_COVERS(info, logical_rank)) info->logical_rank = rank;
+  if (TBLOB_COVERS(info, quant_scheme)) info->quant_scheme = scheme;
+  if (TBLOB_COVERS(info, quant_flags))
     info->quant_flags = quantized ? TBLOB_TENSOR_QUANTIZED : r ? TBLOB_TENSOR_COMPANION : 0u;
-#undef TBLOB_FITS
 }
 
 }  // namespace tblob
@@ -562,7 +527,7 @@ TBLOB_API const char *tblob_quant_scheme_name(uint32_t scheme) noexcept { return
 TBLOB_API tblob_status tblob_quant_dequantize(const tblob_quant_desc *desc, uint32_t out_dtype,
                                          uint64_t row_begin, uint64_t row_end, void *dst,
                                          size_t dst_bytes, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   QuantDesc q;
   if (!desc_from_public(desc, &q))
     return bad_arg(d, "desc is NULL or its struct_size is too small (use TBLOB_QUANT_DESC_INIT)");
@@ -580,17 +545,13 @@ TBLOB_API tblob_status tblob_tensor_dequantize(const tblob_model *model, uint64_
                                         uint32_t out_dtype, uint64_t row_begin,
                                         uint64_t row_end, void *dst, size_t dst_bytes,
                                         tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (!model) return bad_arg(d, "model is required");
   if (index >= model->tensors.size())
     return d.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "tensor index %llu out of range (%zu tensors)",
                   static_cast<unsigned long long>(index), model->tensors.size());
-#if TBLOB_HAVE_UQFF
-  // UQFF layers carry their own families (GGML blocks, HQQ, FP8 with a scale, ...).
-  if (model->format == TBLOB_FORMAT_UQFF)
-    return tblob::uqff::dequantize(model, index, out_dtype, tblob::uqff::kAllExperts, row_begin,
-                                   row_end, dst, dst_bytes, d);
-#endif
+  if (model->dequant_hooks && model->dequant_hooks->decode)  // the format decodes its own
+    return model->dequant_hooks->decode(model, index, out_dtype, row_begin, row_end, dst, dst_bytes, d);
   TensorView v;
   Status s = view_of(model, index, &v);
   if (row_end == TBLOB_ALL_ROWS) row_end = v.q.rows;
@@ -599,25 +560,44 @@ TBLOB_API tblob_status tblob_tensor_dequantize(const tblob_model *model, uint64_
   return fail_tensor(d, model, index, v, s, out_dtype, row_begin, row_end, dst_bytes);
 }
 
+TBLOB_API tblob_status tblob_tensor_dequant_size(const tblob_model *model, uint64_t index,
+                                                 uint32_t out_dtype, uint64_t row_begin,
+                                                 uint64_t row_end, uint64_t *bytes,
+                                                 tblob_diag *diag) noexcept {
+  TBLOB_CAPI_BEGIN(d, diag);
+  if (!model || !bytes) return bad_arg(d, "model and bytes are required");
+  if (index >= model->tensors.size())
+    return d.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "tensor index %llu out of range (%zu tensors)",
+                  static_cast<unsigned long long>(index), model->tensors.size());
+  if (model->dequant_hooks && model->dequant_hooks->output_bytes)
+    return model->dequant_hooks->output_bytes(model, index, out_dtype, row_begin, row_end, bytes, d);
+  TensorView v;
+  Status s = view_of(model, index, &v);
+  if (row_end == TBLOB_ALL_ROWS) row_end = v.q.rows;
+  if (s == TBLOB_OK) s = tblob::dequant_output_bytes(v.q, out_dtype, row_begin, row_end, bytes);
+  if (s == TBLOB_OK) return TBLOB_OK;
+  return fail_tensor(d, model, index, v, s, out_dtype, row_begin, row_end, SIZE_MAX);
+}
+
 TBLOB_API tblob_status tblob_tensor_quant_info(const tblob_model *model, uint64_t index,
                                           tblob_quant_info *info, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (!model || !info) return bad_arg(d, "model and info are required");
-  if (info->struct_size < kQuantInfoV1)
+  if (!TBLOB_COVERS(info, global_scale_index))
     return bad_arg(d, "info->struct_size too small (use TBLOB_QUANT_INFO_INIT)");
   if (index >= model->tensors.size())
     return d.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "tensor index %llu out of range (%zu tensors)",
                   static_cast<unsigned long long>(index), model->tensors.size());
   TensorView v;
   Status s = view_of(model, index, &v);
-  if (s == TBLOB_OK) s = validate(v.q);
+  if (s == TBLOB_OK) s = tblob::validate_desc(v.q);
   const QuantDesc &q = v.q;
   info->scheme = static_cast<uint32_t>(q.scheme);
   info->flags = (v.logical || v.own_scheme) ? TBLOB_TENSOR_QUANTIZED : v.rec ? TBLOB_TENSOR_COMPANION : 0u;
   info->source = v.logical      ? v.rec->source
                  : v.own_scheme ? static_cast<uint32_t>(TBLOB_QUANT_SOURCE_SLM1)  // only SLM1 rows carry their own
                                 : static_cast<uint32_t>(TBLOB_QUANT_SOURCE_PLAIN);
-  info->bits = element_bits(q);
+  info->bits = tblob::quant_element_bits(q);
   info->group_size = q.group_size;
   info->scale_dtype = q.scale_dtype;
   info->bias_dtype = q.bias_dtype;
@@ -638,9 +618,9 @@ TBLOB_API tblob_status tblob_tensor_quant_info(const tblob_model *model, uint64_
 
 TBLOB_API tblob_status tblob_tensor_quant_desc(const tblob_model *model, uint64_t index,
                                                tblob_quant_desc *desc, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (!model || !desc) return bad_arg(d, "model and desc are required");
-  if (desc->struct_size < kQuantDescV1)
+  if (!TBLOB_COVERS(desc, global_scale_bytes))
     return bad_arg(d, "desc->struct_size too small (use TBLOB_QUANT_DESC_INIT)");
   if (index >= model->tensors.size())
     return d.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "tensor index %llu out of range (%zu tensors)",
@@ -648,13 +628,13 @@ TBLOB_API tblob_status tblob_tensor_quant_desc(const tblob_model *model, uint64_
   TensorView v;
   Status s = view_of(model, index, &v);
   desc_to_public(v.q, desc);
-  if (s == TBLOB_OK) s = validate(v.q);
+  if (s == TBLOB_OK) s = tblob::validate_desc(v.q);
   if (s == TBLOB_OK) return TBLOB_OK;
   return fail_tensor(d, model, index, v, s, TBLOB_DTYPE_F32, 0, v.q.rows, 0);
 }
 
 TBLOB_API tblob_status tblob_kernel_set(const char *name, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
 #ifdef TBLOB_HAVE_DISPATCH
   const Status s = tblob::set_kernel(name ? name : "auto");
   if (s == TBLOB_OK) return TBLOB_OK;

@@ -1,15 +1,15 @@
 // Every function of include/tensorblob.h exists in every build: a part compiled out (meson
 // options ollama/uqff/slm1) keeps its entry points, which return TBLOB_E_FEATURE_DISABLED
 // (functions without a status return their "nothing" value), so bindings and programs link
-// against any configuration and find out at run time. tests/capi/check_exports.sh compares
-// the exported symbols with the header's declarations in every CI configuration.
+// against any configuration and find out at run time. tests/capi/check_abi.py compares the
+// exported symbols with the header's declarations in every CI configuration.
 #include "capi/capi_common.h"
 #include "tblob_config.h"
 
 namespace {
 
 [[maybe_unused]] tblob_status disabled(tblob_diag *diag, const char *what) {
-  const tblob::Diag d = tblob::capi::begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   return d.fail(TBLOB_E_FEATURE_DISABLED, TBLOB_NO_OFFSET, -1, "this build of tensorblob has no %s",
                 what);
 }
@@ -31,9 +31,9 @@ TBLOB_API void tblob_store_close(tblob_store *store) noexcept {
 }
 
 TBLOB_API tblob_status tblob_store_root(const tblob_store *store, const char **path,
-                                        size_t *path_len) noexcept {
+                                        size_t *path_len, tblob_diag *diag) noexcept {
   (void)store; (void)path; (void)path_len;
-  return disabled(nullptr, "Ollama stores (-Dollama)");
+  return disabled(diag, "Ollama stores (-Dollama)");
 }
 
 TBLOB_API tblob_status tblob_ollama_name_canonical(const char *name, size_t name_len, char *buf,
@@ -44,9 +44,9 @@ TBLOB_API tblob_status tblob_ollama_name_canonical(const char *name, size_t name
 }
 
 TBLOB_API tblob_status tblob_ollama_digest_check(const char *digest, size_t digest_len,
-                                                 uint32_t form) noexcept {
+                                                 uint32_t form, tblob_diag *diag) noexcept {
   (void)digest; (void)digest_len; (void)form;
-  return disabled(nullptr, "Ollama stores (-Dollama)");
+  return disabled(diag, "Ollama stores (-Dollama)");
 }
 
 TBLOB_API tblob_status tblob_store_list(const tblob_store *store, tblob_store_entry_fn fn,
@@ -176,20 +176,6 @@ TBLOB_API tblob_status tblob_uqff_layer_info_at(const tblob_model *model, uint64
   return disabled(diag, "UQFF (-Duqff)");
 }
 
-TBLOB_API tblob_status tblob_uqff_dequant_size(const tblob_model *model, uint64_t index,
-                                               const tblob_uqff_dequant_request *request,
-                                               uint64_t *bytes, tblob_diag *diag) noexcept {
-  (void)model; (void)index; (void)request; (void)bytes;
-  return disabled(diag, "UQFF (-Duqff)");
-}
-
-TBLOB_API tblob_status tblob_uqff_dequantize(const tblob_model *model, uint64_t index,
-                                             const tblob_uqff_dequant_request *request, void *dst,
-                                             size_t dst_bytes, tblob_diag *diag) noexcept {
-  (void)model; (void)index; (void)request; (void)dst; (void)dst_bytes;
-  return disabled(diag, "UQFF (-Duqff)");
-}
-
 TBLOB_API tblob_status tblob_uqff_verify(const char *const *paths, size_t path_count,
                                          const tblob_open_options *options, tblob_uqff_report_fn fn,
                                          void *user, tblob_uqff_verify_result *result,
@@ -207,9 +193,10 @@ TBLOB_API tblob_status tblob_uqff_verify_memory(const void *const *bufs, const s
   return disabled(diag, "UQFF (-Duqff)");
 }
 
-TBLOB_API int tblob_uqff_detect(const char *path) noexcept {
+TBLOB_API tblob_status tblob_uqff_detect(const char *path, int *is_uqff, tblob_diag *diag) noexcept {
   (void)path;
-  return 0;
+  if (is_uqff) *is_uqff = 0;
+  return disabled(diag, "UQFF (-Duqff)");
 }
 
 #endif  // !TBLOB_HAVE_UQFF

@@ -13,7 +13,7 @@ extern "C" {
 TBLOB_API tblob_status tblob_ggml_dequantize(uint32_t ggml_type, const void *src, size_t src_bytes,
                                              uint64_t elements, uint32_t out_dtype, void *dst,
                                              size_t dst_bytes, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (!src && src_bytes) return bad_arg(d, "src is NULL");
   return tblob::ggml::dequantize(tblob::ggml::active_kernels(), ggml_type, static_cast<const uint8_t *>(src),
                                  src_bytes, elements, out_dtype, dst, dst_bytes, d);

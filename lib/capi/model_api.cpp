@@ -12,20 +12,12 @@
 using tblob::Diag;
 using tblob::Status;
 using tblob::capi::bad_arg;
-using tblob::capi::begin;
 
 extern "C" {
 
 TBLOB_API uint32_t tblob_version(void) noexcept { return TBLOB_VERSION_NUMBER; }
 
-TBLOB_API const char *tblob_version_string(void) noexcept {
-#define TBLOB_STR2(x) #x
-#define TBLOB_STR(x) TBLOB_STR2(x)
-  return TBLOB_STR(TBLOB_VERSION_MAJOR) "." TBLOB_STR(TBLOB_VERSION_MINOR) "." TBLOB_STR(
-      TBLOB_VERSION_PATCH);
-#undef TBLOB_STR
-#undef TBLOB_STR2
-}
+TBLOB_API const char *tblob_version_string(void) noexcept { return TBLOB_VERSION_STRING; }
 
 TBLOB_API const char *tblob_dtype_name(uint32_t dtype) noexcept {
   const tblob::DtypeInfo *i = tblob::dtype_info(dtype);
@@ -37,10 +29,16 @@ TBLOB_API uint32_t tblob_dtype_bits(uint32_t dtype) noexcept {
   return i ? i->bits : 0;
 }
 
-TBLOB_API tblob_status tblob_dtype_from_name(const char *name, size_t name_len, uint32_t *out) noexcept {
-  if (!out || (!name && name_len)) return TBLOB_E_INVALID_ARGUMENT;
+TBLOB_API tblob_status tblob_dtype_from_name(const char *name, size_t name_len, uint32_t *out,
+                                             tblob_diag *diag) noexcept {
+  TBLOB_CAPI_BEGIN(d, diag);
+  if (!out || (!name && name_len)) return bad_arg(d, "out (and name when name_len > 0) are required");
   *out = tblob::dtype_from_name(name, name_len);
-  return *out == TBLOB_DTYPE_INVALID ? TBLOB_E_DTYPE : TBLOB_OK;
+  if (*out != TBLOB_DTYPE_INVALID) return TBLOB_OK;
+  const char *ell;
+  const int shown = tblob::clip_name(name_len, &ell);
+  return d.fail(TBLOB_E_DTYPE, TBLOB_NO_OFFSET, -1, "unknown dtype \"%.*s%s\"", shown,
+                name ? name : "", ell);
 }
 
 TBLOB_API const char *tblob_format_name(uint32_t format) noexcept {
@@ -56,7 +54,7 @@ TBLOB_API const char *tblob_format_name(uint32_t format) noexcept {
 
 TBLOB_API tblob_status tblob_model_open(const char *path, const tblob_open_options *options,
                                        tblob_model **out, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (out) *out = nullptr;
   if (!path || !out) return bad_arg(d, "path and out are required");
   tblob::Limits limits;
@@ -67,7 +65,7 @@ TBLOB_API tblob_status tblob_model_open(const char *path, const tblob_open_optio
 TBLOB_API tblob_status tblob_model_open_memory(const void *buf, size_t len,
                                          const tblob_open_options *options, tblob_model **out,
                                          tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (out) *out = nullptr;
   if (!out || (!buf && len)) return bad_arg(d, "buf (when len > 0) and out are required");
   tblob::Limits limits;
@@ -90,24 +88,30 @@ TBLOB_API uint32_t tblob_model_file_count(const tblob_model *model) noexcept {
 }
 
 TBLOB_API tblob_status tblob_model_file_path(const tblob_model *model, uint32_t index,
-                                       const char **path, size_t *path_len) noexcept {
-  if (!model || !path || !path_len) return TBLOB_E_INVALID_ARGUMENT;
-  if (index >= model->files.size()) return TBLOB_E_RANGE;
+                                             const char **path, size_t *path_len,
+                                             tblob_diag *diag) noexcept {
+  TBLOB_CAPI_BEGIN(d, diag);
+  if (!model || !path) return bad_arg(d, "model and path are required");
+  if (index >= model->files.size())
+    return d.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "file index %u out of range (%zu files)",
+                  index, model->files.size());
   *path = model->files[index].path;
-  *path_len = model->files[index].path_len;
+  if (path_len) *path_len = model->files[index].path_len;
   return TBLOB_OK;
 }
 
-TBLOB_API tblob_status tblob_tensor_at(const tblob_model *model, uint64_t index,
-                                       tblob_tensor_info *info, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
-  if (!model || !info) return bad_arg(d, "model and info are required");
-  if (info->struct_size < offsetof(tblob_tensor_info, element_count) + sizeof(uint64_t))
-    return bad_arg(d, "info->struct_size too small (use TBLOB_TENSOR_INFO_INIT)");
-  if (index >= model->tensors.size())
-    return d.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "tensor index %llu out of range (%zu tensors)",
-                  static_cast<unsigned long long>(index), model->tensors.size());
-  const tblob::TensorDesc &t = model->tensors[static_cast<size_t>(index)];
+namespace {
+
+// The 0.1 fields every tblob_tensor_info has; the quant fields are appended.
+constexpr size_t kTensorInfoMin = offsetof(tblob_tensor_info, element_count) + sizeof(uint64_t);
+
+Status range_fail(const Diag &d, uint64_t index, size_t count) {
+  return d.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "tensor index %llu out of range (%zu tensors)",
+                static_cast<unsigned long long>(index), count);
+}
+
+void fill_tensor_info(const tblob_model *model, size_t index, tblob_tensor_info *info) {
+  const tblob::TensorDesc &t = model->tensors[index];
   info->dtype = t.dtype;
   info->name = t.name;
   info->name_len = t.name_len;
@@ -118,13 +122,44 @@ TBLOB_API tblob_status tblob_tensor_at(const tblob_model *model, uint64_t index,
   info->data_length = t.end - t.begin;
   info->file_offset = t.file_offset;
   info->element_count = t.elements;
-  tblob::tensor_info_quant_fields(model, static_cast<size_t>(index), info);  // appended fields
+  tblob::tensor_info_quant_fields(model, index, info);  // appended fields
+  if (TBLOB_COVERS(info, reserved)) info->reserved = 0;
+}
+
+}  // namespace
+
+TBLOB_API tblob_status tblob_tensor_at(const tblob_model *model, uint64_t index,
+                                       tblob_tensor_info *info, tblob_diag *diag) noexcept {
+  TBLOB_CAPI_BEGIN(d, diag);
+  if (!model || !info) return bad_arg(d, "model and info are required");
+  if (!TBLOB_COVERS(info, element_count))
+    return bad_arg(d, "info->struct_size too small (use tblob_tensor_info_init)");
+  if (index >= model->tensors.size()) return range_fail(d, index, model->tensors.size());
+  fill_tensor_info(model, static_cast<size_t>(index), info);
+  return TBLOB_OK;
+}
+
+TBLOB_API tblob_status tblob_tensors_at(const tblob_model *model, uint64_t first, uint64_t count,
+                                        tblob_tensor_info *infos, size_t info_size,
+                                        tblob_diag *diag) noexcept {
+  TBLOB_CAPI_BEGIN(d, diag);
+  if (!model || (!infos && count)) return bad_arg(d, "model and infos are required");
+  if (info_size < kTensorInfoMin || info_size > UINT32_MAX || info_size % alignof(tblob_tensor_info))
+    return bad_arg(d, "info_size: at least the 0.1 tblob_tensor_info, a multiple of its alignment");
+  const size_t n = model->tensors.size();
+  if (first > n || count > n - first) return range_fail(d, first > n ? first : n, n);
+  unsigned char *at = reinterpret_cast<unsigned char *>(infos);
+  for (uint64_t i = 0; i < count; ++i, at += info_size) {
+    tblob_tensor_info *info = reinterpret_cast<tblob_tensor_info *>(at);
+    info->struct_size = static_cast<uint32_t>(info_size);
+    fill_tensor_info(model, static_cast<size_t>(first + i), info);
+  }
   return TBLOB_OK;
 }
 
 TBLOB_API tblob_status tblob_tensor_find(const tblob_model *model, const char *name, size_t name_len,
                                   uint64_t *index, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (!model || !index || (!name && name_len)) return bad_arg(d, "model, name and index are required");
   if (model->find_fn) return model->find_fn(model, name ? name : "", name_len, index, d);  // SLM1: hashes
   const size_t pos = model->tensor_index.find(name ? name : "", name_len);
@@ -139,9 +174,9 @@ TBLOB_API tblob_status tblob_tensor_find(const tblob_model *model, const char *n
 }
 
 TBLOB_API tblob_status tblob_tensor_data(const tblob_model *model, uint64_t index,
-                                         const void **data, size_t *length,
+                                         const void **data, uint64_t *length,
                                          tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (!model || !data || !length) return bad_arg(d, "model, data and length are required");
   if (index >= model->tensors.size())
     return d.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "tensor index %llu out of range",
@@ -152,7 +187,7 @@ TBLOB_API tblob_status tblob_tensor_data(const tblob_model *model, uint64_t inde
   if (!tblob::range_inside(t.file_offset, t.end - t.begin, src.len))
     return d.fail(TBLOB_E_RANGE, t.file_offset, static_cast<int64_t>(index), "tensor data outside its file");
   *data = src.data ? src.data + t.file_offset : src.data;
-  *length = static_cast<size_t>(t.end - t.begin);
+  *length = t.end - t.begin;
   return TBLOB_OK;
 }
 
@@ -162,9 +197,13 @@ TBLOB_API uint64_t tblob_metadata_count(const tblob_model *model) noexcept {
 
 TBLOB_API tblob_status tblob_metadata_at(const tblob_model *model, uint64_t index,
                                          const char **key, size_t *key_len, const char **value,
-                                         size_t *value_len) noexcept {
-  if (!model || !key || !key_len || !value || !value_len) return TBLOB_E_INVALID_ARGUMENT;
-  if (index >= model->metadata.size()) return TBLOB_E_RANGE;
+                                         size_t *value_len, tblob_diag *diag) noexcept {
+  TBLOB_CAPI_BEGIN(d, diag);
+  if (!model || !key || !key_len || !value || !value_len)
+    return bad_arg(d, "model, key, key_len, value and value_len are required");
+  if (index >= model->metadata.size())
+    return d.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "metadata index %llu out of range (%zu entries)",
+                  static_cast<unsigned long long>(index), model->metadata.size());
   const tblob::MetaDesc &m = model->metadata[static_cast<size_t>(index)];
   *key = m.name;
   *key_len = m.name_len;
@@ -175,10 +214,17 @@ TBLOB_API tblob_status tblob_metadata_at(const tblob_model *model, uint64_t inde
 
 TBLOB_API tblob_status tblob_metadata_find(const tblob_model *model, const char *key,
                                            size_t key_len, const char **value,
-                                           size_t *value_len) noexcept {
-  if (!model || !value || !value_len || (!key && key_len)) return TBLOB_E_INVALID_ARGUMENT;
+                                           size_t *value_len, tblob_diag *diag) noexcept {
+  TBLOB_CAPI_BEGIN(d, diag);
+  if (!model || !value || !value_len || (!key && key_len))
+    return bad_arg(d, "model, value and value_len (and key when key_len > 0) are required");
   const size_t pos = model->metadata_index.find(key ? key : "", key_len);
-  if (pos == SIZE_MAX) return TBLOB_E_NOT_FOUND;
+  if (pos == SIZE_MAX) {
+    const char *ell;
+    const int shown = tblob::clip_name(key_len, &ell);
+    return d.fail(TBLOB_E_NOT_FOUND, TBLOB_NO_OFFSET, -1, "no metadata key \"%.*s%s\"", shown,
+                  key ? key : "", ell);
+  }
   *value = model->metadata[pos].value;
   *value_len = model->metadata[pos].value_len;
   return TBLOB_OK;

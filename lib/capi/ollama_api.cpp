@@ -44,7 +44,7 @@ extern "C" {
 
 TBLOB_API tblob_status tblob_store_open(const char *root, const tblob_store_options *options,
                                         tblob_store **out, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (!out) return bad_arg(d, "out is required");
   *out = nullptr;
   return ol::store_open(root, options, out, d);
@@ -52,17 +52,19 @@ TBLOB_API tblob_status tblob_store_open(const char *root, const tblob_store_opti
 
 TBLOB_API void tblob_store_close(tblob_store *store) noexcept { ol::store_close(store); }
 
-TBLOB_API tblob_status tblob_store_root(const tblob_store *store, const char **path, size_t *path_len) noexcept {
-  if (!store || !path || !path_len) return TBLOB_E_INVALID_ARGUMENT;
+TBLOB_API tblob_status tblob_store_root(const tblob_store *store, const char **path, size_t *path_len,
+                                        tblob_diag *diag) noexcept {
+  TBLOB_CAPI_BEGIN(d, diag);
+  if (!store || !path) return bad_arg(d, "store and path are required");
   *path = store->root;
-  *path_len = store->root_len;
+  if (path_len) *path_len = store->root_len;
   return TBLOB_OK;
 }
 
 TBLOB_API tblob_status tblob_ollama_name_canonical(const char *name, size_t name_len, char *buf,
                                                    size_t buf_capacity, size_t *out_len,
                                                    tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if ((!name && name_len) || !out_len || (!buf && buf_capacity)) return bad_arg(d, "name, out_len (and buf with a capacity)");
   ol::ModelName mn;
   Status s = ol::parse_name(name, name_len, &mn, d);
@@ -76,16 +78,21 @@ TBLOB_API tblob_status tblob_ollama_name_canonical(const char *name, size_t name
   return TBLOB_OK;
 }
 
-TBLOB_API tblob_status tblob_ollama_digest_check(const char *digest, size_t digest_len, uint32_t form) noexcept {
-  if (form > 1) return TBLOB_E_INVALID_ARGUMENT;
-  return ol::digest_valid(digest, digest_len, form == 0 ? ol::DigestForm::kManifest : ol::DigestForm::kFile)
-             ? TBLOB_OK
-             : TBLOB_E_OLLAMA_DIGEST;
+TBLOB_API tblob_status tblob_ollama_digest_check(const char *digest, size_t digest_len, uint32_t form,
+                                                 tblob_diag *diag) noexcept {
+  TBLOB_CAPI_BEGIN(d, diag);
+  if (form > 1 || (!digest && digest_len)) return bad_arg(d, "form is 0 or 1; digest when digest_len > 0");
+  if (ol::digest_valid(digest, digest_len, form == 0 ? ol::DigestForm::kManifest : ol::DigestForm::kFile))
+    return TBLOB_OK;
+  const char *ell;
+  const int shown = tblob::clip_name(digest_len, &ell);
+  return d.fail(TBLOB_E_OLLAMA_DIGEST, TBLOB_NO_OFFSET, -1, "digest \"%.*s%s\" is not %s<64 lowercase hex>",
+                shown, digest ? digest : "", ell, form == 0 ? "sha256:" : "sha256-");
 }
 
 TBLOB_API tblob_status tblob_store_list(const tblob_store *store, tblob_store_entry_fn fn, void *user,
                                         tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (!store || !fn) return bad_arg(d, "store and fn are required");
   tblob::PodVec<ol::ListedName> names(&store->alloc);
   Status s = ol::list_manifest_names(*store, &names, d);
@@ -143,7 +150,7 @@ TBLOB_API tblob_status tblob_store_list(const tblob_store *store, tblob_store_en
 
 TBLOB_API tblob_status tblob_store_manifest_open(const tblob_store *store, const char *name, size_t name_len,
                                                  tblob_manifest **out, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (out) *out = nullptr;
   if (!store || !out || (!name && name_len)) return bad_arg(d, "store, name and out are required");
   ol::ModelName mn;
@@ -154,13 +161,13 @@ TBLOB_API tblob_status tblob_store_manifest_open(const tblob_store *store, const
 
 TBLOB_API tblob_status tblob_manifest_parse(const void *buf, size_t len, const tblob_store_options *options,
                                             tblob_manifest **out, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (out) *out = nullptr;
   if (!out || (!buf && len)) return bad_arg(d, "buf (when len > 0) and out are required");
   uint64_t max = TBLOB_OLLAMA_MAX_MANIFEST;
   const tblob_allocator *hook = nullptr;
   if (options) {
-    if (options->struct_size < offsetof(tblob_store_options, flags) + sizeof(uint32_t))
+    if (!TBLOB_COVERS(options, flags))
       return bad_arg(d, "options->struct_size");
     if (has_field(options->struct_size, offsetof(tblob_store_options, max_manifest_bytes), sizeof(uint64_t)))
       max = options->max_manifest_bytes;
@@ -186,9 +193,9 @@ TBLOB_API uint64_t tblob_manifest_layer_count(const tblob_manifest *manifest) no
 
 TBLOB_API tblob_status tblob_manifest_layer_at(const tblob_manifest *manifest, uint64_t index,
                                                tblob_layer_info *info, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (!manifest || !info) return bad_arg(d, "manifest and info are required");
-  if (info->struct_size < offsetof(tblob_layer_info, kind) + sizeof(uint32_t))
+  if (!TBLOB_COVERS(info, kind))
     return bad_arg(d, "info->struct_size (use TBLOB_LAYER_INFO_INIT)");
   if (index == TBLOB_LAYER_CONFIG_INDEX) {
     if (!manifest->has_config) return d.fail(TBLOB_E_NOT_FOUND, TBLOB_NO_OFFSET, -1, "the manifest has no config");
@@ -206,7 +213,7 @@ TBLOB_API tblob_status tblob_manifest_layer_at(const tblob_manifest *manifest, u
 TBLOB_API tblob_status tblob_store_read_layer(const tblob_store *store, const tblob_manifest *manifest,
                                               uint64_t index, void *buf, size_t buf_capacity, size_t *out_len,
                                               tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (!store || !manifest || !out_len || (!buf && buf_capacity)) return bad_arg(d, "store, manifest, out_len");
   *out_len = 0;
   const ol::LayerRec *l;
@@ -273,7 +280,7 @@ TBLOB_API tblob_status tblob_store_read_layer(const tblob_store *store, const tb
 TBLOB_API tblob_status tblob_store_open_model(const tblob_store *store, const char *name, size_t name_len,
                                               const tblob_store_open_options *options, tblob_model **out,
                                               tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (out) *out = nullptr;
   if (!store || !out || (!name && name_len)) return bad_arg(d, "store, name and out are required");
   const tblob_open_options *open = nullptr;
@@ -301,7 +308,7 @@ TBLOB_API tblob_status tblob_store_open_model(const tblob_store *store, const ch
 TBLOB_API tblob_status tblob_store_verify(const tblob_store *store, const char *name, size_t name_len,
                                           const tblob_verify_options *options, tblob_verify_summary *summary,
                                           tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (!store) return bad_arg(d, "store is required");
   tblob_verify_options o = TBLOB_VERIFY_OPTIONS_INIT;
   if (options) {
@@ -322,13 +329,13 @@ TBLOB_API tblob_status tblob_store_verify(const tblob_store *store, const char *
       o.flags = options->flags;
     }
   }
-  if (summary && summary->struct_size < sizeof(tblob_verify_summary)) return bad_arg(d, "summary->struct_size");
+  if (summary && !TBLOB_COVERS(summary, bytes_hashed)) return bad_arg(d, "summary->struct_size");
   return ol::verify_store(*store, name, name_len, &o, summary, d);
 }
 
 TBLOB_API tblob_status tblob_verifier_open(const char *digest, size_t digest_len, uint64_t expected_size,
                                            tblob_verifier **out, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (out) *out = nullptr;
   if (!out || (!digest && digest_len)) return bad_arg(d, "digest and out are required");
   return ol::verifier_open(digest, digest_len, expected_size, out, d);
@@ -336,14 +343,14 @@ TBLOB_API tblob_status tblob_verifier_open(const char *digest, size_t digest_len
 
 TBLOB_API tblob_status tblob_verifier_update(tblob_verifier *verifier, const void *data, size_t len,
                                              tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (!verifier || (!data && len)) return bad_arg(d, "verifier and data are required");
   return ol::verifier_update(verifier, data, len, d);
 }
 
 TBLOB_API tblob_status tblob_verifier_final(tblob_verifier *verifier, char *actual_digest,
                                             size_t actual_digest_capacity, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (!verifier) return bad_arg(d, "verifier is required");
   if (actual_digest && actual_digest_capacity < ol::kDigestBuf) return bad_arg(d, "actual_digest needs 72 bytes");
   return ol::verifier_final(verifier, actual_digest, actual_digest_capacity, d);
@@ -354,7 +361,7 @@ TBLOB_API void tblob_verifier_close(tblob_verifier *verifier) noexcept { ol::ver
 TBLOB_API tblob_status tblob_store_import(const tblob_store *store, const char *name, size_t name_len,
                                           const char *source_dir, const tblob_import_options *options,
                                           tblob_import_result *result, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (!store || !source_dir || (!name && name_len)) return bad_arg(d, "store, name and source_dir are required");
   uint32_t flags = 0;
   const tblob_open_options *open = nullptr;
@@ -369,7 +376,7 @@ TBLOB_API tblob_status tblob_store_import(const tblob_store *store, const char *
       progress.user = options->progress_user;
     }
   }
-  if (result && result->struct_size < sizeof(tblob_import_result)) return bad_arg(d, "result->struct_size");
+  if (result && !TBLOB_COVERS(result, bytes_written)) return bad_arg(d, "result->struct_size");
   tblob::Limits limits;
   if (!tblob::resolve_limits(open, &limits)) return bad_arg(d, "options->open: struct_size or mode");
   return ol::import_model(*store, name, name_len, source_dir, flags, limits, progress, result, d);
@@ -377,11 +384,11 @@ TBLOB_API tblob_status tblob_store_import(const tblob_store *store, const char *
 
 TBLOB_API tblob_status tblob_store_gc(const tblob_store *store, const tblob_gc_options *options,
                                       tblob_gc_result *result, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (!store) return bad_arg(d, "store is required");
-  if (options && options->struct_size < offsetof(tblob_gc_options, flags) + sizeof(uint32_t))
+  if (options && !TBLOB_COVERS(options, flags))
     return bad_arg(d, "options->struct_size");
-  if (result && result->struct_size < sizeof(tblob_gc_result)) return bad_arg(d, "result->struct_size");
+  if (result && !TBLOB_COVERS(result, removed_bytes)) return bad_arg(d, "result->struct_size");
   return ol::gc_store(*store, options, result, d);
 }
 

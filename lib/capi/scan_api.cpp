@@ -6,6 +6,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "capi/capi_common.h"
 #include "core/checked.h"
 #include "core/limits.h"
 #include "table/name_index.h"
@@ -206,6 +207,8 @@ Status entry_error(const Diag &d, Status s, const TensorRec &r, uint64_t expecte
 
 }  // namespace
 
+using tblob::capi::bad_arg;
+
 extern "C" {
 
 TBLOB_API size_t tblob_st_scan_scratch_bytes(uint64_t tensor_count, uint64_t metadata_count) noexcept {
@@ -227,11 +230,9 @@ TBLOB_API tblob_status tblob_st_scan(const uint8_t *buf, size_t len,
                                      const tblob_open_options *options, tblob_scan_fn callback,
                                      void *user, void *scratch, size_t scratch_bytes,
                                      tblob_scan_result *result, tblob_diag *diag) noexcept {
-  Diag d;
-  d.out = (diag && diag->struct_size >= sizeof(tblob_diag)) ? diag : nullptr;
-  d.reset();
+  TBLOB_CAPI_BEGIN(d, diag);
   if (!buf && len) return d.fail(TBLOB_E_INVALID_ARGUMENT, TBLOB_NO_OFFSET, -1, "invalid argument: buf is NULL");
-  if (result && result->struct_size < sizeof(tblob_scan_result))
+  if (result && !TBLOB_COVERS(result, metadata_count))
     return d.fail(TBLOB_E_INVALID_ARGUMENT, TBLOB_NO_OFFSET, -1, "invalid argument: result->struct_size");
   tblob::Limits limits;
   if (!tblob::resolve_limits(options, &limits))
@@ -323,9 +324,12 @@ TBLOB_API tblob_status tblob_st_scan(const uint8_t *buf, size_t len,
   return TBLOB_OK;
 }
 
-TBLOB_API tblob_status tblob_json_unescape(const char *src, size_t src_len, char *dst,
-                                           size_t dst_capacity, size_t *out_len) noexcept {
-  if ((!src && src_len) || !out_len || (!dst && dst_capacity)) return TBLOB_E_INVALID_ARGUMENT;
+}  // extern "C"
+
+namespace {
+
+tblob_status unescape(const char *src, size_t src_len, char *dst, size_t dst_capacity,
+                      size_t *out_len) {
   // Validate as a JSON string body first: the scanner's slices are valid, but callers may
   // pass anything.
   tblob::json::Cursor c;
@@ -381,6 +385,25 @@ TBLOB_API tblob_status tblob_json_unescape(const char *src, size_t src_len, char
   const size_t n = tblob::json::decode_into(s, dst, dst_capacity);
   *out_len = n;
   return n > dst_capacity ? TBLOB_E_BUFFER_TOO_SMALL : TBLOB_OK;
+}
+
+}  // namespace
+
+extern "C" {
+
+TBLOB_API tblob_status tblob_json_unescape(const char *src, size_t src_len, char *dst,
+                                           size_t dst_capacity, size_t *out_len,
+                                           tblob_diag *diag) noexcept {
+  TBLOB_CAPI_BEGIN(d, diag);
+  if ((!src && src_len) || !out_len || (!dst && dst_capacity))
+    return bad_arg(d, "src (when src_len > 0), out_len and dst (when dst_capacity > 0) are required");
+  const tblob_status s = unescape(src, src_len, dst, dst_capacity, out_len);
+  if (s == TBLOB_OK) return TBLOB_OK;
+  if (s == TBLOB_E_BUFFER_TOO_SMALL)
+    return d.fail(s, TBLOB_NO_OFFSET, -1, "JSON string: %zu decoded bytes, dst holds %zu", *out_len,
+                  dst_capacity);
+  return d.fail(s, TBLOB_NO_OFFSET, -1, "JSON string of %zu bytes: %s", src_len,
+                tblob_status_message(s));
 }
 
 }  // extern "C"

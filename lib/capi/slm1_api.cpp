@@ -24,7 +24,7 @@ namespace {
 bool resolve_names(const tblob_slm1_open_options *o, tblob::slm1::NameList *out) {
   *out = tblob::slm1::NameList{};
   if (!o) return true;
-  if (o->struct_size < offsetof(tblob_slm1_open_options, required_name_count) + sizeof(size_t)) return false;
+  if (!TBLOB_COVERS(o, required_name_count)) return false;
   if (o->reserved != 0) return false;
   out->names = o->required_names;
   out->lens = o->required_name_lens;
@@ -74,7 +74,7 @@ extern "C" {
 TBLOB_API tblob_status tblob_slm1_open_path(const char *path, const tblob_open_options *options,
                                             const tblob_slm1_open_options *slm1_options,
                                             tblob_model **out, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (out) *out = nullptr;
   if (!path || !out) return bad_arg(d, "path and out are required");
   tblob::Limits limits;
@@ -109,7 +109,7 @@ TBLOB_API tblob_status tblob_slm1_open_memory(const void *buf, size_t len,
                                               const tblob_open_options *options,
                                               const tblob_slm1_open_options *slm1_options,
                                               tblob_model **out, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (out) *out = nullptr;
   if (!out || (!buf && len)) return bad_arg(d, "buf (when len > 0) and out are required");
   tblob::Limits limits;
@@ -130,10 +130,10 @@ TBLOB_API tblob_status tblob_slm1_open_memory(const void *buf, size_t len,
 
 TBLOB_API tblob_status tblob_slm1_header(const tblob_model *model, tblob_slm1_header_info *info,
                                          tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   const tblob::slm1::State *st = tblob::slm1::state_of(model);
   if (!st || !info) return bad_arg(d, "an SLM1 model and info are required");
-  if (info->struct_size < offsetof(tblob_slm1_header_info, tokenizer) + sizeof(const uint8_t *))
+  if (!TBLOB_COVERS(info, tokenizer))
     return bad_arg(d, "info->struct_size too small (use TBLOB_SLM1_HEADER_INFO_INIT)");
   const tblob::slm1::Header &h = st->header;
   info->version = h.version;
@@ -166,10 +166,10 @@ TBLOB_API tblob_status tblob_slm1_header(const tblob_model *model, tblob_slm1_he
 
 TBLOB_API tblob_status tblob_slm1_tensor_at(const tblob_model *model, uint64_t index,
                                             tblob_slm1_tensor_info *info, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   const tblob::slm1::State *st = tblob::slm1::state_of(model);
   if (!st || !info) return bad_arg(d, "an SLM1 model and info are required");
-  if (info->struct_size < offsetof(tblob_slm1_tensor_info, reserved) + sizeof(uint32_t))
+  if (!TBLOB_COVERS(info, reserved))
     return bad_arg(d, "info->struct_size too small (use TBLOB_SLM1_TENSOR_INFO_INIT)");
   if (index >= st->count)
     return d.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "tensor index %llu out of range (%u tensors)",
@@ -197,7 +197,7 @@ TBLOB_API tblob_status tblob_slm1_tensor_at(const tblob_model *model, uint64_t i
 
 TBLOB_API tblob_status tblob_slm1_find_hash(const tblob_model *model, uint64_t name_hash,
                                             uint64_t *index, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   const tblob::slm1::State *st = tblob::slm1::state_of(model);
   if (!st || !index) return bad_arg(d, "an SLM1 model and index are required");
   if (!tblob::slm1::find_hash(*st, name_hash, index))
@@ -209,11 +209,11 @@ TBLOB_API tblob_status tblob_slm1_find_hash(const tblob_model *model, uint64_t n
 TBLOB_API tblob_status tblob_slm1_writer_options_from_config(tblob_slm1_writer_options *options,
                                                              const char *json, size_t json_len,
                                                              tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (!options || (!json && json_len)) return bad_arg(d, "options and json are required");
   // Every field the config sets lies before the end of rms_norm_epsilon; only the part of
   // the caller's struct that struct_size covers is read or written.
-  if (options->struct_size < offsetof(tblob_slm1_writer_options, rms_norm_epsilon) + sizeof(float))
+  if (!TBLOB_COVERS(options, rms_norm_epsilon))
     return bad_arg(d, "options->struct_size too small (use TBLOB_SLM1_WRITER_OPTIONS_INIT)");
   tblob_slm1_writer_options full = TBLOB_SLM1_WRITER_OPTIONS_INIT;
   const size_t n = options->struct_size < sizeof(full) ? options->struct_size : sizeof(full);
@@ -225,7 +225,7 @@ TBLOB_API tblob_status tblob_slm1_writer_options_from_config(tblob_slm1_writer_o
 
 TBLOB_API tblob_status tblob_slm1_writer_new(const tblob_slm1_writer_options *options,
                                                 tblob_slm1_writer **out, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   return tblob::slm1::writer_create(options, out, d);
 }
 
@@ -238,7 +238,7 @@ TBLOB_API tblob_status tblob_slm1_writer_add_f32(tblob_slm1_writer *writer, cons
                                                  uint32_t rank, const float *values,
                                                  uint64_t value_count, uint32_t dtype,
                                                  uint32_t block_size, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   return tblob::slm1::writer_add_f32(writer, name, name_len, shape, rank, values, value_count,
                                      dtype, block_size, d);
 }
@@ -247,14 +247,14 @@ TBLOB_API tblob_status tblob_slm1_writer_add_encoded(
     tblob_slm1_writer *writer, const char *name, size_t name_len, const uint64_t *shape,
     uint32_t rank, uint32_t dtype, uint32_t block_size, const void *payload,
     size_t payload_length, const void *scales, size_t scale_length, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   return tblob::slm1::writer_add_encoded(writer, name, name_len, shape, rank, dtype, block_size,
                                          payload, payload_length, scales, scale_length, d);
 }
 
 TBLOB_API tblob_status tblob_slm1_writer_finish(tblob_slm1_writer *writer, const char *path,
                                                 tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   return tblob::slm1::writer_finish_path(writer, path, d);
 }
 

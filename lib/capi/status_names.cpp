@@ -57,7 +57,6 @@ const StatusText kStatusText[] = {
     TBLOB_S(TBLOB_E_DEQUANT_OUT_DTYPE, "dequantization output dtype must be F32, F16 or BF16"),
     TBLOB_S(TBLOB_E_KERNEL_UNAVAILABLE, "unknown kernel set, or one this host cannot run"),
     TBLOB_S(TBLOB_E_NOT_DEQUANTIZABLE, "tensor is neither quantized nor floating point"),
-    // @@dequant-status
     TBLOB_S(TBLOB_E_OLLAMA_NAME, "model name or tag breaks the Ollama name grammar"),
     TBLOB_S(TBLOB_E_OLLAMA_DIGEST, "digest is not sha256: (or sha256- for files) + 64 lowercase hex digits"),
     TBLOB_S(TBLOB_E_OLLAMA_PATH, "path would leave the store or pass through a symlink"),
@@ -85,7 +84,6 @@ const StatusText kStatusText[] = {
     TBLOB_S(TBLOB_E_OLLAMA_IMPORT_SOURCE, "the import source directory cannot be imported"),
     TBLOB_S(TBLOB_E_OLLAMA_CORRUPT_STORE, "a manifest cannot be read, so unreferenced blobs are unknown"),
     TBLOB_S(TBLOB_E_OLLAMA_COMPONENT, "no tensor layer belongs to the requested component"),
-    // @@ollama-status
     TBLOB_S(TBLOB_E_UQFF_NO_VERSION, "UQFF set without version tensors (pre-1.0?)"),
     TBLOB_S(TBLOB_E_UQFF_PRE_1_0, "pre-1.0 UQFF layout (tensors named by number): regenerate"),
     TBLOB_S(TBLOB_E_UQFF_VERSION_MAJOR, "UQFF major version this library does not read: regenerate"),
@@ -109,8 +107,6 @@ const StatusText kStatusText[] = {
     TBLOB_S(TBLOB_E_UQFF_INCOMPLETE, "a tensor the architecture in config.json needs is missing"),
     TBLOB_S(TBLOB_E_UQFF_PRODUCER, "no uqff.producer in a shard's __metadata__"),
     TBLOB_S(TBLOB_E_UQFF_CONFIG, "config.json beside the UQFF set cannot be read"),
-    // @@uqff-status
-    // @@slm1-status
     TBLOB_S(TBLOB_E_SLM1_VERSION, "SLM1 version is not 1"),
     TBLOB_S(TBLOB_E_SLM1_HEADER, "SLM1 header field breaks its rule"),
     TBLOB_S(TBLOB_E_SLM1_TOKENIZER, "SLM1 tokenizer section is malformed or disagrees with the header"),

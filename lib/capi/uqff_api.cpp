@@ -17,11 +17,6 @@ using tblob::capi::begin;
 
 namespace {
 
-template <class T>
-bool covers(const T *s, size_t end_of_field) {
-  return s && s->struct_size >= end_of_field;
-}
-
 
 struct Adapter {
   tblob_uqff_report_fn fn;
@@ -82,7 +77,7 @@ int adapt(void *u, const tblob::uqff::ReportEntry &e) {
 template <class Verify>
 Status run_verify(const tblob_open_options *options, tblob_uqff_report_fn fn, void *user,
                   tblob_uqff_verify_result *result, const Diag &d, Verify &&verify) {
-  if (result && !covers(result, offsetof(tblob_uqff_verify_result, warnings) + sizeof(uint64_t)))
+  if (result && !TBLOB_COVERS(result, warnings))
     return bad_arg(d, "result->struct_size too small (use TBLOB_UQFF_VERIFY_RESULT_INIT)");
   tblob::Limits limits;
   if (!tblob::resolve_limits(options, &limits)) return bad_arg(d, "options: struct_size or mode");
@@ -105,29 +100,6 @@ Status run_verify(const tblob_open_options *options, tblob_uqff_report_fn fn, vo
   return s;
 }
 
-Status request(const tblob_model *model, uint64_t index, const tblob_uqff_dequant_request *req,
-               uint32_t *out_dtype, uint64_t *expert, uint64_t *rb, uint64_t *re, const Diag &d) {
-  *out_dtype = TBLOB_DTYPE_F32;
-  *expert = 0;
-  *rb = 0;
-  *re = UINT64_MAX;
-  if (req) {
-    if (!covers(req, offsetof(tblob_uqff_dequant_request, row_end) + sizeof(uint64_t)))
-      return bad_arg(d, "request->struct_size too small (use TBLOB_UQFF_DEQUANT_REQUEST_INIT)");
-    *out_dtype = req->out_dtype;
-    *expert = req->expert;
-    *rb = req->row_begin;
-    *re = req->row_end;
-  }
-  if (*re == UINT64_MAX) {
-    tblob::uqff::LayerView v;
-    const Status s = tblob::uqff::layer_view(model, index, &v, d);
-    if (s != TBLOB_OK) return s;
-    *re = *expert == tblob::uqff::kAllExperts && v.experts ? v.experts * v.rows : v.rows;
-  }
-  return TBLOB_OK;
-}
-
 }  // namespace
 
 extern "C" {
@@ -135,7 +107,7 @@ extern "C" {
 TBLOB_API tblob_status tblob_uqff_open(const char *const *paths, size_t path_count,
                                        const tblob_open_options *options, tblob_model **out,
                                        tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (out) *out = nullptr;
   if (!out || !paths || path_count == 0) return bad_arg(d, "paths (path_count > 0) and out are required");
   tblob::Limits limits;
@@ -153,9 +125,9 @@ TBLOB_API tblob_status tblob_uqff_open(const char *const *paths, size_t path_cou
 
 TBLOB_API tblob_status tblob_uqff_layer_info_at(const tblob_model *model, uint64_t index,
                                                 tblob_uqff_layer_info *info, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (!model || !info) return bad_arg(d, "model and info are required");
-  if (!covers(info, offsetof(tblob_uqff_layer_info, stored_bytes) + sizeof(uint64_t)))
+  if (!TBLOB_COVERS(info, stored_bytes))
     return bad_arg(d, "info->struct_size too small (use TBLOB_UQFF_LAYER_INFO_INIT)");
   tblob::uqff::LayerView v;
   const Status s = tblob::uqff::layer_view(model, index, &v, d);
@@ -177,35 +149,11 @@ TBLOB_API tblob_status tblob_uqff_layer_info_at(const tblob_model *model, uint64
   return TBLOB_OK;
 }
 
-TBLOB_API tblob_status tblob_uqff_dequant_size(const tblob_model *model, uint64_t index,
-                                               const tblob_uqff_dequant_request *req, uint64_t *bytes,
-                                               tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
-  if (!model || !bytes) return bad_arg(d, "model and bytes are required");
-  uint32_t out;
-  uint64_t expert, rb, re;
-  Status s = request(model, index, req, &out, &expert, &rb, &re, d);
-  if (s != TBLOB_OK) return s;
-  return tblob::uqff::dequant_bytes(model, index, out, expert, rb, re, bytes, d);
-}
-
-TBLOB_API tblob_status tblob_uqff_dequantize(const tblob_model *model, uint64_t index,
-                                             const tblob_uqff_dequant_request *req, void *dst,
-                                             size_t dst_bytes, tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
-  if (!model) return bad_arg(d, "model is required");
-  uint32_t out;
-  uint64_t expert, rb, re;
-  Status s = request(model, index, req, &out, &expert, &rb, &re, d);
-  if (s != TBLOB_OK) return s;
-  return tblob::uqff::dequantize(model, index, out, expert, rb, re, dst, dst_bytes, d);
-}
-
 TBLOB_API tblob_status tblob_uqff_verify(const char *const *paths, size_t path_count,
                                          const tblob_open_options *options, tblob_uqff_report_fn fn,
                                          void *user, tblob_uqff_verify_result *result,
                                          tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (!paths || path_count == 0) return bad_arg(d, "paths (path_count > 0) are required");
   return run_verify(options, fn, user, result, d, [&](tblob_model *m, const tblob::Limits &limits, auto report,
                                                        void *report_user, tblob::uqff::VerifySummary *sum) {
@@ -216,7 +164,7 @@ TBLOB_API tblob_status tblob_uqff_verify(const char *const *paths, size_t path_c
 TBLOB_API tblob_status tblob_uqff_open_memory(const void *const *bufs, const size_t *lens, size_t count,
                                               const tblob_open_options *options, tblob_model **out,
                                               tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (out) *out = nullptr;
   if (!out || !bufs || !lens || count == 0) return bad_arg(d, "bufs, lens (count > 0) and out are required");
   for (size_t i = 0; i < count; ++i)
@@ -239,7 +187,7 @@ TBLOB_API tblob_status tblob_uqff_verify_memory(const void *const *bufs, const s
                                                 const tblob_open_options *options, tblob_uqff_report_fn fn,
                                                 void *user, tblob_uqff_verify_result *result,
                                                 tblob_diag *diag) noexcept {
-  Diag d = begin(diag);
+  TBLOB_CAPI_BEGIN(d, diag);
   if (!bufs || !lens || count == 0) return bad_arg(d, "bufs and lens (count > 0) are required");
   for (size_t i = 0; i < count; ++i)
     if (!bufs[i] && lens[i]) return bad_arg(d, "a buffer is NULL with a non-zero length");
@@ -250,13 +198,18 @@ TBLOB_API tblob_status tblob_uqff_verify_memory(const void *const *bufs, const s
   });
 }
 
-TBLOB_API int tblob_uqff_detect(const char *path) noexcept {
-  if (!path) return 0;
-  if (tblob::path_is_directory(path)) return tblob::uqff::looks_like_dir(path) ? 1 : 0;
+TBLOB_API tblob_status tblob_uqff_detect(const char *path, int *is_uqff, tblob_diag *diag) noexcept {
+  TBLOB_CAPI_BEGIN(d, diag);
+  if (!path || !is_uqff) return bad_arg(d, "path and is_uqff are required");
+  *is_uqff = 0;
+  if (tblob::path_is_directory(path)) {
+    *is_uqff = tblob::uqff::looks_like_dir(path) ? 1 : 0;
+    return TBLOB_OK;
+  }
   uint8_t head[64];
   const long long got = tblob::read_file_prefix(path, head, sizeof(head));
-  if (got < 0) return 0;
-  return tblob::uqff::looks_like_shard(path, head, static_cast<size_t>(got)) ? 1 : 0;
+  if (got >= 0) *is_uqff = tblob::uqff::looks_like_shard(path, head, static_cast<size_t>(got)) ? 1 : 0;
+  return TBLOB_OK;
 }
 
 }  // extern "C"

@@ -1,6 +1,7 @@
 #include "dequant/dequant.h"
 
 #include "core/checked.h"
+#include "dequant/scalar/block_fp8.h"
 #include "dequant/dispatch.h"
 
 namespace tblob {
@@ -172,6 +173,9 @@ Status dequantize_rows_with(const KernelTable &kernels, const QuantDesc &d,
 
 Status dequantize_rows(const QuantDesc &d, uint32_t out_dtype, uint64_t row_begin,
                        uint64_t row_end, void *dst, size_t dst_bytes) {
+  // Blocks span rows: decoded by their own loop, not row by row through the kernel table.
+  if (d.scheme == QuantScheme::kBlockFp8)
+    return dequantize_block_fp8(d, out_dtype, row_begin, row_end, dst, dst_bytes);
   const KernelTable *kernels = active_kernel_table();
   if (kernels == nullptr) return kStatusKernelUnavailable;
   return dequantize_rows_with(*kernels, d, out_dtype, row_begin, row_end, dst, dst_bytes);

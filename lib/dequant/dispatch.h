@@ -28,7 +28,7 @@ namespace tblob {
 // The named kernel set is unknown, compiled out (-Dsimd_x86/-Dsimd_neon=disabled), or needs
 // instructions this CPU/OS does not provide. (Dequantization range -70..-99; pinned in
 // tensorblob.h by the C API.)
-constexpr tblob_status kStatusKernelUnavailable = -80;
+constexpr tblob_status kStatusKernelUnavailable = TBLOB_E_KERNEL_UNAVAILABLE;
 
 // Kernel sets compiled into this build, best first; the last is "scalar".
 uint32_t compiled_kernel_count();

@@ -1,6 +1,7 @@
 #include "dequant/quant_desc.h"
 
 #include "core/checked.h"
+#include "dequant/scalar/block_fp8.h"
 
 namespace tblob {
 namespace {
@@ -21,6 +22,7 @@ uint32_t implied_bits(QuantScheme s) {
     case QuantScheme::kSlm1Q4:
       return 4;
     case QuantScheme::kSlm1Q8:
+    case QuantScheme::kBlockFp8:
     case QuantScheme::kMxfp8:
     case QuantScheme::kF8E4M3:
     case QuantScheme::kF8E5M2:
@@ -113,7 +115,16 @@ const char *quant_scheme_name(QuantScheme s) {
   }
 }
 
+uint64_t quant_scale_count(const QuantDesc &d) {
+  if (d.scheme == QuantScheme::kBlockFp8) return block_fp8_scale_count(d);
+  if (d.group_size == 0) return 0;
+  uint64_t n;
+  return checked_mul(d.rows, d.cols / d.group_size, &n) ? n : 0;
+}
+
 Status validate_desc(const QuantDesc &d) {
+  // Square blocks of a 2-D layout: their own rules.
+  if (d.scheme == QuantScheme::kBlockFp8) return validate_block_fp8(d);
   // 1. Scheme, bit width and flags.
   const uint32_t sv = static_cast<uint32_t>(d.scheme);
   if (sv == 0 || sv >= kQuantSchemeCount) return kStatusQuantScheme;

@@ -194,6 +194,9 @@ Status validate_desc(const QuantDesc &d);
 
 // Element bits of the stored codes (after validation): affine d.bits, fp4 4, fp8 8, ...
 uint32_t quant_element_bits(const QuantDesc &d);
+// Scales the descriptor needs: one per group, or one per block for kBlockFp8 (0 when the
+// group size is 0).
+uint64_t quant_scale_count(const QuantDesc &d);
 
 // Bytes one output element takes for out_dtype (F32 4, F16/BF16 2), 0 if not an output dtype.
 uint32_t dequant_out_size(uint32_t out_dtype);

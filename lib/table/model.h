@@ -60,6 +60,24 @@ struct QuantRecord {
   uint64_t rows, cols;                 // logical matrix view (leading axes folded into rows)
 };
 
+struct QuantDesc;
+
+// How a format whose tensors are not plain safetensors rows gets them dequantized: set at open
+// (static storage), so the C API never asks which format a model is.
+struct DequantHooks {
+  // The descriptor of tensor `index` where it lies (SLM1 rows: codes and scales in place) and
+  // its logical shape (nullptr: the table's). Null: the table's dtype and companions decide.
+  Status (*describe)(const tblob_model *m, uint64_t index, QuantDesc *q, const uint64_t **shape,
+                     uint32_t *rank);
+  // Formats that decode tensors themselves (UQFF layers: GGML blocks, HQQ, FP8 with a scale):
+  // the output size and the decoding of rows [row_begin, row_end) (row_end TBLOB_ALL_ROWS:
+  // through the last). Both null otherwise.
+  Status (*output_bytes)(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint64_t row_begin,
+                         uint64_t row_end, uint64_t *bytes, const Diag &diag);
+  Status (*decode)(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint64_t row_begin,
+                   uint64_t row_end, void *dst, size_t dst_bytes, const Diag &diag);
+};
+
 }  // namespace tblob
 
 struct tblob_model {
@@ -85,6 +103,7 @@ struct tblob_model {
   tblob::Status (*find_fn)(const tblob_model *m, const char *name, size_t name_len,
                            uint64_t *index, const tblob::Diag &diag) = nullptr;
   const void *ext = nullptr;
+  const tblob::DequantHooks *dequant_hooks = nullptr;
   // Quantized companions: records in tensor order; quant_of (arena, one per tensor, null
   // when there are no records) holds 1 + the record a tensor belongs to, as weight or
   // companion, 0 for none.

@@ -34,20 +34,30 @@ static int names_equal(const char *p, size_t n, const char *lit) {
 /* Lists every tensor and checks what each one says about itself. */
 static int check_model(const tblob_model *m, uint64_t want_count) {
   uint64_t i, count = tblob_model_tensor_count(m);
-  CHECK(count == want_count);
+  tblob_tensor_info all[64];
+  tblob_diag bulk_diag = TBLOB_DIAG_INIT;
+  CHECK(count == want_count && count <= 64);
+  /* The whole table in one call; past the end is TBLOB_E_RANGE; a short element size is refused. */
+  memset(all, 0xA5, sizeof(all));
+  CHECK_OK(tblob_tensors_at(m, 0, count, all, sizeof(all[0]), &bulk_diag));
+  CHECK(tblob_tensors_at(m, 1, count, all, sizeof(all[0]), &bulk_diag) == TBLOB_E_RANGE);
+  CHECK(bulk_diag.status == TBLOB_E_RANGE && strstr(bulk_diag.message, "out of range") != NULL);
+  CHECK(tblob_tensors_at(m, 0, 1, all, 8, NULL) == TBLOB_E_INVALID_ARGUMENT);
+  CHECK_OK(tblob_tensors_at(m, count, 0, NULL, sizeof(all[0]), NULL));
   for (i = 0; i < count; ++i) {
     tblob_tensor_info info = TBLOB_TENSOR_INFO_INIT;
     tblob_diag diag = TBLOB_DIAG_INIT;
-    uint64_t found = UINT64_MAX, elements = 1;
+    uint64_t found = UINT64_MAX, elements = 1, need = 0;
     const void *data = NULL;
-    size_t len = 0;
+    uint64_t len = 0;
     uint32_t r, dtype = 0;
     const char *dname;
     CHECK_OK(tblob_tensor_at(m, i, &info, &diag));
+    CHECK(memcmp(&all[i], &info, sizeof(info)) == 0); /* the bulk call gives the same bytes */
     CHECK(info.name != NULL && info.name_len > 0);
     dname = tblob_dtype_name(info.dtype);
     CHECK(dname != NULL);
-    CHECK_OK(tblob_dtype_from_name(dname, strlen(dname), &dtype));
+    CHECK_OK(tblob_dtype_from_name(dname, strlen(dname), &dtype, NULL));
     CHECK(dtype == info.dtype);
     for (r = 0; r < info.rank; ++r) elements *= info.shape[r];
     CHECK(elements == info.element_count);
@@ -58,6 +68,18 @@ static int check_model(const tblob_model *m, uint64_t want_count) {
     CHECK(len == info.data_length);
     CHECK(data != NULL || len == 0);
     CHECK(info.file_index < tblob_model_file_count(m));
+    /* Float tensors dequantize to f32: 4 bytes per element, the whole tensor or one row. */
+    if (info.dtype == TBLOB_DTYPE_F16 || info.dtype == TBLOB_DTYPE_F32 || info.dtype == TBLOB_DTYPE_BF16) {
+      CHECK_OK(tblob_tensor_dequant_size(m, i, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, &need, &diag));
+      CHECK(need == elements * 4);
+      if (info.rank >= 2) {
+        CHECK_OK(tblob_tensor_dequant_size(m, i, TBLOB_DTYPE_BF16, 1, 2, &need, &diag));
+        CHECK(need == info.shape[info.rank - 1] * 2);
+      }
+    } else if (info.dtype == TBLOB_DTYPE_I64 || info.dtype == TBLOB_DTYPE_I32) {
+      CHECK(tblob_tensor_dequant_size(m, i, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, &need, &diag) ==
+            TBLOB_E_NOT_DEQUANTIZABLE);
+    }
   }
   return 0;
 }
@@ -80,7 +102,8 @@ static int test_single(const char *path) {
     tblob_tensor_info info = TBLOB_TENSOR_INFO_INIT;
     uint64_t idx = 0;
     const void *data;
-    size_t len, vlen, plen;
+    uint64_t len;
+    size_t vlen, plen;
     const char *value, *fpath;
     float norm[8];
     int j;
@@ -90,8 +113,10 @@ static int test_single(const char *path) {
     CHECK(tblob_model_format(m) == TBLOB_FORMAT_SAFETENSORS);
     CHECK(strcmp(tblob_format_name(tblob_model_format(m)), "safetensors") == 0);
     CHECK(tblob_model_file_count(m) == 1);
-    CHECK_OK(tblob_model_file_path(m, 0, &fpath, &plen));
-    CHECK(plen == strlen(path) && memcmp(fpath, path, plen) == 0);
+    CHECK_OK(tblob_model_file_path(m, 0, &fpath, &plen, NULL));
+    CHECK(plen == strlen(path) && memcmp(fpath, path, plen) == 0 && fpath[plen] == '\0');
+    CHECK(tblob_model_file_path(m, 1, &fpath, &plen, &diag) == TBLOB_E_RANGE);
+    CHECK(diag.status == TBLOB_E_RANGE);
     if (check_model(m, 21)) return 1;
 
     CHECK_OK(tblob_tensor_find(m, "model.embed_tokens.weight", 25, &idx, &diag));
@@ -111,9 +136,10 @@ static int test_single(const char *path) {
     for (j = 0; j < 8; ++j) CHECK(norm[j] == 1.0f);
 
     CHECK(tblob_metadata_count(m) == 1);
-    CHECK_OK(tblob_metadata_find(m, "format", 6, &value, &vlen));
+    CHECK_OK(tblob_metadata_find(m, "format", 6, &value, &vlen, NULL));
     CHECK(vlen == 2 && memcmp(value, "pt", 2) == 0);
-    CHECK(tblob_metadata_find(m, "nope", 4, &value, &vlen) == TBLOB_E_NOT_FOUND);
+    CHECK(tblob_metadata_find(m, "nope", 4, &value, &vlen, &diag) == TBLOB_E_NOT_FOUND);
+    CHECK(diag.status == TBLOB_E_NOT_FOUND && strstr(diag.message, "\"nope\"") != NULL);
 
     CHECK(tblob_tensor_find(m, "model.nope", 10, &idx, &diag) == TBLOB_E_NOT_FOUND);
     CHECK(diag.status == TBLOB_E_NOT_FOUND && diag.message[0] != '\0');
@@ -177,9 +203,9 @@ static int test_misc(void) {
   CHECK(tblob_version() == TBLOB_VERSION_NUMBER);
   CHECK(tblob_version_string() != NULL && tblob_version_string()[0] != '\0');
   CHECK(compact.max_rank == 8);
-  CHECK_OK(tblob_json_unescape("a\\u00e9\\n", 9, out, sizeof(out), &n));
+  CHECK_OK(tblob_json_unescape("a\\u00e9\\n", 9, out, sizeof(out), &n, NULL));
   CHECK(n == 4 && memcmp(out, "a\xc3\xa9\n", 4) == 0);
-  CHECK(tblob_json_unescape("\\ud800", 6, out, sizeof(out), &n) == TBLOB_E_JSON);
+  CHECK(tblob_json_unescape("\\ud800", 6, out, sizeof(out), &n, NULL) == TBLOB_E_JSON);
   CHECK(tblob_model_open("/nonexistent/tensorblob/c-test", NULL, &m, &diag) == TBLOB_E_NOT_FOUND);
   CHECK(m == NULL && diag.message[0] != '\0');
   tblob_model_close(NULL);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#define TBLOB_EXPERIMENTAL_API
 #include "tensorblob.h"
 
 static int failures = 0;
@@ -33,7 +34,7 @@ int main(void) {
   check(HAVE_OLLAMA, tblob_store_open(missing, NULL, &store, &d), &d, "tblob_store_open");
   expect(store == NULL, "tblob_store_open leaves *out NULL");
   tblob_store_close(NULL);
-  check(HAVE_OLLAMA, tblob_ollama_digest_check("sha256:00", 9, 0), NULL, "tblob_ollama_digest_check");
+  check(HAVE_OLLAMA, tblob_ollama_digest_check("sha256:00", 9, 0, NULL), NULL, "tblob_ollama_digest_check");
   tblob_verifier *v = NULL;
   check(HAVE_OLLAMA, tblob_verifier_open("sha256:x", 8, 1, &v, &d), &d, "tblob_verifier_open");
   tblob_verifier_close(v);
@@ -41,7 +42,11 @@ int main(void) {
   tblob_model *m = (tblob_model *)&d;
   check(HAVE_UQFF, tblob_uqff_open(&missing, 1, NULL, &m, &d), &d, "tblob_uqff_open");
   expect(m == NULL, "tblob_uqff_open leaves *out NULL");
-  if (!HAVE_UQFF) expect(tblob_uqff_detect(missing) == 0, "tblob_uqff_detect");
+  {
+    int is_uqff = 1;
+    check(HAVE_UQFF, tblob_uqff_detect(missing, &is_uqff, &d), &d, "tblob_uqff_detect");
+    expect(is_uqff == 0, "tblob_uqff_detect: not UQFF");
+  }
 
   m = (tblob_model *)&d;
   check(HAVE_SLM1, tblob_slm1_open_path(missing, NULL, NULL, &m, &d), &d, "tblob_slm1_open_path");

@@ -63,10 +63,10 @@ TEST_F(BadInput, DigestGrammarAtParseTime) {
   tblob_diag d = TBLOB_DIAG_INIT;
   EXPECT_EQ(parse(good_manifest("\"sha256:" + hex + "\""), &d), TBLOB_OK) << d.message;
   // The one function, through the API.
-  EXPECT_EQ(tblob_ollama_digest_check(("sha256:" + hex).data(), 71, 0), TBLOB_OK);
-  EXPECT_EQ(tblob_ollama_digest_check(("sha256-" + hex).data(), 71, 1), TBLOB_OK);
-  EXPECT_EQ(tblob_ollama_digest_check(("sha256-" + hex).data(), 71, 0), TBLOB_E_OLLAMA_DIGEST);
-  EXPECT_EQ(tblob_ollama_digest_check("", 0, 0), TBLOB_E_OLLAMA_DIGEST);
+  EXPECT_EQ(tblob_ollama_digest_check(("sha256:" + hex).data(), 71, 0, nullptr), TBLOB_OK);
+  EXPECT_EQ(tblob_ollama_digest_check(("sha256-" + hex).data(), 71, 1, nullptr), TBLOB_OK);
+  EXPECT_EQ(tblob_ollama_digest_check(("sha256-" + hex).data(), 71, 0, nullptr), TBLOB_E_OLLAMA_DIGEST);
+  EXPECT_EQ(tblob_ollama_digest_check("", 0, 0, nullptr), TBLOB_E_OLLAMA_DIGEST);
 }
 
 TEST_F(BadInput, TraversalDigestInAStoreTouchesNothingOutside) {

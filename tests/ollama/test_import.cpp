@@ -64,7 +64,7 @@ TEST_F(Import, TinyLlamaRoundTripRerunAndDedup) {
   // Each blob is a Go-writer blob: header padded to 8 with spaces, no __metadata__.
   const char *fp;
   size_t fl;
-  ASSERT_EQ(tblob_model_file_path(m, 0, &fp, &fl), TBLOB_OK);
+  ASSERT_EQ(tblob_model_file_path(m, 0, &fp, &fl, nullptr), TBLOB_OK);
   const std::string blob = tw::read_file(std::string(fp, fl));
   uint64_t hl = 0;
   for (int i = 0; i < 8; ++i) hl |= uint64_t(static_cast<unsigned char>(blob[i])) << (8 * i);

@@ -97,7 +97,7 @@ TEST_F(Layouts, UnquantizedSingleTensorBlobs) {
   EXPECT_EQ(tt::tensor_bytes(m, "lm_head.weight"), tw::pattern(64, 2));
   const char *v;
   size_t vl;
-  ASSERT_EQ(tblob_metadata_find(m, "ollama.name", 11, &v, &vl), TBLOB_OK);
+  ASSERT_EQ(tblob_metadata_find(m, "ollama.name", 11, &v, &vl, nullptr), TBLOB_OK);
   EXPECT_EQ(std::string(v, vl), "registry.ollama.ai/library/m:latest");
   tblob_model_close(m);
 }
@@ -134,9 +134,9 @@ TEST_F(Layouts, CombinedQuantizedBlobListsEveryStoredTensor) {
   // Per-blob metadata stays in each blob's range; the model lists all of it.
   const char *v;
   size_t vl;
-  ASSERT_EQ(tblob_metadata_find(m, "quant_type", 10, &v, &vl), TBLOB_OK);
+  ASSERT_EQ(tblob_metadata_find(m, "quant_type", 10, &v, &vl, nullptr), TBLOB_OK);
   EXPECT_EQ(std::string(v, vl), "int4");
-  ASSERT_EQ(tblob_metadata_find(m, "a.weight.quant_type", 19, &v, &vl), TBLOB_OK);
+  ASSERT_EQ(tblob_metadata_find(m, "a.weight.quant_type", 19, &v, &vl, nullptr), TBLOB_OK);
   EXPECT_EQ(std::string(v, vl), "nvfp4");
   EXPECT_EQ(tblob_metadata_count(m), 2u + 2u + 2u + 2u);
   tblob_model_close(m);

@@ -574,7 +574,7 @@ TEST(Slm1Bad, Checksum) {
     EXPECT_EQ(h.checksum_verified, 0u);
     const char *v;
     size_t vl;
-    ASSERT_EQ(tblob_metadata_find(o.m, "checksum_verified", 17, &v, &vl), TBLOB_OK);
+    ASSERT_EQ(tblob_metadata_find(o.m, "checksum_verified", 17, &v, &vl, nullptr), TBLOB_OK);
     EXPECT_EQ(std::string(v, vl), "false");
   }
   // A stored zero is never valid, and skippable like any mismatch.

@@ -154,13 +154,13 @@ TEST(Slm1Golden, TinyBtokHeaderAndTable) {
   // Metadata mirrors the header.
   const char *v;
   size_t vl;
-  ASSERT_EQ(tblob_metadata_find(o.m, "hidden_size", 11, &v, &vl), TBLOB_OK);
+  ASSERT_EQ(tblob_metadata_find(o.m, "hidden_size", 11, &v, &vl, nullptr), TBLOB_OK);
   EXPECT_EQ(std::string(v, vl), "4");
-  ASSERT_EQ(tblob_metadata_find(o.m, "rms_norm_epsilon", 16, &v, &vl), TBLOB_OK);
+  ASSERT_EQ(tblob_metadata_find(o.m, "rms_norm_epsilon", 16, &v, &vl, nullptr), TBLOB_OK);
   EXPECT_EQ(std::string(v, vl), "1e-05");
-  ASSERT_EQ(tblob_metadata_find(o.m, "checksum", 8, &v, &vl), TBLOB_OK);
+  ASSERT_EQ(tblob_metadata_find(o.m, "checksum", 8, &v, &vl, nullptr), TBLOB_OK);
   EXPECT_EQ(std::string(v, vl), "b4877eb3afd36437");
-  ASSERT_EQ(tblob_metadata_find(o.m, "tokenizer", 9, &v, &vl), TBLOB_OK);
+  ASSERT_EQ(tblob_metadata_find(o.m, "tokenizer", 9, &v, &vl, nullptr), TBLOB_OK);
   EXPECT_EQ(std::string(v, vl), "BTOK");
 }
 
@@ -348,7 +348,7 @@ TEST(Slm1Api, ArgumentChecks) {
   EXPECT_EQ(m, nullptr);
   EXPECT_EQ(tblob_slm1_open_memory(nullptr, 5, nullptr, nullptr, &m, nullptr), TBLOB_E_INVALID_ARGUMENT);
   EXPECT_STREQ(tblob_status_name(TBLOB_E_SLM1_CHECKSUM), "TBLOB_E_SLM1_CHECKSUM");
-  for (tblob_status s = -177; s <= -170; ++s) EXPECT_STRNE(tblob_status_name(s), "TBLOB_E_UNKNOWN_STATUS") << s;
+  for (int s = -177; s <= -170; ++s) EXPECT_STRNE(tblob_status_name(static_cast<tblob_status>(s)), "TBLOB_E_UNKNOWN_STATUS") << s;
 }
 
 TEST(Slm1Dequant, RowRangesAndBufferChecks) {

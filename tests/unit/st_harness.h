@@ -125,10 +125,10 @@ struct View {
 
 inline std::string unescape(const char *p, size_t n) {
   size_t need = 0;
-  tblob_status s = tblob_json_unescape(p, n, nullptr, 0, &need);
+  tblob_status s = tblob_json_unescape(p, n, nullptr, 0, &need, nullptr);
   EXPECT_TRUE(s == TBLOB_OK || s == TBLOB_E_BUFFER_TOO_SMALL) << tblob_status_name(s);
   std::string out(need, '\0');
-  s = tblob_json_unescape(p, n, need ? &out[0] : nullptr, need, &need);
+  s = tblob_json_unescape(p, n, need ? &out[0] : nullptr, need, &need, nullptr);
   EXPECT_EQ(s, TBLOB_OK) << tblob_status_name(s);
   out.resize(need);
   return out;
@@ -293,11 +293,11 @@ inline View model_view(const tblob_model *m, const std::string &bytes, const std
   for (uint64_t i = 0; i < nm; ++i) {
     const char *k, *val;
     size_t kl, vl;
-    EXPECT_EQ(tblob_metadata_at(m, i, &k, &kl, &val, &vl), TBLOB_OK);
+    EXPECT_EQ(tblob_metadata_at(m, i, &k, &kl, &val, &vl, nullptr), TBLOB_OK);
     Meta mm{std::string(k, kl), std::string(val, vl)};
     const char *fv;
     size_t fl;
-    EXPECT_EQ(tblob_metadata_find(m, k, kl, &fv, &fl), TBLOB_OK) << where;
+    EXPECT_EQ(tblob_metadata_find(m, k, kl, &fv, &fl, nullptr), TBLOB_OK) << where;
     EXPECT_EQ(std::string(fv, fl), mm.value) << where;
     v.metadata.push_back(mm);
   }
@@ -345,7 +345,7 @@ inline Outcome open_file(const std::string &path, const std::string &bytes, uint
       o.view = model_view(m, bytes, o.where);
       const char *p;
       size_t pl;
-      EXPECT_EQ(tblob_model_file_path(m, 0, &p, &pl), TBLOB_OK);
+      EXPECT_EQ(tblob_model_file_path(m, 0, &p, &pl, nullptr), TBLOB_OK);
       EXPECT_EQ(std::string(p, pl), path);
     }
   } else {
@@ -357,10 +357,10 @@ inline Outcome open_file(const std::string &path, const std::string &bytes, uint
 
 // ------------------------------------------------------------------------------------------
 // Expectations.
-constexpr tblob_status kSame = 1;  // "same as status"
-constexpr tblob_status kAnyError = 2;  // no-scratch scan: any error (tiling-dependent)
-constexpr tblob_status kOkOrSame = 3;  // no-scratch scan: OK or the same error
-constexpr tblob_status kAnyStatus = 4; // no-scratch scan: not checked (depends on the layout)
+constexpr tblob_status kSame = static_cast<tblob_status>(1);  // "same as status"
+constexpr tblob_status kAnyError = static_cast<tblob_status>(2);  // no-scratch scan: any error (tiling-dependent)
+constexpr tblob_status kOkOrSame = static_cast<tblob_status>(3);  // no-scratch scan: OK or the same error
+constexpr tblob_status kAnyStatus = static_cast<tblob_status>(4); // no-scratch scan: not checked (depends on the layout)
 
 struct Expect {
   tblob_status status = TBLOB_OK;

@@ -313,9 +313,9 @@ class Gen {
 // The scanner's view.
 std::string unescape(const char *p, size_t n) {
   size_t need = 0;
-  tblob_json_unescape(p, n, nullptr, 0, &need);
+  tblob_json_unescape(p, n, nullptr, 0, &need, nullptr);
   std::string out(need, '\0');
-  if (tblob_json_unescape(p, n, need ? &out[0] : nullptr, need, &need) != TBLOB_OK) return "<unescape failed>";
+  if (tblob_json_unescape(p, n, need ? &out[0] : nullptr, need, &need, nullptr) != TBLOB_OK) return "<unescape failed>";
   return out;
 }
 
@@ -459,7 +459,7 @@ void expect_model(const std::string &f, const Table &truth, const std::string &w
   for (size_t i = 0; i < truth.metadata.size(); ++i) {
     const char *k, *v;
     size_t kl, vl;
-    ASSERT_EQ(tblob_metadata_at(m, i, &k, &kl, &v, &vl), TBLOB_OK);
+    ASSERT_EQ(tblob_metadata_at(m, i, &k, &kl, &v, &vl, nullptr), TBLOB_OK);
     EXPECT_EQ(std::string(k, kl), truth.metadata[i].first);
     EXPECT_EQ(std::string(v, vl), truth.metadata[i].second);
   }

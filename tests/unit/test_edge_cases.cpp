@@ -624,27 +624,27 @@ TEST(Lookup, metadata_find_and_at) {
   for (size_t i = 0; i < want.size(); ++i) {
     const char *k, *v;
     size_t kl, vl;
-    ASSERT_EQ(tblob_metadata_at(m, i, &k, &kl, &v, &vl), TBLOB_OK);
+    ASSERT_EQ(tblob_metadata_at(m, i, &k, &kl, &v, &vl, nullptr), TBLOB_OK);
     EXPECT_EQ(std::string(k, kl), want[i].first);
     EXPECT_EQ(std::string(v, vl), want[i].second);
-    ASSERT_EQ(tblob_metadata_find(m, want[i].first.data(), want[i].first.size(), &v, &vl), TBLOB_OK);
+    ASSERT_EQ(tblob_metadata_find(m, want[i].first.data(), want[i].first.size(), &v, &vl, nullptr), TBLOB_OK);
     EXPECT_EQ(std::string(v, vl), want[i].second);
   }
   const char *k, *v;
   size_t kl, vl;
-  EXPECT_EQ(tblob_metadata_at(m, 4, &k, &kl, &v, &vl), TBLOB_E_RANGE);
-  EXPECT_EQ(tblob_metadata_find(m, "k\\u00e9y", 8, &v, &vl), TBLOB_E_NOT_FOUND);  // decoded keys only
-  EXPECT_EQ(tblob_metadata_find(m, "t", 1, &v, &vl), TBLOB_E_NOT_FOUND);            // a tensor, not a key
-  EXPECT_EQ(tblob_metadata_find(m, "", 0, &v, &vl), TBLOB_E_NOT_FOUND);
-  EXPECT_EQ(tblob_metadata_find(m, nullptr, 0, &v, &vl), TBLOB_E_NOT_FOUND);
-  EXPECT_EQ(tblob_metadata_find(m, "forma", 5, &v, &vl), TBLOB_E_NOT_FOUND);
+  EXPECT_EQ(tblob_metadata_at(m, 4, &k, &kl, &v, &vl, nullptr), TBLOB_E_RANGE);
+  EXPECT_EQ(tblob_metadata_find(m, "k\\u00e9y", 8, &v, &vl, nullptr), TBLOB_E_NOT_FOUND);  // decoded keys only
+  EXPECT_EQ(tblob_metadata_find(m, "t", 1, &v, &vl, nullptr), TBLOB_E_NOT_FOUND);            // a tensor, not a key
+  EXPECT_EQ(tblob_metadata_find(m, "", 0, &v, &vl, nullptr), TBLOB_E_NOT_FOUND);
+  EXPECT_EQ(tblob_metadata_find(m, nullptr, 0, &v, &vl, nullptr), TBLOB_E_NOT_FOUND);
+  EXPECT_EQ(tblob_metadata_find(m, "forma", 5, &v, &vl, nullptr), TBLOB_E_NOT_FOUND);
   tblob_model_close(m);
   // No metadata at all.
   const std::string g = file(H({T("t", "U8", {1}, 0, 1)}), "x");
   ASSERT_EQ(tblob_model_open_memory(g.data(), g.size(), nullptr, &m, nullptr), TBLOB_OK);
   EXPECT_EQ(tblob_metadata_count(m), 0u);
-  EXPECT_EQ(tblob_metadata_find(m, "format", 6, &v, &vl), TBLOB_E_NOT_FOUND);
-  EXPECT_EQ(tblob_metadata_at(m, 0, &k, &kl, &v, &vl), TBLOB_E_RANGE);
+  EXPECT_EQ(tblob_metadata_find(m, "format", 6, &v, &vl, nullptr), TBLOB_E_NOT_FOUND);
+  EXPECT_EQ(tblob_metadata_at(m, 0, &k, &kl, &v, &vl, nullptr), TBLOB_E_RANGE);
   tblob_model_close(m);
 }
 
@@ -734,7 +734,7 @@ namespace {
 tblob_status unesc(const std::string &src, std::string *out) {
   char buf[256];
   size_t n = 0;
-  tblob_status s = tblob_json_unescape(src.data(), src.size(), buf, sizeof(buf), &n);
+  tblob_status s = tblob_json_unescape(src.data(), src.size(), buf, sizeof(buf), &n, nullptr);
   if (s == TBLOB_OK) out->assign(buf, n);
   return s;
 }
@@ -777,26 +777,26 @@ TEST(Unescape, invalid) {
 TEST(Unescape, buffer_too_small) {
   const std::string src = "ab\\u00e9\\ud83d\\ude00";  // 2 + 2 + 4 = 8 bytes decoded
   size_t n = 0;
-  EXPECT_EQ(tblob_json_unescape(src.data(), src.size(), nullptr, 0, &n), TBLOB_E_BUFFER_TOO_SMALL);
+  EXPECT_EQ(tblob_json_unescape(src.data(), src.size(), nullptr, 0, &n, nullptr), TBLOB_E_BUFFER_TOO_SMALL);
   EXPECT_EQ(n, 8u);
   char buf[16];
   std::memset(buf, '#', sizeof(buf));
   n = 0;
-  EXPECT_EQ(tblob_json_unescape(src.data(), src.size(), buf, 7, &n), TBLOB_E_BUFFER_TOO_SMALL);
+  EXPECT_EQ(tblob_json_unescape(src.data(), src.size(), buf, 7, &n, nullptr), TBLOB_E_BUFFER_TOO_SMALL);
   EXPECT_EQ(n, 8u);
   EXPECT_EQ(buf[7], '#') << "wrote past dst_capacity";
-  EXPECT_EQ(tblob_json_unescape(src.data(), src.size(), buf, 8, &n), TBLOB_OK);
+  EXPECT_EQ(tblob_json_unescape(src.data(), src.size(), buf, 8, &n, nullptr), TBLOB_OK);
   EXPECT_EQ(n, 8u);
   EXPECT_EQ(std::string(buf, 8), "ab\xC3\xA9\xF0\x9F\x98\x80");
   EXPECT_EQ(buf[8], '#');
   // Empty input, no buffer.
-  EXPECT_EQ(tblob_json_unescape("", 0, nullptr, 0, &n), TBLOB_OK);
+  EXPECT_EQ(tblob_json_unescape("", 0, nullptr, 0, &n, nullptr), TBLOB_OK);
   EXPECT_EQ(n, 0u);
-  EXPECT_EQ(tblob_json_unescape(nullptr, 0, nullptr, 0, &n), TBLOB_OK);
+  EXPECT_EQ(tblob_json_unescape(nullptr, 0, nullptr, 0, &n, nullptr), TBLOB_OK);
   // Bad arguments.
-  EXPECT_EQ(tblob_json_unescape(nullptr, 3, buf, 8, &n), TBLOB_E_INVALID_ARGUMENT);
-  EXPECT_EQ(tblob_json_unescape(src.data(), src.size(), buf, 8, nullptr), TBLOB_E_INVALID_ARGUMENT);
-  EXPECT_EQ(tblob_json_unescape(src.data(), src.size(), nullptr, 8, &n), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_json_unescape(nullptr, 3, buf, 8, &n, nullptr), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_json_unescape(src.data(), src.size(), buf, 8, nullptr, nullptr), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_json_unescape(src.data(), src.size(), nullptr, 8, &n, nullptr), TBLOB_E_INVALID_ARGUMENT);
 }
 
 // ==========================================================================================
@@ -969,7 +969,7 @@ TEST(Sharded, open_directory_and_index) {
       for (uint32_t i = 0; i < 3; ++i) {
         const char *fp;
         size_t fl;
-        ASSERT_EQ(tblob_model_file_path(m, i, &fp, &fl), TBLOB_OK);
+        ASSERT_EQ(tblob_model_file_path(m, i, &fp, &fl, nullptr), TBLOB_OK);
         const std::string path(fp, fl);
         EXPECT_EQ(path.substr(path.rfind('/') + 1), kShard[i]);
         struct stat a, b;
@@ -979,7 +979,7 @@ TEST(Sharded, open_directory_and_index) {
       }
       const char *fp;
       size_t fl;
-      EXPECT_EQ(tblob_model_file_path(m, 3, &fp, &fl), TBLOB_E_RANGE);
+      EXPECT_EQ(tblob_model_file_path(m, 3, &fp, &fl, nullptr), TBLOB_E_RANGE);
       ASSERT_EQ(tblob_model_tensor_count(m), s.tensors.size());
       uint32_t prev_file = 0;
       for (uint64_t i = 0; i < tblob_model_tensor_count(m); ++i) {
@@ -1007,13 +1007,13 @@ TEST(Sharded, open_directory_and_index) {
       // Metadata: the union, first shard winning.
       const char *v;
       size_t vl;
-      ASSERT_EQ(tblob_metadata_find(m, "format", 6, &v, &vl), TBLOB_OK);
+      ASSERT_EQ(tblob_metadata_find(m, "format", 6, &v, &vl, nullptr), TBLOB_OK);
       EXPECT_EQ(std::string(v, vl), "pt");
-      ASSERT_EQ(tblob_metadata_find(m, "first", 5, &v, &vl), TBLOB_OK);
-      ASSERT_EQ(tblob_metadata_find(m, "second", 6, &v, &vl), TBLOB_OK);
+      ASSERT_EQ(tblob_metadata_find(m, "first", 5, &v, &vl, nullptr), TBLOB_OK);
+      ASSERT_EQ(tblob_metadata_find(m, "second", 6, &v, &vl, nullptr), TBLOB_OK);
       EXPECT_EQ(std::string(v, vl), "2");
       EXPECT_EQ(tblob_metadata_count(m), 3u);
-      EXPECT_EQ(tblob_metadata_find(m, "total_size", 10, &v, &vl), TBLOB_E_NOT_FOUND);
+      EXPECT_EQ(tblob_metadata_find(m, "total_size", 10, &v, &vl, nullptr), TBLOB_E_NOT_FOUND);
       tblob_model_close(m);
     }
   }
@@ -1217,20 +1217,20 @@ TEST(Api, close_null_and_null_arguments) {
   EXPECT_EQ(tblob_tensor_data(nullptr, 0, &dp, &dl, nullptr), TBLOB_E_INVALID_ARGUMENT);
   EXPECT_EQ(tblob_tensor_data(m, 0, nullptr, &dl, nullptr), TBLOB_E_INVALID_ARGUMENT);
   EXPECT_EQ(tblob_tensor_data(m, 0, &dp, nullptr, nullptr), TBLOB_E_INVALID_ARGUMENT);
-  EXPECT_EQ(tblob_metadata_at(nullptr, 0, &k, &kl, &v, &vl), TBLOB_E_INVALID_ARGUMENT);
-  EXPECT_EQ(tblob_metadata_at(m, 0, nullptr, &kl, &v, &vl), TBLOB_E_INVALID_ARGUMENT);
-  EXPECT_EQ(tblob_metadata_at(m, 0, &k, &kl, &v, nullptr), TBLOB_E_INVALID_ARGUMENT);
-  EXPECT_EQ(tblob_metadata_find(nullptr, "k", 1, &v, &vl), TBLOB_E_INVALID_ARGUMENT);
-  EXPECT_EQ(tblob_metadata_find(m, nullptr, 1, &v, &vl), TBLOB_E_INVALID_ARGUMENT);
-  EXPECT_EQ(tblob_metadata_find(m, "k", 1, nullptr, &vl), TBLOB_E_INVALID_ARGUMENT);
-  EXPECT_EQ(tblob_model_file_path(nullptr, 0, &k, &kl), TBLOB_E_INVALID_ARGUMENT);
-  EXPECT_EQ(tblob_model_file_path(m, 0, nullptr, &kl), TBLOB_E_INVALID_ARGUMENT);
-  EXPECT_EQ(tblob_model_file_path(m, 0, &k, &kl), TBLOB_OK);
+  EXPECT_EQ(tblob_metadata_at(nullptr, 0, &k, &kl, &v, &vl, nullptr), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_metadata_at(m, 0, nullptr, &kl, &v, &vl, nullptr), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_metadata_at(m, 0, &k, &kl, &v, nullptr, nullptr), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_metadata_find(nullptr, "k", 1, &v, &vl, nullptr), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_metadata_find(m, nullptr, 1, &v, &vl, nullptr), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_metadata_find(m, "k", 1, nullptr, &vl, nullptr), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_model_file_path(nullptr, 0, &k, &kl, nullptr), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_model_file_path(m, 0, nullptr, &kl, nullptr), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_model_file_path(m, 0, &k, &kl, nullptr), TBLOB_OK);
   EXPECT_EQ(kl, 0u);  // a memory buffer has no path
   uint32_t dt;
-  EXPECT_EQ(tblob_dtype_from_name(nullptr, 2, &dt), TBLOB_E_INVALID_ARGUMENT);
-  EXPECT_EQ(tblob_dtype_from_name("U8", 2, nullptr), TBLOB_E_INVALID_ARGUMENT);
-  EXPECT_EQ(tblob_dtype_from_name("U8", 1, &dt), TBLOB_E_DTYPE);
+  EXPECT_EQ(tblob_dtype_from_name(nullptr, 2, &dt, nullptr), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_dtype_from_name("U8", 2, nullptr, nullptr), TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(tblob_dtype_from_name("U8", 1, &dt, nullptr), TBLOB_E_DTYPE);
   // Everything still works after the bad calls.
   EXPECT_EQ(tblob_tensor_find(m, "t", 1, &idx, nullptr), TBLOB_OK);
   tblob_model_close(m);
@@ -1256,17 +1256,17 @@ TEST(Api, bad_struct_sizes) {
   bigger.info.struct_size = sizeof(bigger);
   EXPECT_EQ(tblob_tensor_at(m, 0, &bigger.info, nullptr), TBLOB_OK);
   EXPECT_EQ(bigger.info.name_len, 1u);
-  // A diag with a bad struct_size is not written.
+  // A diag with a bad struct_size is a caller error, and is not written.
   tblob_diag small = TBLOB_DIAG_INIT;
   small.struct_size = 4;
   std::strcpy(small.message, "untouched");
-  small.status = 77;
+  small.status = static_cast<tblob_status>(77);
   uint64_t idx;
-  EXPECT_EQ(tblob_tensor_find(m, "zz", 2, &idx, &small), TBLOB_E_NOT_FOUND);
+  EXPECT_EQ(tblob_tensor_find(m, "zz", 2, &idx, &small), TBLOB_E_INVALID_ARGUMENT);
   EXPECT_STREQ(small.message, "untouched");
   EXPECT_EQ(small.status, 77);
   tblob_model *m2 = nullptr;
-  EXPECT_EQ(tblob_model_open_memory("short", 5, nullptr, &m2, &small), TBLOB_E_HEADER_TOO_SMALL);
+  EXPECT_EQ(tblob_model_open_memory("short", 5, nullptr, &m2, &small), TBLOB_E_INVALID_ARGUMENT);
   EXPECT_EQ(m2, nullptr);
   EXPECT_STREQ(small.message, "untouched");
   tblob_model_close(m);
@@ -1333,7 +1333,7 @@ TEST(Api, versions_and_names) {
     ASSERT_NE(tblob_status_message(p.first), nullptr);
     EXPECT_GT(std::strlen(tblob_status_message(p.first)), 0u);
   }
-  EXPECT_STREQ(tblob_status_name(12345), "TBLOB_E_UNKNOWN_STATUS");
-  EXPECT_STREQ(tblob_status_name(-19), "TBLOB_E_UNKNOWN_STATUS");
-  EXPECT_NE(tblob_status_message(12345), nullptr);
+  EXPECT_STREQ(tblob_status_name(static_cast<tblob_status>(12345)), "TBLOB_E_UNKNOWN_STATUS");
+  EXPECT_STREQ(tblob_status_name(static_cast<tblob_status>(-19)), "TBLOB_E_UNKNOWN_STATUS");
+  EXPECT_NE(tblob_status_message(static_cast<tblob_status>(12345)), nullptr);
 }

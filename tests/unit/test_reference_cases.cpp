@@ -290,7 +290,7 @@ TEST(Ref21, test_roundtrip_proptest) {
     std::sort(sorted.begin(), sorted.end(), [](const Spec &a, const Spec &b) { return a.begin < b.begin; });
     for (const Spec &s : sorted) {
       uint32_t dt;
-      ASSERT_EQ(tblob_dtype_from_name(s.dtype.data(), s.dtype.size(), &dt), TBLOB_OK);
+      ASSERT_EQ(tblob_dtype_from_name(s.dtype.data(), s.dtype.size(), &dt, nullptr), TBLOB_OK);
       expect.push_back(TT(s.name, dt, s.shape, s.begin, s.end));
     }
     SCOPED_TRACE("roundtrip case " + std::to_string(made));
@@ -516,7 +516,7 @@ TEST(Ref22, test_odd_dtypes) {
     specs[0].data = seq_bytes(4 * dtype_bits(dt) / 8, 7);
     const std::string f = write_like_reference(&specs);
     uint32_t code;
-    ASSERT_EQ(tblob_dtype_from_name(dt, std::strlen(dt), &code), TBLOB_OK);
+    ASSERT_EQ(tblob_dtype_from_name(dt, std::strlen(dt), &code, nullptr), TBLOB_OK);
     CHECK_ST(f, ok_view({TT("test", code, {2, 2}, 0, specs[0].data.size())}));
   }
 }
@@ -1097,7 +1097,7 @@ TEST(Rule13, sub_byte_alignment) {
   for (const char *d : {"F6_E2M3", "F6_E3M2"}) {
     SCOPED_TRACE(d);
     uint32_t code;
-    ASSERT_EQ(tblob_dtype_from_name(d, std::strlen(d), &code), TBLOB_OK);
+    ASSERT_EQ(tblob_dtype_from_name(d, std::strlen(d), &code, nullptr), TBLOB_OK);
     CHECK_ST(file(one(d, "[]", "[0,1]"), Z(1)), err(TBLOB_E_MISALIGNED, {"t"}));
     CHECK_ST(file(one(d, "[2]", "[0,1]"), Z(2)), err(TBLOB_E_MISALIGNED, {"t"}));
     CHECK_ST(file(one(d, "[6]", "[0,5]"), Z(5)), err(TBLOB_E_MISALIGNED, {"t"}));
@@ -1160,7 +1160,7 @@ TEST(Rule14, all_22_dtypes) {
     specs.push_back(s);
     // The C API agrees on names and bit widths.
     uint32_t code = 0;
-    ASSERT_EQ(tblob_dtype_from_name(d.first.data(), d.first.size(), &code), TBLOB_OK) << d.first;
+    ASSERT_EQ(tblob_dtype_from_name(d.first.data(), d.first.size(), &code, nullptr), TBLOB_OK) << d.first;
     EXPECT_STREQ(tblob_dtype_name(code), d.first.c_str());
     EXPECT_EQ(tblob_dtype_bits(code), d.second);
     // Each dtype alone.
@@ -1173,7 +1173,7 @@ TEST(Rule14, all_22_dtypes) {
   std::vector<Tensor> expect;
   for (const Spec &s : sorted) {
     uint32_t code;
-    tblob_dtype_from_name(s.dtype.data(), s.dtype.size(), &code);
+    tblob_dtype_from_name(s.dtype.data(), s.dtype.size(), &code, nullptr);
     expect.push_back(TT(s.name, code, s.shape, s.begin, s.end));
   }
   CHECK_ST(f, ok_view(expect));

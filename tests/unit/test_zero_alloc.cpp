@@ -176,7 +176,7 @@ int count_cb(void *user, const tblob_scan_event *e) {
   else
     ++s->metadata;
   size_t n = 0;
-  if (tblob_json_unescape(e->name, e->name_len, s->buf, sizeof(s->buf), &n) == TBLOB_OK) s->name_bytes += n;
+  if (tblob_json_unescape(e->name, e->name_len, s->buf, sizeof(s->buf), &n, nullptr) == TBLOB_OK) s->name_bytes += n;
   return 0;
 }
 
@@ -311,7 +311,7 @@ TEST(ZeroAlloc, queries_allocate_nothing) {
     }
     const char *v;
     size_t vl;
-    tblob_metadata_find(m, "format", 6, &v, &vl);
+    tblob_metadata_find(m, "format", 6, &v, &vl, nullptr);
     allocs = g_allocs;
   }
   EXPECT_EQ(allocs, 0u);

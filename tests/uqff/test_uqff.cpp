@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tensorblob.h"
+#include "expert_rows.h"
 #include "uqff_writer.h"
 
 using uqt::Shard;
@@ -48,16 +49,15 @@ struct Opened {
   }
   std::vector<uint32_t> deq(const std::string &n, uint64_t expert = 0, uint64_t rb = 0, uint64_t re = UINT64_MAX,
                             tblob_status want = TBLOB_OK) const {
-    tblob_uqff_dequant_request r = TBLOB_UQFF_DEQUANT_REQUEST_INIT;
-    r.expert = expert;
-    r.row_begin = rb;
-    r.row_end = re;
     uint64_t bytes = 0;
     tblob_diag dd = TBLOB_DIAG_INIT;
     const uint64_t i = find(n);
-    tblob_status st = tblob_uqff_dequant_size(m, i, &r, &bytes, &dd);
+    uint64_t first = rb, end = re;
+    to_rows(m, i, expert, &first, &end);
+    tblob_status st = tblob_tensor_dequant_size(m, i, TBLOB_DTYPE_F32, first, end, &bytes, &dd);
     std::vector<uint32_t> out(bytes / 4 + 1);
-    if (st == TBLOB_OK) st = tblob_uqff_dequantize(m, i, &r, out.data(), bytes, &dd);
+    if (st == TBLOB_OK)
+      st = tblob_tensor_dequantize(m, i, TBLOB_DTYPE_F32, first, end, out.data(), bytes, &dd);
     EXPECT_EQ(st, want) << n << ": " << dd.message;
     out.resize(bytes / 4);
     return out;
@@ -129,8 +129,8 @@ TEST(Uqff, OpenFromFirstShardEqualsOpenOfTheSet) {
     for (uint32_t f = 0; f < tblob_model_file_count(o.m); ++f) {
       const char *a = nullptr, *b = nullptr;
       size_t an = 0, bn = 0;
-      ASSERT_EQ(tblob_model_file_path(o.m, f, &a, &an), TBLOB_OK);
-      ASSERT_EQ(tblob_model_file_path(set.m, f, &b, &bn), TBLOB_OK);
+      ASSERT_EQ(tblob_model_file_path(o.m, f, &a, &an, nullptr), TBLOB_OK);
+      ASSERT_EQ(tblob_model_file_path(set.m, f, &b, &bn, nullptr), TBLOB_OK);
       EXPECT_EQ(std::string(a, an), std::string(b, bn)) << p;
     }
     ASSERT_EQ(tblob_model_tensor_count(o.m), tblob_model_tensor_count(set.m));
@@ -192,7 +192,7 @@ TEST(Uqff, MissingShards) {
     const char *p[1] = {t.path.c_str()};
     tblob_model *m = nullptr;
     EXPECT_EQ(tblob_uqff_open(p, 1, nullptr, &m, nullptr), TBLOB_E_UQFF_SHARD_SET);
-    EXPECT_EQ(tblob_uqff_detect(t.path.c_str()), 0);
+    EXPECT_EQ(detect(t.path), 0);
   }
 }
 
@@ -522,18 +522,19 @@ TEST(Uqff, FamilyDecoders) {
   }
   // f16 / bf16 outputs and a small buffer.
   {
-    tblob_uqff_dequant_request r = TBLOB_UQFF_DEQUANT_REQUEST_INIT;
-    r.out_dtype = TBLOB_DTYPE_BF16;
     uint16_t h[64];
     const uint64_t i = o.find("mx.weight");
-    EXPECT_EQ(tblob_uqff_dequantize(o.m, i, &r, h, sizeof(h), nullptr), TBLOB_OK);
+    EXPECT_EQ(tblob_tensor_dequantize(o.m, i, TBLOB_DTYPE_BF16, 0, TBLOB_ALL_ROWS, h, sizeof(h), nullptr),
+              TBLOB_OK);
     EXPECT_EQ(h[0], 0x3F00);
     tblob_diag d = TBLOB_DIAG_INIT;
-    EXPECT_EQ(tblob_uqff_dequantize(o.m, i, &r, h, 127, &d), TBLOB_E_BUFFER_TOO_SMALL);
+    EXPECT_EQ(tblob_tensor_dequantize(o.m, i, TBLOB_DTYPE_BF16, 0, TBLOB_ALL_ROWS, h, 127, &d),
+              TBLOB_E_BUFFER_TOO_SMALL);
     EXPECT_NE(std::strstr(d.message, "mx.weight"), nullptr) << d.message;
-    r.out_dtype = TBLOB_DTYPE_F16;
     uint16_t same[2];
-    EXPECT_EQ(tblob_uqff_dequantize(o.m, o.find("model.norm.weight"), &r, same, 4, nullptr), TBLOB_OK);
+    EXPECT_EQ(tblob_tensor_dequantize(o.m, o.find("model.norm.weight"), TBLOB_DTYPE_F16, 0, TBLOB_ALL_ROWS,
+                                      same, 4, nullptr),
+              TBLOB_OK);
     EXPECT_EQ(same[0], 0x3C00);  // same dtype: stored bits
   }
   (void)kInf;
@@ -583,9 +584,9 @@ TEST(Uqff, VerifyReportsEveryProblem) {
   // A callback that stops.
   auto stop = [](void *, const tblob_uqff_report_entry *) -> int { return 1; };
   EXPECT_EQ(tblob_uqff_verify(p, 1, nullptr, stop, nullptr, nullptr, nullptr), TBLOB_E_CANCELLED);
-  EXPECT_EQ(tblob_uqff_detect(t.path.c_str()), 1);
-  EXPECT_EQ(tblob_uqff_detect(t.file("r-0.uqff").c_str()), 1);
-  EXPECT_EQ(tblob_uqff_detect(t.file("config.json").c_str()), 0);
+  EXPECT_EQ(detect(t.path), 1);
+  EXPECT_EQ(detect(t.file("r-0.uqff")), 1);
+  EXPECT_EQ(detect(t.file("config.json")), 0);
 }
 
 TEST(Uqff, ArgumentChecks) {
@@ -593,7 +594,7 @@ TEST(Uqff, ArgumentChecks) {
   tblob_uqff_layer_info li = TBLOB_UQFF_LAYER_INFO_INIT;
   EXPECT_EQ(tblob_uqff_layer_info_at(nullptr, 0, &li, nullptr), TBLOB_E_INVALID_ARGUMENT);
   EXPECT_STREQ(tblob_status_name(TBLOB_E_UQFF_NO_VERSION), "TBLOB_E_UQFF_NO_VERSION");
-  for (int s = -162; s <= -140; ++s) EXPECT_STRNE(tblob_status_name(s), "TBLOB_E_UNKNOWN_STATUS") << s;
+  for (int s = -162; s <= -140; ++s) EXPECT_STRNE(tblob_status_name(static_cast<tblob_status>(s)), "TBLOB_E_UNKNOWN_STATUS") << s;
 }
 
 }  // namespace

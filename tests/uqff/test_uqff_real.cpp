@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tensorblob.h"
+#include "expert_rows.h"
 
 namespace {
 
@@ -43,13 +44,13 @@ struct Model {
     return i;
   }
   std::vector<float> deq(uint64_t index, uint64_t expert = UINT64_MAX) const {
-    tblob_uqff_dequant_request r = TBLOB_UQFF_DEQUANT_REQUEST_INIT;
-    r.expert = expert;
-    uint64_t bytes = 0;
+    uint64_t bytes = 0, rb = 0, re = UINT64_MAX;
+    to_rows(m, index, expert, &rb, &re);
     tblob_diag d = TBLOB_DIAG_INIT;
-    EXPECT_EQ(tblob_uqff_dequant_size(m, index, &r, &bytes, &d), TBLOB_OK) << d.message;
+    EXPECT_EQ(tblob_tensor_dequant_size(m, index, TBLOB_DTYPE_F32, rb, re, &bytes, &d), TBLOB_OK) << d.message;
     std::vector<float> out(bytes / 4);
-    EXPECT_EQ(tblob_uqff_dequantize(m, index, &r, out.data(), bytes, &d), TBLOB_OK) << d.message;
+    EXPECT_EQ(tblob_tensor_dequantize(m, index, TBLOB_DTYPE_F32, rb, re, out.data(), bytes, &d), TBLOB_OK)
+        << d.message;
     return out;
   }
 };

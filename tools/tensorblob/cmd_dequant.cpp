@@ -65,7 +65,7 @@ int fail(const char *path, tblob_status s, const tblob_diag &d) {
 }  // namespace
 
 int cmd_dequant(int argc, char **argv) {
-  // @@dequant-formats: formats with their own dequant path (UQFF) hand over here.
+  // Formats with their own dequant path (UQFF) hand over here.
   uint32_t out_dtype = TBLOB_DTYPE_F32;
   uint64_t row_begin = 0, row_end = TBLOB_ALL_ROWS;
   const char *kernel = nullptr, *out_path = nullptr, *store = nullptr;

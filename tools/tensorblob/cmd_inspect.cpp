@@ -120,7 +120,7 @@ void json_model(JsonWriter &w, const char *path, const tblob_model *m) {
     if (sharded) {
       const char *fp;
       size_t fl;
-      if (tblob_model_file_path(m, t.file_index, &fp, &fl) == TBLOB_OK) {
+      if (tblob_model_file_path(m, t.file_index, &fp, &fl, nullptr) == TBLOB_OK) {
         size_t bl;
         const char *b = base_name(fp, fl, &bl);
         w.field("file", b, bl);
@@ -135,7 +135,7 @@ void json_model(JsonWriter &w, const char *path, const tblob_model *m) {
   for (uint64_t i = 0; i < nm; ++i) {
     const char *k, *v;
     size_t kl, vl;
-    if (tblob_metadata_at(m, i, &k, &kl, &v, &vl) != TBLOB_OK) continue;
+    if (tblob_metadata_at(m, i, &k, &kl, &v, &vl, nullptr) != TBLOB_OK) continue;
     if (i) w.raw(',');
     w.str(k, kl);
     w.raw(':');
@@ -153,7 +153,7 @@ void text_model(const char *path, const tblob_model *m) {
   for (uint64_t i = 0; i < nm; ++i) {
     const char *k, *v;
     size_t kl, vl;
-    if (tblob_metadata_at(m, i, &k, &kl, &v, &vl) == TBLOB_OK)
+    if (tblob_metadata_at(m, i, &k, &kl, &v, &vl, nullptr) == TBLOB_OK)
       std::printf("  metadata %.*s = %.*s\n", static_cast<int>(kl), k, static_cast<int>(vl), v);
   }
   for (uint64_t i = 0; i < n; ++i) {

@@ -302,7 +302,7 @@ void json_store_model(JsonWriter &w, const std::string &path, const tblob_model 
     w.field_u64("length", t.data_length);
     const char *fp;
     size_t fl;
-    if (tblob_model_file_path(m, t.file_index, &fp, &fl) == TBLOB_OK) {
+    if (tblob_model_file_path(m, t.file_index, &fp, &fl, nullptr) == TBLOB_OK) {
       size_t bl;
       const char *b = base_name(fp, fl, &bl);
       w.field("file", b, bl);
@@ -317,12 +317,12 @@ void json_store_model(JsonWriter &w, const std::string &path, const tblob_model 
   for (uint64_t i = 0; i < nm; ++i) {
     const char *k, *v;
     size_t kl, vl;
-    if (tblob_metadata_at(m, i, &k, &kl, &v, &vl) != TBLOB_OK) continue;
+    if (tblob_metadata_at(m, i, &k, &kl, &v, &vl, nullptr) != TBLOB_OK) continue;
     bool dup = false;
     for (uint64_t j = 0; j < i && !dup; ++j) {
       const char *k2, *v2;
       size_t kl2, vl2;
-      if (tblob_metadata_at(m, j, &k2, &kl2, &v2, &vl2) == TBLOB_OK && kl2 == kl && std::memcmp(k, k2, kl) == 0) dup = true;
+      if (tblob_metadata_at(m, j, &k2, &kl2, &v2, &vl2, nullptr) == TBLOB_OK && kl2 == kl && std::memcmp(k, k2, kl) == 0) dup = true;
     }
     if (dup) continue;
     if (!first) w.raw(',');
@@ -451,7 +451,7 @@ int cmd_store_inspect(int argc, char **argv) {
         shape += "]";
         const char *fp = "";
         size_t fl = 0, bl = 0;
-        tblob_model_file_path(m, t.file_index, &fp, &fl);
+        tblob_model_file_path(m, t.file_index, &fp, &fl, nullptr);
         const char *b = base_name(fp, fl, &bl);
         std::printf("  %-48.*s %-6s %-16s %.*s\n", static_cast<int>(t.name_len), t.name, tblob_dtype_name(t.dtype),
                     shape.c_str(), static_cast<int>(bl > 19 ? 19 : bl), b);

@@ -200,10 +200,19 @@ bool parse_u64(const char *s, uint64_t *v) {
 
 }  // namespace
 
+namespace {
+
+bool is_uqff(const char *path) {
+  int yes = 0;
+  return tblob_uqff_detect(path, &yes, nullptr) == TBLOB_OK && yes;
+}
+
+}  // namespace
+
 bool uqff_cli_applies(int argc, char **argv) {
   for (int i = 0; i < argc; ++i) {
     const char *a = argv[i];
-    if (std::strcmp(a, "--") == 0) return i + 1 < argc && tblob_uqff_detect(argv[i + 1]);
+    if (std::strcmp(a, "--") == 0) return i + 1 < argc && is_uqff(argv[i + 1]);
     if (a[0] == '-' && a[1]) {
       // options with a value
       if (!std::strcmp(a, "--to") || !std::strcmp(a, "--rows") || !std::strcmp(a, "--expert") ||
@@ -212,7 +221,7 @@ bool uqff_cli_applies(int argc, char **argv) {
         ++i;
       continue;
     }
-    return tblob_uqff_detect(a) != 0;
+    return is_uqff(a);
   }
   return false;
 }
@@ -345,10 +354,6 @@ int cmd_uqff_dequant(int argc, char **argv) {
   int rc = kExitOk;
   uint64_t index = 0, bytes = 0;
   std::vector<uint8_t> buf;
-  tblob_uqff_dequant_request req = TBLOB_UQFF_DEQUANT_REQUEST_INIT;
-  req.out_dtype = to;
-  req.row_begin = rb;
-  req.row_end = re;
   if (tblob_model_format(m) != TBLOB_FORMAT_UQFF) {
     std::fprintf(stderr, "%s: not a UQFF export\n", path);
     rc = kExitInvalid;
@@ -358,13 +363,19 @@ int cmd_uqff_dequant(int argc, char **argv) {
   } else {
     tblob_uqff_layer_info li = TBLOB_UQFF_LAYER_INFO_INIT;
     tblob_uqff_layer_info_at(m, index, &li, nullptr);
-    req.expert = expert == UINT64_MAX ? (li.experts ? UINT64_MAX : 0) : expert;
-    if ((s = tblob_uqff_dequant_size(m, index, &req, &bytes, &d)) != TBLOB_OK) {
+    // A stack [E, out, in] dequantizes as E * out rows; expert e is rows [e * out, (e + 1) * out).
+    if (expert != UINT64_MAX) {
+      // An expert past the stack is a row range past the tensor (TBLOB_E_RANGE below).
+      const uint64_t base = li.rows && expert > UINT64_MAX / 2 / li.rows ? UINT64_MAX / 2 : expert * li.rows;
+      re = re == UINT64_MAX ? base + li.rows : base + re;
+      rb += base;
+    }
+    if ((s = tblob_tensor_dequant_size(m, index, to, rb, re, &bytes, &d)) != TBLOB_OK) {
       std::fprintf(stderr, "%s: %s: %s\n", path, tblob_status_name(s), d.message);
       rc = s == TBLOB_E_RANGE ? kExitUsage : kExitInvalid;
     } else {
       buf.resize(bytes ? bytes : 1);
-      s = tblob_uqff_dequantize(m, index, &req, buf.data(), bytes, &d);
+      s = tblob_tensor_dequantize(m, index, to, rb, re, buf.data(), bytes, &d);
       if (s != TBLOB_OK) {
         std::fprintf(stderr, "%s: %s: %s\n", path, tblob_status_name(s), d.message);
         rc = kExitInvalid;

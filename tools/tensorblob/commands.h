@@ -23,7 +23,6 @@ bool store_option_present(int argc, char **argv);
 int cmd_uqff_verify(int argc, char **argv);
 int cmd_uqff_dequant(int argc, char **argv);
 bool uqff_cli_applies(int argc, char **argv);
-// @@cli-commands
 int cmd_convert(int argc, char **argv);  // SLM1 writer (cmd_convert.cpp, when slm1 is built)
 
 }  // namespace tbcli

@@ -9,6 +9,7 @@
 
 #include "core/status.h"
 #include "dequant/quant_desc.h"
+#include "table/model.h"
 #include "tensorblob.h"
 
 namespace tblob {
@@ -32,6 +33,9 @@ Status slm1_view(const tblob_model *m, uint64_t index, Slm1View *out);
 // The kernel-table descriptor of a view (no copy, nothing checked beyond the dtype; run
 // validate_desc on it). TBLOB_E_INVALID_ARGUMENT for a dtype that is not f32/q8_0/q4_0.
 Status slm1_quant_desc(const Slm1View &v, QuantDesc *out);
+
+// The DequantHooks an SLM1 model carries: describe() is slm1_view + slm1_quant_desc.
+extern const DequantHooks kSlm1DequantHooks;
 
 // Writes rows [row_begin, row_end) as f32 (row-major) into dst, which holds dst_count floats,
 // with the active kernel set (a thin adapter over dequantize_rows). Checks first, writes

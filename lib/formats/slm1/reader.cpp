@@ -222,6 +222,7 @@ Status slm1_open_model(tblob_model *m, const Limits &limits, const slm1::NameLis
   if (s != TBLOB_OK) return s;
   m->ext = st;
   m->find_fn = &slm1::find_name;
+  m->dequant_hooks = &kSlm1DequantHooks;
   return TBLOB_OK;
 }
 
@@ -422,6 +423,23 @@ Status slm1_quant_desc(const Slm1View &v, QuantDesc *out) {
   *out = q;
   return TBLOB_OK;
 }
+
+namespace {
+
+Status describe(const tblob_model *m, uint64_t index, QuantDesc *q, const uint64_t **shape,
+                uint32_t *rank) {
+  Slm1View v;
+  Status s = slm1_view(m, index, &v);
+  if (s == TBLOB_OK) s = slm1_quant_desc(v, q);
+  if (s != TBLOB_OK) return s;
+  *shape = v.shape;
+  *rank = v.rank;
+  return TBLOB_OK;
+}
+
+}  // namespace
+
+const DequantHooks kSlm1DequantHooks = {&describe, nullptr, nullptr};
 
 Status slm1_dequant_rows(const Slm1View &v, uint64_t row_begin, uint64_t row_end, float *dst,
                          size_t dst_count) {

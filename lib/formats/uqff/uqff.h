@@ -151,5 +151,8 @@ Status dequantize(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint
                   uint64_t row_begin, uint64_t row_end, void *dst, size_t dst_bytes,
                   const Diag &diag);
 
+// The DequantHooks a UQFF model carries: the two functions above over the folded view.
+extern const DequantHooks kDequantHooks;
+
 }  // namespace uqff
 }  // namespace tblob

@@ -38,12 +38,12 @@ inline float round_dt(float v, uint32_t dt) {
 }
 
 struct Req {
-  const LayerInfo *li;
-  bool is_layer;
-  uint32_t out_dtype;
-  uint64_t e0;     // first logical element (flattened over experts)
-  uint64_t count;  // elements to write
-  uint64_t r0, r1; // global rows
+  const LayerInfo *li = nullptr;
+  bool is_layer = false;
+  uint32_t out_dtype = 0;
+  uint64_t e0 = 0;     // first logical element (flattened over experts)
+  uint64_t count = 0;  // elements to write
+  uint64_t r0 = 0, r1 = 0;  // global rows
 };
 
 Status check(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint64_t expert, uint64_t rb,
@@ -237,6 +237,22 @@ Status dequant_bytes(const tblob_model *m, uint64_t index, uint32_t out_dtype, u
     return diag.fail(TBLOB_E_SHAPE_OVERFLOW, TBLOB_NO_OFFSET, static_cast<int64_t>(index), "output size overflows");
   return TBLOB_OK;
 }
+
+namespace {
+
+Status folded_bytes(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint64_t row_begin,
+                    uint64_t row_end, uint64_t *bytes, const Diag &diag) {
+  return dequant_bytes(m, index, out_dtype, kAllExperts, row_begin, row_end, bytes, diag);
+}
+
+Status folded_decode(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint64_t row_begin,
+                     uint64_t row_end, void *dst, size_t dst_bytes, const Diag &diag) {
+  return dequantize(m, index, out_dtype, kAllExperts, row_begin, row_end, dst, dst_bytes, diag);
+}
+
+}  // namespace
+
+const DequantHooks kDequantHooks = {nullptr, &folded_bytes, &folded_decode};
 
 Status dequantize(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint64_t expert,
                   uint64_t row_begin, uint64_t row_end, void *dst, size_t dst_bytes, const Diag &diag) {

@@ -570,6 +570,7 @@ Status Builder::emit_set() {
 
 Status Builder::run(const char *const *paths, size_t n) {
   m_->format = TBLOB_FORMAT_UQFF;
+  m_->dequant_hooks = &kDequantHooks;
   first_path_ = n && paths && paths[0] ? paths[0] : "";
   Status s;
   if (bufs_) {
