@@ -13,42 +13,34 @@ namespace tblob {
 #define TBLOB_HOST_BIG_ENDIAN 0
 #endif
 
-inline uint16_t load_le16(const void *p) {
-  uint16_t v;
-  std::memcpy(&v, p, 2);
+// One body for every width: memcpy, then a swap on big-endian hosts.
+template <class T>
+inline T byte_swap_if_big(T v) {
 #if TBLOB_HOST_BIG_ENDIAN
-  v = __builtin_bswap16(v);
-#endif
+  if (sizeof(T) == 2) return static_cast<T>(__builtin_bswap16(static_cast<uint16_t>(v)));
+  if (sizeof(T) == 4) return static_cast<T>(__builtin_bswap32(static_cast<uint32_t>(v)));
+  return static_cast<T>(__builtin_bswap64(static_cast<uint64_t>(v)));
+#else
   return v;
-}
-inline uint32_t load_le32(const void *p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-#if TBLOB_HOST_BIG_ENDIAN
-  v = __builtin_bswap32(v);
 #endif
-  return v;
 }
-inline uint64_t load_le64(const void *p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-#if TBLOB_HOST_BIG_ENDIAN
-  v = __builtin_bswap64(v);
-#endif
-  return v;
+template <class T>
+inline T load_le(const void *p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return byte_swap_if_big(v);
 }
-inline void store_le32(void *p, uint32_t v) {
-#if TBLOB_HOST_BIG_ENDIAN
-  v = __builtin_bswap32(v);
-#endif
-  std::memcpy(p, &v, 4);
+template <class T>
+inline void store_le(void *p, T v) {
+  v = byte_swap_if_big(v);
+  std::memcpy(p, &v, sizeof(T));
 }
-inline void store_le64(void *p, uint64_t v) {
-#if TBLOB_HOST_BIG_ENDIAN
-  v = __builtin_bswap64(v);
-#endif
-  std::memcpy(p, &v, 8);
-}
+
+inline uint16_t load_le16(const void *p) { return load_le<uint16_t>(p); }
+inline uint32_t load_le32(const void *p) { return load_le<uint32_t>(p); }
+inline uint64_t load_le64(const void *p) { return load_le<uint64_t>(p); }
+inline void store_le32(void *p, uint32_t v) { store_le(p, v); }
+inline void store_le64(void *p, uint64_t v) { store_le(p, v); }
 
 // f32 fields, by their bits.
 inline float load_le_f32(const void *p) {

@@ -72,12 +72,18 @@ uint32_t fbits(float f) {
 
 // ---- opening, discovery, straddling ---------------------------------------------------------
 
+// Two shards of one set: s0 holds the version and the layer's format/dtype/shape entries,
+// s1 its two q8_0 blocks (rows of 32).
+void straddling_shards(Shard *s0, Shard *s1) {
+  s0->version().producer();
+  s0->u8("a.weight.format", 0).u32("a.weight.dtype", 8).add("a.weight.shape", "U32", {2}, uqt::u32vec({2, 32}));
+  s1->producer().add("a.weight", "U8", {68}, q8_0_block() + q8_0_block(0.25f, 0));
+}
+
 TEST(Uqff, StraddlingLayerAcrossShardsOpensFromAnyShard) {
   TempDir t;
   Shard s0, s1;
-  s0.version().producer();
-  s0.u8("a.weight.format", 0).u32("a.weight.dtype", 8).add("a.weight.shape", "U32", {2}, uqt::u32vec({2, 32}));
-  s1.producer().add("a.weight", "U8", {68}, q8_0_block() + q8_0_block(0.25f, 0));
+  straddling_shards(&s0, &s1);
   ASSERT_TRUE(t.write("q8_0-0.uqff", s0));
   ASSERT_TRUE(t.write("q8_0-1.uqff", s1));
   for (const std::string &p : {t.path, t.file("q8_0-0.uqff"), t.file("q8_0-1.uqff")}) {
@@ -115,9 +121,7 @@ TEST(Uqff, StraddlingLayerAcrossShardsOpensFromAnyShard) {
 TEST(Uqff, OpenFromFirstShardEqualsOpenOfTheSet) {
   TempDir t;
   Shard s0, s1;
-  s0.version().producer();
-  s0.u8("a.weight.format", 0).u32("a.weight.dtype", 8).add("a.weight.shape", "U32", {2}, uqt::u32vec({2, 32}));
-  s1.producer().add("a.weight", "U8", {68}, q8_0_block() + q8_0_block(0.25f, 0));
+  straddling_shards(&s0, &s1);
   ASSERT_TRUE(t.write("q8_0-0.uqff", s0));
   ASSERT_TRUE(t.write("q8_0-1.uqff", s1));
   Opened set(std::vector<std::string>{t.file("q8_0-0.uqff"), t.file("q8_0-1.uqff")});
