@@ -4,7 +4,7 @@
 set -euo pipefail
 
 APT_PACKAGES=(meson ninja-build pkg-config jq libsimdjson-dev libxxhash-dev libssl-dev
-  libgtest-dev libbenchmark-dev clang libclang-rt-14-dev llvm)
+  libgtest-dev libbenchmark-dev clang libclang-rt-14-dev llvm libclang-dev tmux cmake)
 PIP_PACKAGES=(numpy safetensors ml_dtypes)
 
 missing=()
@@ -26,3 +26,23 @@ fi
 for extra in ${TBLOB_OPTIONAL_PIP:-}; do
   "$PY" -m pip install -q --disable-pip-version-check "$extra" || echo "note: optional $extra not installed"
 done
+
+# Bindings: Go 1.24+ (iter.Seq) and a Rust toolchain. Debian's golang-go is too old, so a
+# missing or old Go comes from go.dev; Rust comes from rustup.
+if [ "${TBLOB_SKIP_BINDINGS:-0}" != 1 ]; then
+  go_ok=0
+  if command -v go >/dev/null 2>&1; then
+    v=$(go env GOVERSION 2>/dev/null | sed 's/^go//')
+    [ "$(printf '%s\n1.24\n' "$v" | sort -V | head -1)" = 1.24 ] && go_ok=1
+  fi
+  if [ "$go_ok" = 0 ]; then
+    GO_VERSION=${TBLOB_GO_VERSION:-1.24.6}
+    curl -fsSL "https://go.dev/dl/go${GO_VERSION}.linux-$(dpkg --print-architecture).tar.gz" -o /tmp/go.tgz &&
+      rm -rf /usr/local/go && tar -C /usr/local -xzf /tmp/go.tgz && rm -f /tmp/go.tgz ||
+      echo "note: Go could not be installed; the Go binding tests will fail"
+  fi
+  if ! command -v cargo >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
+    curl -fsSL https://sh.rustup.rs | sh -s -- -y --profile minimal -c clippy ||
+      echo "note: Rust could not be installed; the Rust binding tests will fail"
+  fi
+fi

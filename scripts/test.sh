@@ -4,10 +4,13 @@
 #   build-core   every optional feature disabled: the core must build and pass alone
 #   build-nosimd the x86 and NEON kernel sets compiled out (scalar dequantization only)
 #   build-aarch64 cross build for arm64 with NEON; the dequant tests run under qemu-aarch64
+#   bindings     Rust (cargo test, clippy, doc), Go (vet, test -race, fuzz) and Python (pytest)
+#                against build-test's library, each summing into the closing line
 #   fuzz smoke   every libFuzzer harness for FUZZ_SECONDS under ASan+UBSan (clang)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh || { echo "dependency installation failed"; echo "0 passed, 1 failed"; exit 1; }
+export PATH="/usr/local/go/bin:$HOME/.cargo/bin:$HOME/go/bin:$PATH"
 
 rc=0
 logs=()
@@ -25,6 +28,26 @@ run_config() {  # name, meson options...
 }
 
 run_config build-test
+
+# Bindings, each against build-test's library; each script ends with "N passed, N failed".
+extra_passed=0; extra_failed=0
+run_binding() {  # name, script
+  local name=$1 script=$2 last p f
+  echo "== $name"
+  TBLOB_BUILD_DIR="$PWD/build-test" bash "$script" >"build-test.$name.log" 2>&1 || rc=1
+  tail -40 "build-test.$name.log"
+  last=$(tail -1 "build-test.$name.log")
+  p=${last%% passed*}; f=${last#*, }; f=${f%% failed*}
+  case "$p$f" in *[!0-9]*|'') p=0; f=1; rc=1 ;; esac
+  extra_passed=$((extra_passed + p)); extra_failed=$((extra_failed + f))
+}
+if [ "${TBLOB_SKIP_BINDINGS:-0}" != 1 ] && [ -f build-test/libtensorblob.so ]; then
+  for b in rust go python; do
+    [ -f "bindings/$b/test.sh" ] && run_binding "$b" "bindings/$b/test.sh"
+  done
+  # pip install ./bindings/python into a fresh venv, then the README's Python example there.
+  run_binding python-venv bindings/python/venv-install-test.sh
+fi
 run_config build-core -Dollama=disabled -Duqff=disabled -Dslm1=disabled -Dcli=disabled \
   -Dbenchmarks=disabled
 
@@ -47,6 +70,7 @@ for log in "${logs[@]}"; do
   f=$(jq -s '[.[] | select(.result == "FAIL" or .result == "TIMEOUT" or .result == "ERROR" or .result == "UNEXPECTEDPASS")] | length' "$log")
   passed=$((passed + p)); failed=$((failed + f))
 done
+passed=$((passed + extra_passed)); failed=$((failed + extra_failed))
 [ "$rc" -eq 0 ] || [ "$failed" -gt 0 ] || failed=1
 echo "${passed} passed, ${failed} failed"
 exit $rc

@@ -356,6 +356,13 @@ TEST(CompanionsHfBlockFp8, Block128) {
             TBLOB_OK);
   ASSERT_EQ(tblob_tensor_dequantize(m.m, w, TBLOB_DTYPE_F32, 125, 130, part.data(), part.size() * 4, nullptr), TBLOB_OK);
   EXPECT_EQ(0, std::memcmp(part.data(), all.data() + 125 * 136, part.size() * 4));
+  // The output size: 130 x 136 f32, 5 rows of bf16; a block tensor is sized like any other.
+  uint64_t bytes = 0;
+  ASSERT_EQ(tblob_tensor_dequant_size(m.m, w, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, &bytes, nullptr), TBLOB_OK);
+  EXPECT_EQ(bytes, 130u * 136u * 4u);
+  ASSERT_EQ(tblob_tensor_dequant_size(m.m, w, TBLOB_DTYPE_BF16, 125, 130, &bytes, nullptr), TBLOB_OK);
+  EXPECT_EQ(bytes, 5u * 136u * 2u);
+  EXPECT_EQ(tblob_tensor_dequant_size(m.m, w, TBLOB_DTYPE_F32, 125, 131, &bytes, nullptr), TBLOB_E_RANGE);
   // The stored bytes stay addressable and F8_E4M3 as stored; the descriptor is exposed.
   tblob_quant_desc qd = TBLOB_QUANT_DESC_INIT;
   ASSERT_EQ(tblob_tensor_quant_desc(m.m, w, &qd, nullptr), TBLOB_OK);

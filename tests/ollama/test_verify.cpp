@@ -111,6 +111,18 @@ TEST_F(Verify, ProgressResultsAndCancel) {
   o.on_blob = nullptr;
   o.progress = [](void *, const tblob_verify_progress *p) { return p->blobs_done >= 2 ? 1 : 0; };
   EXPECT_EQ(tblob_store_verify(s, nullptr, 0, &o, &sum, &d), TBLOB_E_CANCELLED);
+  // After a callback asks to stop, no callback is called again.
+  int calls = 0;
+  o.progress = [](void *u, const tblob_verify_progress *) { return ++*static_cast<int *>(u) >= 1 ? 1 : 0; };
+  o.progress_user = &calls;
+  EXPECT_EQ(tblob_store_verify(s, nullptr, 0, &o, &sum, &d), TBLOB_E_CANCELLED);
+  EXPECT_EQ(calls, 1);
+  int results = 0;
+  o.progress = nullptr;
+  o.on_blob = [](void *u, const tblob_blob_result *) { return ++*static_cast<int *>(u) >= 1 ? 1 : 0; };
+  o.on_blob_user = &results;
+  EXPECT_EQ(tblob_store_verify(s, nullptr, 0, &o, &sum, &d), TBLOB_E_CANCELLED);
+  EXPECT_EQ(results, 1);
   tblob_store_close(s);
 }
 

@@ -14,18 +14,15 @@
 #include <string>
 #include <vector>
 
+#include "cli.h"
 #include "commands.h"
+#include "json_writer.h"
+#include "term.h"
 #include "tensorblob.h"
 
 namespace tbcli {
 
 namespace {
-
-void usage_convert(FILE *f) {
-  std::fprintf(f,
-               "usage: tensorblob convert --to slm1 [--dtype f32|q8_0|q4_0] [--block-size N]\n"
-               "                          [--config FILE] [--tokenizer FILE] SRC OUT\n");
-}
 
 bool read_whole(const std::string &path, std::string *out) {
   FILE *f = std::fopen(path.c_str(), "rb");
@@ -98,81 +95,55 @@ bool widen(uint32_t dtype, const uint8_t *p, uint64_t n, std::vector<float> *out
   return true;
 }
 
-int fail(const char *what, const tblob_diag &d, tblob_status s) {
-  std::fprintf(stderr, "tensorblob convert: %s: %s: %s\n", what, tblob_status_name(s),
-               d.message[0] ? d.message : tblob_status_message(s));
+// With --json a failure is also the one JSON object on stdout.
+bool g_json = false;
+
+int fail_msg(const char *status, const char *msg) {
+  if (g_json) {
+    JsonWriter w;
+    w.lit("{\"ok\":false,\"error\":{\"status\":");
+    w.str(status);
+    w.field("message", msg);
+    w.lit("}}");
+    w.flush_line(stdout);
+  }
   return kExitInvalid;
+}
+
+int fail(const char *what, const tblob_diag &d, tblob_status s) {
+  const char *msg = d.message[0] ? d.message : tblob_status_message(s);
+  std::fprintf(stderr, "tensorblob convert: %s: %s: %s\n", what, tblob_status_name(s), msg);
+  return fail_msg(tblob_status_name(s), msg);
+}
+
+// A failure the library did not report (a refused tensor, an unreadable file): message on
+// stderr, status "invalid" in JSON.
+int fail_text(const std::string &msg) {
+  std::fprintf(stderr, "tensorblob convert: %s\n", msg.c_str());
+  return fail_msg("invalid", msg.c_str());
 }
 
 }  // namespace
 
-int cmd_convert(int argc, char **argv) {
-  const char *to = nullptr, *dtype_arg = "f32", *config_arg = nullptr, *tokenizer_arg = nullptr;
+int cmd_convert(const Args &a) {
+  const char *to = a.get("--to"), *dtype_arg = a.get("--dtype") ? a.get("--dtype") : "f32";
+  const char *config_arg = a.get("--config"), *tokenizer_arg = a.get("--tokenizer");
   long block = 0;
-  bool block_given = false;
-  std::vector<const char *> pos;
-  for (int i = 0; i < argc; ++i) {
-    const char *a = argv[i];
-    auto value = [&](const char **dst) {
-      if (i + 1 >= argc) return false;
-      *dst = argv[++i];
-      return true;
-    };
-    bool ok = true;
-    if (std::strcmp(a, "--to") == 0) {
-      ok = value(&to);
-    } else if (std::strcmp(a, "--dtype") == 0) {
-      ok = value(&dtype_arg);
-    } else if (std::strcmp(a, "--config") == 0) {
-      ok = value(&config_arg);
-    } else if (std::strcmp(a, "--tokenizer") == 0) {
-      ok = value(&tokenizer_arg);
-    } else if (std::strcmp(a, "--block-size") == 0) {
-      const char *v = nullptr;
-      ok = value(&v);
-      if (ok) {
-        char *end = nullptr;
-        block = std::strtol(v, &end, 10);
-        ok = *v && !*end && block >= 2 && block <= INT32_MAX;
-        block_given = true;
-      }
-    } else if (std::strcmp(a, "-h") == 0 || std::strcmp(a, "--help") == 0) {
-      usage_convert(stdout);
-      return kExitOk;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      std::fprintf(stderr, "tensorblob convert: unknown option '%s'\n", a);
-      usage_convert(stderr);
-      return kExitUsage;
-    } else {
-      pos.push_back(a);
-    }
-    if (!ok) {
-      std::fprintf(stderr, "tensorblob convert: bad or missing value for %s\n", a);
-      usage_convert(stderr);
-      return kExitUsage;
-    }
+  const bool block_given = a.has("--block-size");
+  if (block_given) {
+    const char *v = a.get("--block-size");
+    char *end = nullptr;
+    block = std::strtol(v, &end, 10);
+    if (!*v || *end || block < 2 || block > INT32_MAX)
+      return usage_error(*a.cmd, "--block-size wants a number of at least 2, not '%s'", v);
   }
-  if (!to || std::strcmp(to, "slm1") != 0 || pos.size() != 2) {
-    if (to && std::strcmp(to, "slm1") != 0)
-      std::fprintf(stderr, "tensorblob convert: --to %s: only slm1 is supported\n", to);
-    usage_convert(stderr);
-    return kExitUsage;
-  }
-  uint32_t dtype;
-  if (std::strcmp(dtype_arg, "f32") == 0) {
-    dtype = TBLOB_SLM1_F32;
-  } else if (std::strcmp(dtype_arg, "q8_0") == 0) {
-    dtype = TBLOB_SLM1_Q8_0;
-  } else if (std::strcmp(dtype_arg, "q4_0") == 0) {
-    dtype = TBLOB_SLM1_Q4_0;
-  } else {
-    std::fprintf(stderr, "tensorblob convert: --dtype %s: use f32, q8_0 or q4_0\n", dtype_arg);
-    return kExitUsage;
-  }
-  if (block_given && dtype != TBLOB_SLM1_Q4_0) {
-    std::fprintf(stderr, "tensorblob convert: --block-size applies to --dtype q4_0 only\n");
-    return kExitUsage;
-  }
+  if (!to) return usage_error(*a.cmd, "--to slm1 is required");
+  uint32_t dtype = TBLOB_SLM1_F32;
+  if (std::strcmp(dtype_arg, "q8_0") == 0) dtype = TBLOB_SLM1_Q8_0;
+  else if (std::strcmp(dtype_arg, "q4_0") == 0) dtype = TBLOB_SLM1_Q4_0;
+  if (block_given && dtype != TBLOB_SLM1_Q4_0) return usage_error(*a.cmd, "--block-size applies to --dtype q4_0 only");
+  g_json = a.json;
+  const std::vector<const char *> &pos = a.positional;
   const std::string src = pos[0], out = pos[1];
 
   tblob_diag d = TBLOB_DIAG_INIT;
@@ -181,20 +152,16 @@ int cmd_convert(int argc, char **argv) {
   if (s != TBLOB_OK) return fail(src.c_str(), d, s);
   const uint32_t fmt = tblob_model_format(m);
   if (fmt != TBLOB_FORMAT_SAFETENSORS && fmt != TBLOB_FORMAT_SAFETENSORS_SHARDED) {
-    std::fprintf(stderr, "tensorblob convert: %s is %s; the source must be safetensors\n", src.c_str(),
-                 tblob_format_name(fmt));
     tblob_model_close(m);
-    return kExitInvalid;
+    return fail_text(src + " is " + tblob_format_name(fmt) + "; the source must be safetensors");
   }
 
   tblob_slm1_writer_options wo = TBLOB_SLM1_WRITER_OPTIONS_INIT;
   const std::string config_path = config_arg ? config_arg : config_beside(src);
   std::string config, tokenizer;
   if (!read_whole(config_path, &config)) {
-    std::fprintf(stderr, "tensorblob convert: cannot read %s (the SLM1 header needs its hyperparameters; "
-                 "pass --config FILE)\n", config_path.c_str());
     tblob_model_close(m);
-    return kExitInvalid;
+    return fail_text("cannot read " + config_path + " (the SLM1 header needs its hyperparameters; pass --config FILE)");
   }
   s = tblob_slm1_writer_options_from_config(&wo, config.data(), config.size(), &d);
   if (s != TBLOB_OK) {
@@ -203,9 +170,8 @@ int cmd_convert(int argc, char **argv) {
   }
   if (tokenizer_arg) {
     if (!read_whole(tokenizer_arg, &tokenizer)) {
-      std::fprintf(stderr, "tensorblob convert: cannot read %s\n", tokenizer_arg);
       tblob_model_close(m);
-      return kExitInvalid;
+      return fail_text(std::string("cannot read ") + tokenizer_arg);
     }
     wo.tokenizer = tokenizer.data();
     wo.tokenizer_length = tokenizer.size();
@@ -221,7 +187,14 @@ int cmd_convert(int argc, char **argv) {
   std::vector<float> values;
   const uint64_t n = tblob_model_tensor_count(m);
   int rc = kExitOk;
+  uint64_t total = 0, done = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
+    if (tblob_tensor_at(m, i, &t, nullptr) == TBLOB_OK) total += t.data_length;
+  }
+  ProgressBar bar("converting", true);
   for (uint64_t i = 0; i < n && rc == kExitOk; ++i) {
+    bar.update(done, total, i, n, "tensors");
     tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
     const void *data = nullptr;
     size_t len = 0;
@@ -231,15 +204,12 @@ int cmd_convert(int argc, char **argv) {
     }
     const std::string name(t.name, t.name_len);
     if (t.rank < 1 || t.rank > 4) {
-      std::fprintf(stderr, "tensorblob convert: tensor \"%s\" has rank %u; SLM1 holds ranks 1-4\n",
-                   name.c_str(), t.rank);
-      rc = kExitInvalid;
+      rc = fail_text("tensor \"" + name + "\" has rank " + std::to_string(t.rank) + "; SLM1 holds ranks 1-4");
       break;
     }
     if (!widen(t.dtype, static_cast<const uint8_t *>(data), t.element_count, &values)) {
-      std::fprintf(stderr, "tensorblob convert: tensor \"%s\" is %s; only F32, F16 and BF16 convert\n",
-                   name.c_str(), tblob_dtype_name(t.dtype) ? tblob_dtype_name(t.dtype) : "?");
-      rc = kExitInvalid;
+      rc = fail_text("tensor \"" + name + "\" is " + (tblob_dtype_name(t.dtype) ? tblob_dtype_name(t.dtype) : "?") +
+                     "; only F32, F16 and BF16 convert");
       break;
     }
     const uint32_t as = t.rank == 1 ? static_cast<uint32_t>(TBLOB_SLM1_F32) : dtype;
@@ -251,10 +221,13 @@ int cmd_convert(int argc, char **argv) {
       break;
     }
     ++counts[as];
+    done += t.data_length;
   }
+  bar.update(done, total, n, n, "tensors");
   tblob_model_close(m);
   if (rc == kExitOk && (s = tblob_slm1_writer_finish(w, out.c_str(), &d)) != TBLOB_OK) rc = fail(out.c_str(), d, s);
   tblob_slm1_writer_free(w);
+  bar.finish(rc == kExitOk);
   if (rc != kExitOk) return rc;
 
   // Reopen and validate everything, checksum included.
@@ -265,6 +238,26 @@ int cmd_convert(int argc, char **argv) {
   if (s != TBLOB_OK) {
     tblob_model_close(m);
     return fail(out.c_str(), d, s);
+  }
+  if (a.json) {
+    JsonWriter jw;
+    jw.lit("{\"src\":");
+    jw.str(src.c_str());
+    jw.field("out", out.c_str());
+    jw.lit(",\"ok\":true,\"format\":\"slm1\"");
+    jw.field_u64("tensors", h.tensor_count);
+    jw.field_u64("f32", counts[1]);
+    jw.field_u64("q8_0", counts[2]);
+    jw.field_u64("q4_0", counts[3]);
+    jw.field("tokenizer", h.tokenizer_kind == TBLOB_SLM1_TOKENIZER_BTOK ? "BTOK" : "BPE1");
+    jw.field_u64("vocab_size", h.vocab_size);
+    char sum[24];
+    std::snprintf(sum, sizeof(sum), "%016llx", static_cast<unsigned long long>(h.checksum));
+    jw.field("checksum", sum);
+    jw.raw('}');
+    jw.flush_line(stdout);
+    tblob_model_close(m);
+    return kExitOk;
   }
   std::printf("%s: slm1, %u tensors (%llu f32, %llu q8_0, %llu q4_0), %s tokenizer, vocab %u, checksum %016llx\n",
               out.c_str(), h.tensor_count, static_cast<unsigned long long>(counts[1]),

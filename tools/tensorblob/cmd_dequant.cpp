@@ -1,4 +1,4 @@
-// tensorblob dequant [--to f32|f16|bf16] [--rows A:B] [--kernel NAME] --out FILE PATH TENSOR
+// tensorblob dequant [--to f32|f16|bf16] [--rows A:B] [--kernel NAME] [--json] --out FILE PATH TENSOR
 // Writes the dequantized values of one tensor (or a row range) as raw little-endian values,
 // row-major, rows = the logical shape with all but the last axis folded. FILE "-" is stdout.
 #include <cerrno>
@@ -8,27 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "cli.h"
 #include "commands.h"
+#include "json_writer.h"
+#include "term.h"
 #include "tensorblob.h"
 
 namespace tbcli {
 
 namespace {
-
-const char kUsage[] =
-    "usage: tensorblob dequant [--to f32|f16|bf16] [--rows A:B] [--kernel NAME] --out FILE\n"
-    "                         (PATH | --store DIR MODEL[:TAG]) TENSOR\n"
-    "  --to      output type (default f32); values are raw little-endian, row-major\n"
-    "  --rows    rows [A, B) of the logical tensor (A: or :B allowed; default all)\n"
-    "  --kernel  scalar|avx2|avx512|neon|auto (default: TBLOB_KERNEL or the best available)\n"
-    "  --out     output file, - for stdout\n";
-
-int usage_error(const char *fmt, const char *arg) {
-  std::fprintf(stderr, "tensorblob dequant: ");
-  std::fprintf(stderr, fmt, arg);
-  std::fprintf(stderr, "\n%s", kUsage);
-  return kExitUsage;
-}
 
 bool parse_u64(const char *s, size_t n, uint64_t *out) {
   if (n == 0 || n > 20) return false;
@@ -41,6 +29,12 @@ bool parse_u64(const char *s, size_t n, uint64_t *out) {
   }
   *out = v;
   return true;
+}
+
+}  // namespace
+
+uint32_t dtype_from_name(const char *v) {
+  return std::strcmp(v, "f16") == 0 ? TBLOB_DTYPE_F16 : std::strcmp(v, "bf16") == 0 ? TBLOB_DTYPE_BF16 : TBLOB_DTYPE_F32;
 }
 
 // "A:B", "A:", ":B" -> [A, B); B = TBLOB_ALL_ROWS when omitted.
@@ -56,64 +50,62 @@ bool parse_rows(const char *s, uint64_t *a, uint64_t *b) {
   return true;
 }
 
+namespace {
+
+// The failure on stderr, and with --json also as the summary object on stdout.
+bool g_json = false;
+const char *g_tensor = "";
+
 int fail(const char *path, tblob_status s, const tblob_diag &d) {
-  std::fprintf(stderr, "tensorblob dequant: %s: %s: %s\n", path, tblob_status_name(s),
-               d.message[0] ? d.message : tblob_status_message(s));
+  const char *msg = d.message[0] ? d.message : tblob_status_message(s);
+  std::fprintf(stderr, "tensorblob dequant: %s: %s: %s\n", path, tblob_status_name(s), msg);
+  if (g_json) {
+    JsonWriter w;
+    w.lit("{\"path\":");
+    w.str(path);
+    w.field("tensor", g_tensor);
+    w.lit(",\"ok\":false,\"error\":{\"status\":");
+    w.str(tblob_status_name(s));
+    w.field("message", msg);
+    w.lit("}}");
+    w.flush_line(stdout);
+  }
+  return kExitInvalid;
+}
+
+int fail_errno(const char *out_path, const char *what) {
+  const int e = errno;
+  std::fprintf(stderr, "tensorblob dequant: %s: %s%s\n", out_path, what, std::strerror(e));
+  if (g_json) {
+    JsonWriter w;
+    w.lit("{\"out\":");
+    w.str(out_path);
+    w.lit(",\"ok\":false,\"error\":{\"status\":\"TBLOB_E_IO\"");
+    w.field("message", std::strerror(e));
+    w.lit("}}");
+    w.flush_line(stdout);
+  }
   return kExitInvalid;
 }
 
 }  // namespace
 
-int cmd_dequant(int argc, char **argv) {
-  // Formats with their own dequant path (UQFF) hand over here.
+int cmd_dequant(const Args &a) {
   uint32_t out_dtype = TBLOB_DTYPE_F32;
   uint64_t row_begin = 0, row_end = TBLOB_ALL_ROWS;
-  const char *kernel = nullptr, *out_path = nullptr, *store = nullptr;
-  const char *pos[2] = {nullptr, nullptr};
-  int npos = 0;
-  for (int i = 0; i < argc; ++i) {
-    const char *a = argv[i];
-    auto value = [&]() -> const char * { return i + 1 < argc ? argv[++i] : nullptr; };
-    if (std::strcmp(a, "-h") == 0 || std::strcmp(a, "--help") == 0) {
-      std::fputs(kUsage, stdout);
-      return kExitOk;
-    } else if (std::strcmp(a, "--to") == 0) {
-      const char *v = value();
-      if (!v) return usage_error("%s needs a value", a);
-      if (std::strcmp(v, "f32") == 0) out_dtype = TBLOB_DTYPE_F32;
-      else if (std::strcmp(v, "f16") == 0) out_dtype = TBLOB_DTYPE_F16;
-      else if (std::strcmp(v, "bf16") == 0) out_dtype = TBLOB_DTYPE_BF16;
-      else return usage_error("--to must be f32, f16 or bf16, not '%s'", v);
-    } else if (std::strcmp(a, "--rows") == 0) {
-      const char *v = value();
-      if (!v) return usage_error("%s needs a value", a);
-      if (!parse_rows(v, &row_begin, &row_end)) return usage_error("--rows wants A:B, not '%s'", v);
-    } else if (std::strcmp(a, "--store") == 0) {
-      if (!(store = value())) return usage_error("%s needs a value", a);
-    } else if (std::strcmp(a, "--kernel") == 0) {
-      if (!(kernel = value())) return usage_error("%s needs a value", a);
-    } else if (std::strcmp(a, "--out") == 0 || std::strcmp(a, "-o") == 0) {
-      if (!(out_path = value())) return usage_error("%s needs a value", a);
-    } else if (std::strcmp(a, "--") == 0) {
-      for (++i; i < argc; ++i) {
-        if (npos >= 2) return usage_error("unexpected argument '%s'", argv[i]);
-        pos[npos++] = argv[i];
-      }
-    } else if (a[0] == '-' && a[1] != '\0') {
-      return usage_error("unknown option '%s'", a);
-    } else {
-      if (npos >= 2) return usage_error("unexpected argument '%s'", a);
-      pos[npos++] = a;
-    }
-  }
-  if (npos != 2) return usage_error("%s", "PATH and TENSOR are required");
-  if (!out_path) return usage_error("%s", "--out FILE is required");
+  if (const char *v = a.get("--to")) out_dtype = dtype_from_name(v);
+  if (const char *v = a.get("--rows"))
+    if (!parse_rows(v, &row_begin, &row_end)) return usage_error(*a.cmd, "--rows wants A:B, not '%s'", v);
+  const char *kernel = a.get("--kernel"), *out_path = a.get("--out"), *store = a.get("--store");
+  const char *pos[2] = {a.positional[0], a.positional[1]};
   // With --store, PATH is MODEL[:TAG] in that Ollama store; tblob_model_open resolves the
   // "<store root>/<model>" form itself.
   std::string store_path;
   if (store) store_path = std::string(store) + "/" + pos[0];
   const char *path = store ? store_path.c_str() : pos[0];
   const char *tensor = pos[1];
+  g_json = a.json;
+  g_tensor = tensor;
 
   tblob_diag d = TBLOB_DIAG_INIT;
   if (kernel) {
@@ -155,11 +147,14 @@ int cmd_dequant(int argc, char **argv) {
     const bool to_stdout = std::strcmp(out_path, "-") == 0;
     out = to_stdout ? stdout : std::fopen(out_path, "wb");
     if (!out) {
-      std::fprintf(stderr, "tensorblob dequant: %s: %s\n", out_path, std::strerror(errno));
-      rc = kExitInvalid;
+      rc = fail_errno(out_path, "");
       break;
     }
+    // Large outputs only: a bar that flashes by for a small tensor is noise.
+    const uint64_t total = (row_end - row_begin) * row_bytes;
+    ProgressBar bar("dequantizing", total > (uint64_t{16} << 20));
     for (uint64_t r = row_begin; r < row_end; r += chunk_rows) {
+      bar.update((r - row_begin) * row_bytes, total);
       const uint64_t e = row_end - r < chunk_rows ? row_end : r + chunk_rows;
       const size_t n = static_cast<size_t>((e - r) * row_bytes);
       if ((s = tblob_tensor_dequantize(m, index, out_dtype, r, e, buf.data(), buf.size(), &d)) != TBLOB_OK) {
@@ -167,18 +162,32 @@ int cmd_dequant(int argc, char **argv) {
         break;
       }
       if (n && std::fwrite(buf.data(), 1, n, out) != n) {
-        std::fprintf(stderr, "tensorblob dequant: %s: write failed: %s\n", out_path, std::strerror(errno));
-        rc = kExitInvalid;
+        bar.clear();
+        rc = fail_errno(out_path, "write failed: ");
         break;
       }
     }
+    bar.finish(rc == kExitOk);
     if (!to_stdout) {
-      if (std::fclose(out) != 0 && rc == kExitOk) {
-        std::fprintf(stderr, "tensorblob dequant: %s: %s\n", out_path, std::strerror(errno));
-        rc = kExitInvalid;
-      }
+      if (std::fclose(out) != 0 && rc == kExitOk) rc = fail_errno(out_path, "");
     } else if (std::fflush(out) != 0 && rc == kExitOk) {
       rc = kExitInvalid;
+    }
+    if (rc == kExitOk && a.json) {
+      JsonWriter w;
+      w.lit("{\"path\":");
+      w.str(path);
+      w.field("tensor", tensor);
+      w.lit(",\"ok\":true");
+      w.field("to", tblob_dtype_name(out_dtype));
+      w.field_u64("row_begin", row_begin);
+      w.field_u64("row_end", row_end);
+      w.field_u64("cols", qi.cols);
+      w.field_u64("bytes", total);
+      w.field("out", out_path);
+      w.field("kernel", tblob_kernel_active());
+      w.raw('}');
+      w.flush_line(stdout);
     }
   } while (false);
   tblob_model_close(m);

@@ -1,10 +1,12 @@
-// tensorblob inspect [--json] PATH...
+// tensorblob inspect [--json] PATH... and tensorblob verify PATH (a model that is not UQFF)
 #include <cstdio>
 #include <cstring>
 #include <string>
 
+#include "cli.h"
 #include "commands.h"
 #include "json_writer.h"
+#include "term.h"
 #include "tensorblob.h"
 
 namespace tbcli {
@@ -146,9 +148,14 @@ void json_model(JsonWriter &w, const char *path, const tblob_model *m) {
 
 void text_model(const char *path, const tblob_model *m) {
   const uint64_t n = tblob_model_tensor_count(m);
-  std::printf("%s: %s, %llu tensors, %u file%s\n", path, tblob_format_name(tblob_model_format(m)),
+  uint64_t bytes = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
+    if (tblob_tensor_at(m, i, &t, nullptr) == TBLOB_OK) bytes += t.data_length;
+  }
+  std::printf("%s: %s, %llu tensors, %u file%s, %s of tensor data\n", path, tblob_format_name(tblob_model_format(m)),
               static_cast<unsigned long long>(n), tblob_model_file_count(m),
-              tblob_model_file_count(m) == 1 ? "" : "s");
+              tblob_model_file_count(m) == 1 ? "" : "s", human_bytes(bytes).c_str());
   const uint64_t nm = tblob_metadata_count(m);
   for (uint64_t i = 0; i < nm; ++i) {
     const char *k, *v;
@@ -174,54 +181,98 @@ void text_model(const char *path, const tblob_model *m) {
 
 }  // namespace
 
-int cmd_inspect(int argc, char **argv) {
-  bool json = false;
+int cmd_inspect(const Args &a) {
+  const bool json = a.json;
   tblob_open_options opts = TBLOB_OPEN_OPTIONS_INIT;
-  int first = 0;
-  for (; first < argc; ++first) {
-    if (std::strcmp(argv[first], "--json") == 0) {
-      json = true;
-    } else if (std::strcmp(argv[first], "--no-checksum") == 0) {  // SLM1: skip only the checksum
-      opts.flags |= TBLOB_OPEN_FLAG_SLM1_NO_CHECKSUM;
-    } else if (std::strcmp(argv[first], "--") == 0) {
-      ++first;
-      break;
-    } else if (argv[first][0] == '-' && argv[first][1] != '\0') {
-      std::fprintf(stderr, "tensorblob inspect: unknown option '%s'\n", argv[first]);
-      return kExitUsage;
-    } else {
-      break;
-    }
-  }
-  if (first >= argc) {
-    std::fprintf(stderr, "usage: tensorblob inspect [--json] [--no-checksum] PATH...\n");
-    return kExitUsage;
-  }
+  if (a.has("--no-checksum")) opts.flags |= TBLOB_OPEN_FLAG_SLM1_NO_CHECKSUM;  // SLM1: skip only the checksum
   int rc = kExitOk;
   JsonWriter w(stdout);
-  for (int i = first; i < argc; ++i) {
+  for (const char *path : a.positional) {
     tblob_diag d = TBLOB_DIAG_INIT;
     tblob_model *m = nullptr;
-    const tblob_status s = tblob_model_open(argv[i], &opts, &m, &d);
+    const tblob_status s = tblob_model_open(path, &opts, &m, &d);
     if (s != TBLOB_OK) {
       rc = kExitInvalid;
       if (json) {
-        json_error(w, argv[i], d);
+        json_error(w, path, d);
         w.flush_line(stdout);
       } else {
-        std::fprintf(stderr, "%s: %s: %s\n", argv[i], tblob_status_name(s), d.message);
+        std::fprintf(stderr, "%s: %s: %s\n", path, tblob_status_name(s), d.message);
       }
       continue;
     }
     if (json) {
-      json_model(w, argv[i], m);
+      json_model(w, path, m);
       w.flush_line(stdout);
     } else {
-      text_model(argv[i], m);
+      text_model(path, m);
     }
     tblob_model_close(m);
   }
   return rc;
+}
+
+// Opens PATH with every check and asks each quantized tensor whether it would dequantize
+// (companions present, shapes and scale counts consistent).
+int cmd_verify_model(const Args &a, const char *path) {
+  tblob_diag d = TBLOB_DIAG_INIT;
+  tblob_model *m = nullptr;
+  const tblob_status s = tblob_model_open(path, nullptr, &m, &d);
+  JsonWriter w(stdout);
+  if (s != TBLOB_OK) {
+    if (a.json) {
+      json_error(w, path, d);
+      w.flush_line(stdout);
+    } else {
+      std::printf("%s: INVALID: %s: %s\n", path, tblob_status_name(s), d.message);
+    }
+    return kExitInvalid;
+  }
+  const uint64_t n = tblob_model_tensor_count(m);
+  uint64_t quantized = 0, bad = 0;
+  if (a.json) {
+    w.lit("{\"path\":");
+    w.str(path);
+    w.lit(",\"format\":");
+    w.str(tblob_format_name(tblob_model_format(m)));
+    w.lit(",\"problems\":[");
+  }
+  for (uint64_t i = 0; i < n; ++i) {
+    tblob_quant_info q = TBLOB_QUANT_INFO_INIT;
+    tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
+    if (tblob_tensor_at(m, i, &t, nullptr) != TBLOB_OK || !quant_info(m, i, &q)) continue;
+    ++quantized;
+    if (q.status == TBLOB_OK) continue;
+    tblob_diag qd = TBLOB_DIAG_INIT;
+    uint64_t bytes = 0;
+    tblob_tensor_dequant_size(m, i, TBLOB_DTYPE_F32, 0, q.rows, &bytes, &qd);
+    if (a.json) {
+      if (bad) w.raw(',');
+      w.lit("{\"tensor\":");
+      w.str(t.name, t.name_len);
+      w.field("status", tblob_status_name(q.status));
+      w.field("message", qd.message[0] ? qd.message : tblob_status_message(q.status));
+      w.raw('}');
+    } else {
+      std::printf("%s: %.*s: %s: %s\n", path, static_cast<int>(t.name_len), t.name, tblob_status_name(q.status),
+                  qd.message[0] ? qd.message : tblob_status_message(q.status));
+    }
+    ++bad;
+  }
+  if (a.json) {
+    w.lit("],\"ok\":");
+    w.raw(bad ? "false" : "true");
+    w.field_u64("tensors", n);
+    w.field_u64("quantized", quantized);
+    w.raw('}');
+    w.flush_line(stdout);
+  } else {
+    std::printf("%s: %s, %llu tensors (%llu quantized): %s\n", path, tblob_format_name(tblob_model_format(m)),
+                static_cast<unsigned long long>(n), static_cast<unsigned long long>(quantized),
+                bad ? "INVALID" : "OK");
+  }
+  tblob_model_close(m);
+  return bad ? kExitInvalid : kExitOk;
 }
 
 }  // namespace tbcli

@@ -6,72 +6,17 @@
 #include <cstring>
 #include <ctime>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
+#include "cli.h"
 #include "commands.h"
 #include "json_writer.h"
+#include "term.h"
 #include "tensorblob.h"
 
 namespace tbcli {
 
 namespace {
-
-std::string human_bytes(uint64_t b) {
-  const char *units[] = {"B", "KB", "MB", "GB", "TB"};
-  double v = static_cast<double>(b);
-  int u = 0;
-  while (v >= 1000.0 && u < 4) {
-    v /= 1000.0;
-    ++u;
-  }
-  char buf[32];
-  if (u == 0)
-    std::snprintf(buf, sizeof(buf), "%llu B", static_cast<unsigned long long>(b));
-  else
-    std::snprintf(buf, sizeof(buf), "%.1f %s", v, units[u]);
-  return buf;
-}
-
-struct Args {
-  const char *store = nullptr;
-  const char *name = nullptr;
-  bool json = false;
-  bool remove = false;
-  bool map = false;  // verify --map
-  unsigned threads = 0;
-  std::vector<const char *> rest;
-};
-
-// Parses --store DIR, --json, --name N, --remove, --threads N, --map; the rest are positional.
-bool parse(const char *cmd, int argc, char **argv, Args *a, bool allow_name, bool allow_remove) {
-  for (int i = 0; i < argc; ++i) {
-    const char *s = argv[i];
-    if (std::strcmp(s, "--store") == 0 && i + 1 < argc) {
-      a->store = argv[++i];
-    } else if (std::strncmp(s, "--store=", 8) == 0) {
-      a->store = s + 8;
-    } else if (std::strcmp(s, "--json") == 0) {
-      a->json = true;
-    } else if (allow_name && std::strcmp(s, "--name") == 0 && i + 1 < argc) {
-      a->name = argv[++i];
-    } else if (allow_remove && std::strcmp(s, "--remove") == 0) {
-      a->remove = true;
-    } else if (std::strcmp(cmd, "verify") == 0 && std::strcmp(s, "--map") == 0) {
-      a->map = true;
-    } else if (std::strcmp(s, "--threads") == 0 && i + 1 < argc) {
-      a->threads = static_cast<unsigned>(std::strtoul(argv[++i], nullptr, 10));
-    } else if (std::strcmp(s, "--") == 0) {
-      for (++i; i < argc; ++i) a->rest.push_back(argv[i]);
-    } else if (s[0] == '-' && s[1] != '\0') {
-      std::fprintf(stderr, "tensorblob %s: unknown option '%s'\n", cmd, s);
-      return false;
-    } else {
-      a->rest.push_back(s);
-    }
-  }
-  return true;
-}
 
 tblob_store *open_store(const char *cmd, const char *dir, bool create, bool json, int *rc) {
   tblob_store_options o = TBLOB_STORE_OPTIONS_INIT;
@@ -159,41 +104,17 @@ int ls_entry(void *user, const tblob_store_entry *e) {
 
 // ---- verify ---------------------------------------------------------------------------------
 
-// A one-line progress bar on stderr, redrawn at most every 100 ms and at the end.
-struct ProgressBar {
-  bool on = false;
-  std::chrono::steady_clock::time_point last;
-
-  void draw(const char *verb, uint64_t bytes_done, uint64_t bytes_total, uint64_t done, uint64_t total,
-            const char *unit) {
-    if (!on) return;
-    const auto now = std::chrono::steady_clock::now();
-    if (done != total && now - last < std::chrono::milliseconds(100)) return;
-    last = now;
-    const double frac = bytes_total ? static_cast<double>(bytes_done) / static_cast<double>(bytes_total) : 1.0;
-    const int width = 30, fill = static_cast<int>(frac * width + 0.5);
-    std::string bar(static_cast<size_t>(fill), '#');
-    bar.append(static_cast<size_t>(width - fill), '.');
-    std::fprintf(stderr, "\r%s [%s] %3d%%  %s / %s  %llu/%llu %s", verb, bar.c_str(), static_cast<int>(frac * 100),
-                 human_bytes(bytes_done).c_str(), human_bytes(bytes_total).c_str(),
-                 static_cast<unsigned long long>(done), static_cast<unsigned long long>(total), unit);
-    std::fflush(stderr);
-  }
-  void clear() const {
-    if (on) std::fprintf(stderr, "\r\033[K");
-  }
-};
-
 struct VerifyState {
   JsonWriter *w;
   bool json;
-  ProgressBar bar;
+  bool colour;
+  ProgressBar bar{"verifying", true};
   int bad = 0;
 };
 
 int verify_progress(void *user, const tblob_verify_progress *p) {
-  static_cast<VerifyState *>(user)->bar.draw("verifying", p->bytes_done, p->bytes_total, p->blobs_done,
-                                             p->blobs_total, "blobs");
+  static_cast<VerifyState *>(user)->bar.update(p->bytes_done, p->bytes_total, p->blobs_done, p->blobs_total,
+                                               "blobs");
   return 0;
 }
 
@@ -219,11 +140,15 @@ int verify_blob(void *user, const tblob_blob_result *r) {
     w.raw('}');
   } else {
     st->bar.clear();
+    std::fflush(stdout);
+    const std::string bad = paint(st->colour, Colour::kRed, "BAD");
     if (r->digest_len)
-      std::printf("BAD %.*s: %s: %s\n", static_cast<int>(r->path_len), r->path, tblob_status_name(r->status), r->message);
+      std::printf("%s %.*s: %s: %s\n", bad.c_str(), static_cast<int>(r->path_len), r->path,
+                  tblob_status_name(r->status), r->message);
     else
-      std::printf("BAD manifest %.*s: %s: %s\n", static_cast<int>(r->path_len), r->path, tblob_status_name(r->status),
-                  r->message);
+      std::printf("%s manifest %.*s: %s: %s\n", bad.c_str(), static_cast<int>(r->path_len), r->path,
+                  tblob_status_name(r->status), r->message);
+    std::fflush(stdout);
   }
   ++st->bad;
   return 0;
@@ -336,42 +261,20 @@ void json_store_model(JsonWriter &w, const std::string &path, const tblob_model 
 
 }  // namespace
 
-// What a store command starts with: its options, the usage check, the store.
-struct StoreCommand {
-  const char *name;
-  const char *usage;     // after "tensorblob "
-  size_t min_positional, max_positional;
-  bool name_option;      // --name MODEL[:TAG] is required
-  bool remove_option;
-  bool create;           // create the store if it does not exist (import)
-};
-
-tblob_store *start_store_command(const StoreCommand &c, int argc, char **argv, Args *a, int *rc) {
-  *rc = kExitUsage;
-  if (!parse(c.name, argc, argv, a, c.name_option, c.remove_option)) return nullptr;
-  if (!a->store || (c.name_option && !a->name) || a->rest.size() < c.min_positional ||
-      a->rest.size() > c.max_positional) {
-    std::fprintf(stderr, "usage: tensorblob %s\n", c.usage);
+// The store of a store command (--store DIR is required), or nullptr with *rc set.
+tblob_store *start_store(const Args &a, bool create, int *rc) {
+  const char *dir = a.get("--store");
+  if (!dir) {
+    *rc = usage_error(*a.cmd, "--store DIR is required");
     return nullptr;
   }
   *rc = kExitOk;
-  return open_store(c.name, a->store, c.create, a->json, rc);
+  return open_store(a.cmd->name, dir, create, a.json, rc);
 }
 
-bool store_option_present(int argc, char **argv) {
-  for (int i = 0; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--") == 0) return false;
-    if (std::strcmp(argv[i], "--store") == 0 || std::strncmp(argv[i], "--store=", 8) == 0) return true;
-  }
-  return false;
-}
-
-int cmd_ls(int argc, char **argv) {
-  Args a;
+int cmd_ls(const Args &a) {
   int rc;
-  static const StoreCommand kCommand = {"ls", "ls --store DIR [--json]",
-                                         0, 0, false, false, false};
-  tblob_store *s = start_store_command(kCommand, argc, argv, &a, &rc);
+  tblob_store *s = start_store(a, false, &rc);
   if (!s) return rc;
   JsonWriter w;
   LsState st;
@@ -380,7 +283,7 @@ int cmd_ls(int argc, char **argv) {
   if (a.json) {
     w.raw('{');
     w.key("store");
-    w.str(a.store);
+    w.str(a.get("--store"));
     w.raw(",\"models\":[");
   }
   tblob_diag d = TBLOB_DIAG_INIT;
@@ -401,16 +304,13 @@ int cmd_ls(int argc, char **argv) {
   return r == TBLOB_OK && st.bad == 0 ? kExitOk : kExitInvalid;
 }
 
-int cmd_store_inspect(int argc, char **argv) {
-  Args a;
+int cmd_store_inspect(const Args &a) {
   int rc;
-  static const StoreCommand kCommand = {"inspect", "inspect [--json] --store DIR MODEL[:TAG]...",
-                                         1, SIZE_MAX, false, false, false};
-  tblob_store *s = start_store_command(kCommand, argc, argv, &a, &rc);
+  tblob_store *s = start_store(a, false, &rc);
   if (!s) return rc;
   JsonWriter w;
-  for (const char *name : a.rest) {
-    std::string path = std::string(a.store) + "/" + name;
+  for (const char *name : a.positional) {
+    std::string path = std::string(a.get("--store")) + "/" + name;
     tblob_diag d = TBLOB_DIAG_INIT;
     tblob_model *m = nullptr;
     const tblob_status st = tblob_store_open_model(s, name, std::strlen(name), nullptr, &m, &d);
@@ -463,32 +363,37 @@ int cmd_store_inspect(int argc, char **argv) {
   return rc;
 }
 
-int cmd_verify(int argc, char **argv) {
-  Args a;
+int cmd_verify(const Args &a) {
   int rc;
-  static const StoreCommand kCommand = {"verify", "verify --store DIR [MODEL[:TAG]] [--json] [--threads N] [--map]",
-                                         0, 1, false, false, false};
-  tblob_store *s = start_store_command(kCommand, argc, argv, &a, &rc);
+  tblob_store *s = start_store(a, false, &rc);
   if (!s) return rc;
   JsonWriter w;
   VerifyState st;
   st.w = &w;
   st.json = a.json;
-  st.bar.on = !a.json && ::isatty(2);
+  st.colour = !a.json && colour_enabled(stdout);
   tblob_verify_options o = TBLOB_VERIFY_OPTIONS_INIT;
-  o.threads = a.threads;
-  if (a.map) o.flags |= TBLOB_VERIFY_MAP;
+  if (const char *t = a.get("--threads")) {
+    char *end = nullptr;
+    const unsigned long v = std::strtoul(t, &end, 10);
+    if (!*t || *end || t[0] == '-' || v > 4096) {
+      tblob_store_close(s);
+      return usage_error(*a.cmd, "--threads wants a number from 0 to 4096, not '%s'", t);
+    }
+    o.threads = static_cast<uint32_t>(v);
+  }
+  if (a.has("--map")) o.flags |= TBLOB_VERIFY_MAP;
   o.progress = verify_progress;
   o.progress_user = &st;
   o.on_blob = verify_blob;
   o.on_blob_user = &st;
   tblob_verify_summary sum = TBLOB_VERIFY_SUMMARY_INIT;
   tblob_diag d = TBLOB_DIAG_INIT;
-  const char *model = a.rest.empty() ? nullptr : a.rest[0];
+  const char *model = a.positional.empty() ? nullptr : a.positional[0];
   if (a.json) {
     w.raw('{');
     w.key("store");
-    w.str(a.store);
+    w.str(a.get("--store"));
     if (model) {
       w.field("model", model);
     }
@@ -497,8 +402,8 @@ int cmd_verify(int argc, char **argv) {
   const auto t0 = std::chrono::steady_clock::now();
   const tblob_status r = tblob_store_verify(s, model, model ? std::strlen(model) : 0, &o, &sum, &d);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  st.bar.clear();
   const bool ok = r == TBLOB_OK;
+  st.bar.finish(ok || st.bad > 0);  // bad blobs are findings: every blob was still hashed
   if (a.json) {
     w.raw("],\"ok\":");
     w.raw(ok ? "true" : "false");
@@ -532,37 +437,38 @@ int cmd_verify(int argc, char **argv) {
   return ok ? kExitOk : kExitInvalid;
 }
 
-int cmd_import(int argc, char **argv) {
-  Args a;
+int cmd_import(const Args &a) {
   int rc;
-  static const StoreCommand kCommand = {"import", "import --store DIR --name MODEL[:TAG] [--json] SRC_DIR",
-                                         1, 1, true, false, true};
-  tblob_store *s = start_store_command(kCommand, argc, argv, &a, &rc);
+  tblob_store *s = start_store(a, true, &rc);
   if (!s) return rc;
   tblob_import_result res = TBLOB_IMPORT_RESULT_INIT;
   tblob_diag d = TBLOB_DIAG_INIT;
-  ProgressBar bar;
-  bar.on = !a.json && ::isatty(2);
+  const char *name = a.get("--name");
+  if (!name) {
+    tblob_store_close(s);
+    return usage_error(*a.cmd, "--name MODEL[:TAG] is required");
+  }
+  ProgressBar bar("importing", true);
   tblob_import_options o = TBLOB_IMPORT_OPTIONS_INIT;
   o.progress = [](void *user, const tblob_import_progress *p) {
-    static_cast<ProgressBar *>(user)->draw("importing", p->bytes_done, p->bytes_total, p->tensors_done,
-                                           p->tensors_total, "tensors");
+    static_cast<ProgressBar *>(user)->update(p->bytes_done, p->bytes_total, p->tensors_done, p->tensors_total,
+                                             "tensors");
     return 0;
   };
   o.progress_user = &bar;
   const auto t0 = std::chrono::steady_clock::now();
-  const tblob_status r = tblob_store_import(s, a.name, std::strlen(a.name), a.rest[0], &o, &res, &d);
-  bar.clear();
+  const tblob_status r = tblob_store_import(s, name, std::strlen(name), a.positional[0], &o, &res, &d);
+  bar.finish(r == TBLOB_OK);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   char canon[1024];
   size_t cl = 0;
-  if (tblob_ollama_name_canonical(a.name, std::strlen(a.name), canon, sizeof(canon), &cl, nullptr) != TBLOB_OK)
-    std::snprintf(canon, sizeof(canon), "%s", a.name);
+  if (tblob_ollama_name_canonical(name, std::strlen(name), canon, sizeof(canon), &cl, nullptr) != TBLOB_OK)
+    std::snprintf(canon, sizeof(canon), "%s", name);
   if (a.json) {
     JsonWriter w;
     w.raw('{');
     w.key("store");
-    w.str(a.store);
+    w.str(a.get("--store"));
     w.field("name", canon);
     w.raw(",\"ok\":");
     w.raw(r == TBLOB_OK ? "true" : "false");
@@ -594,20 +500,17 @@ int cmd_import(int argc, char **argv) {
   return r == TBLOB_OK ? kExitOk : kExitInvalid;
 }
 
-int cmd_gc(int argc, char **argv) {
-  Args a;
+int cmd_gc(const Args &a) {
   int rc;
-  static const StoreCommand kCommand = {"gc", "gc --store DIR [--remove] [--json]",
-                                         0, 0, false, true, false};
-  tblob_store *s = start_store_command(kCommand, argc, argv, &a, &rc);
+  tblob_store *s = start_store(a, false, &rc);
   if (!s) return rc;
   JsonWriter w;
   GcState st;
   st.w = &w;
   st.json = a.json;
-  st.remove = a.remove;
+  st.remove = a.has("--remove");
   tblob_gc_options o = TBLOB_GC_OPTIONS_INIT;
-  if (a.remove) o.flags |= TBLOB_GC_REMOVE;
+  if (a.has("--remove")) o.flags |= TBLOB_GC_REMOVE;
   o.on_entry = gc_entry;
   o.user = &st;
   tblob_gc_result res = TBLOB_GC_RESULT_INIT;
@@ -615,9 +518,9 @@ int cmd_gc(int argc, char **argv) {
   if (a.json) {
     w.raw('{');
     w.key("store");
-    w.str(a.store);
+    w.str(a.get("--store"));
     w.raw(",\"dry_run\":");
-    w.raw(a.remove ? "false" : "true");
+    w.raw(a.has("--remove") ? "false" : "true");
     w.raw(",\"entries\":[");
   }
   const tblob_status r = tblob_store_gc(s, &o, &res, &d);
@@ -638,9 +541,9 @@ int cmd_gc(int argc, char **argv) {
   } else if (r == TBLOB_OK) {
     std::printf("%llu file%s (%s) %s; %llu blobs referenced by %llu manifests%s\n",
                 static_cast<unsigned long long>(res.listed_files), res.listed_files == 1 ? "" : "s",
-                human_bytes(res.listed_bytes).c_str(), a.remove ? "removed" : "unreferenced",
+                human_bytes(res.listed_bytes).c_str(), a.has("--remove") ? "removed" : "unreferenced",
                 static_cast<unsigned long long>(res.referenced_blobs), static_cast<unsigned long long>(res.manifests),
-                a.remove || res.listed_files == 0 ? "" : " (dry run: add --remove to delete)");
+                a.has("--remove") || res.listed_files == 0 ? "" : " (dry run: add --remove to delete)");
   } else {
     std::fprintf(stderr, "tensorblob gc: %s: %s\n", tblob_status_name(r), d.message);
   }

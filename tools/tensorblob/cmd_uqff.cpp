@@ -2,7 +2,7 @@
 //   tensorblob verify [--json] PATH...      per-layer report of UQFF shard sets (cmd_uqff_verify)
 //   tensorblob dequant [--to f32|f16|bf16] [--rows A:B] [--expert N] [--kernel NAME]
 //                      --out FILE PATH TENSOR  (cmd_uqff_dequant, for UQFF inputs)
-// uqff_cli_applies() tells a dispatcher whether the first path argument is UQFF.
+// main.cpp sends a path here when tblob_uqff_detect says it holds UQFF.
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -11,8 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "cli.h"
 #include "commands.h"
 #include "json_writer.h"
+#include "term.h"
 #include "tensorblob.h"
 
 namespace tbcli {
@@ -188,66 +190,12 @@ int on_entry(void *user, const tblob_uqff_report_entry *e) {
   return 0;
 }
 
-bool parse_u64(const char *s, uint64_t *v) {
-  if (!s || !*s) return false;
-  char *end;
-  errno = 0;
-  const unsigned long long x = std::strtoull(s, &end, 10);
-  if (errno || *end || s[0] == '-') return false;
-  *v = x;
-  return true;
-}
-
 }  // namespace
 
-namespace {
-
-bool is_uqff(const char *path) {
-  int yes = 0;
-  return tblob_uqff_detect(path, &yes, nullptr) == TBLOB_OK && yes;
-}
-
-}  // namespace
-
-bool uqff_cli_applies(int argc, char **argv) {
-  for (int i = 0; i < argc; ++i) {
-    const char *a = argv[i];
-    if (std::strcmp(a, "--") == 0) return i + 1 < argc && is_uqff(argv[i + 1]);
-    if (a[0] == '-' && a[1]) {
-      // options with a value
-      if (!std::strcmp(a, "--to") || !std::strcmp(a, "--rows") || !std::strcmp(a, "--expert") ||
-          !std::strcmp(a, "--kernel") || !std::strcmp(a, "--out") || !std::strcmp(a, "--store") ||
-          !std::strcmp(a, "--threads"))
-        ++i;
-      continue;
-    }
-    return is_uqff(a);
-  }
-  return false;
-}
-
-int cmd_uqff_verify(int argc, char **argv) {
-  bool json = false;
-  int first = 0;
-  for (; first < argc; ++first) {
-    if (std::strcmp(argv[first], "--json") == 0) {
-      json = true;
-    } else if (std::strcmp(argv[first], "--") == 0) {
-      ++first;
-      break;
-    } else if (argv[first][0] == '-' && argv[first][1] != '\0') {
-      std::fprintf(stderr, "tensorblob verify: unknown option '%s'\n", argv[first]);
-      return kExitUsage;
-    } else {
-      break;
-    }
-  }
-  if (first >= argc) {
-    std::fprintf(stderr, "usage: tensorblob verify [--json] UQFF_DIR|SHARD...\n");
-    return kExitUsage;
-  }
+int cmd_uqff_verify(const Args &a, const char *path) {
+  const bool json = a.json;
   int rc = kExitOk;
-  for (int i = first; i < argc; ++i) {
+  {
     JsonWriter w;
     VerifyCtx c;
     c.json = json;
@@ -255,15 +203,15 @@ int cmd_uqff_verify(int argc, char **argv) {
     if (json) {
       w.raw('{');
       w.key("path");
-      w.str(argv[i]);
+      w.str(path);
       w.field("format", "uqff");
       w.raw(',');
     } else {
-      std::printf("%s:\n", argv[i]);
+      std::printf("%s:\n", path);
     }
     tblob_diag d = TBLOB_DIAG_INIT;
     tblob_uqff_verify_result r = TBLOB_UQFF_VERIFY_RESULT_INIT;
-    const char *paths[1] = {argv[i]};
+    const char *paths[1] = {path};
     const tblob_status s = tblob_uqff_verify(paths, 1, nullptr, on_entry, &c, &r, &d);
     if (s != TBLOB_OK) rc = kExitInvalid;
     if (json) {
@@ -288,7 +236,7 @@ int cmd_uqff_verify(int argc, char **argv) {
       w.flush_line(stdout);
     } else {
       std::printf("%s: UQFF %u.%u.%u, %u shard%s, %" PRIu64 " layers, %" PRIu64 " other tensors: %s",
-                  argv[i], r.version_major, r.version_minor, r.version_patch, r.shards, r.shards == 1 ? "" : "s",
+                  path, r.version_major, r.version_minor, r.version_patch, r.shards, r.shards == 1 ? "" : "s",
                   r.layers, r.tensors, s == TBLOB_OK ? "OK" : "INVALID");
       std::printf(" (%" PRIu64 " error%s, %" PRIu64 " warning%s)\n", r.errors, r.errors == 1 ? "" : "s",
                   r.warnings, r.warnings == 1 ? "" : "s");
@@ -298,48 +246,21 @@ int cmd_uqff_verify(int argc, char **argv) {
   return rc;
 }
 
-int cmd_uqff_dequant(int argc, char **argv) {
+int cmd_uqff_dequant(const Args &a) {
   uint32_t to = TBLOB_DTYPE_F32;
   uint64_t rb = 0, re = UINT64_MAX, expert = UINT64_MAX;
-  const char *out = nullptr, *kernel = nullptr;
-  int i = 0;
-  auto usage = [] {
-    std::fprintf(stderr, "usage: tensorblob dequant [--to f32|f16|bf16] [--rows A:B] [--expert N] [--kernel NAME] "
-                         "--out FILE PATH TENSOR\n");
-    return kExitUsage;
-  };
-  for (; i < argc; ++i) {
-    const char *a = argv[i];
-    if (a[0] != '-' || !a[1]) break;
-    if (!std::strcmp(a, "--")) {
-      ++i;
-      break;
-    }
-    if (i + 1 >= argc) return usage();
-    const char *v = argv[++i];
-    if (!std::strcmp(a, "--to")) {
-      if (!std::strcmp(v, "f32")) to = TBLOB_DTYPE_F32;
-      else if (!std::strcmp(v, "f16")) to = TBLOB_DTYPE_F16;
-      else if (!std::strcmp(v, "bf16")) to = TBLOB_DTYPE_BF16;
-      else return usage();
-    } else if (!std::strcmp(a, "--rows")) {
-      const char *colon = std::strchr(v, ':');
-      if (!colon) return usage();
-      std::string lo(v, colon), hi(colon + 1);
-      if ((!lo.empty() && !parse_u64(lo.c_str(), &rb)) || (!hi.empty() && !parse_u64(hi.c_str(), &re))) return usage();
-    } else if (!std::strcmp(a, "--expert")) {
-      if (!parse_u64(v, &expert)) return usage();
-    } else if (!std::strcmp(a, "--kernel")) {
-      kernel = v;
-    } else if (!std::strcmp(a, "--out")) {
-      out = v;
-    } else {
-      std::fprintf(stderr, "tensorblob dequant: unknown option '%s'\n", a);
-      return usage();
-    }
+  if (const char *v = a.get("--to")) to = dtype_from_name(v);
+  if (const char *v = a.get("--rows"))
+    if (!parse_rows(v, &rb, &re)) return usage_error(*a.cmd, "--rows wants A:B, not '%s'", v);
+  if (const char *v = a.get("--expert")) {
+    char *end = nullptr;
+    errno = 0;
+    const unsigned long long x = std::strtoull(v, &end, 10);
+    if (!*v || *end || errno || v[0] == '-') return usage_error(*a.cmd, "--expert wants a number, not '%s'", v);
+    expert = x;
   }
-  if (!out || argc - i != 2) return usage();
-  const char *path = argv[i], *name = argv[i + 1];
+  const char *out = a.get("--out"), *kernel = a.get("--kernel");
+  const char *path = a.positional[0], *name = a.positional[1];
   tblob_diag d = TBLOB_DIAG_INIT;
   if (kernel && tblob_kernel_set(kernel, &d) != TBLOB_OK) {
     std::fprintf(stderr, "tensorblob dequant: kernel %s: %s\n", kernel, d.message);
@@ -374,20 +295,63 @@ int cmd_uqff_dequant(int argc, char **argv) {
       std::fprintf(stderr, "%s: %s: %s\n", path, tblob_status_name(s), d.message);
       rc = s == TBLOB_E_RANGE ? kExitUsage : kExitInvalid;
     } else {
-      buf.resize(bytes ? bytes : 1);
-      s = tblob_tensor_dequantize(m, index, to, rb, re, buf.data(), bytes, &d);
-      if (s != TBLOB_OK) {
-        std::fprintf(stderr, "%s: %s: %s\n", path, tblob_status_name(s), d.message);
+      // The range is valid: decode in chunks of about 16 MiB (constant memory, a progress bar
+      // on a terminal for large outputs) and stream them out.
+      const uint64_t row_bytes = li.cols * (to == TBLOB_DTYPE_F32 ? 4 : 2);
+      const uint64_t rows = row_bytes ? bytes / row_bytes : 0;
+      re = rb + rows;
+      uint64_t chunk = row_bytes ? (uint64_t{16} << 20) / row_bytes : 1;
+      if (chunk == 0) chunk = 1;
+      if (chunk > rows) chunk = rows ? rows : 1;
+      buf.resize(static_cast<size_t>(rows ? chunk * row_bytes : bytes) + 1);
+      FILE *f = std::strcmp(out, "-") == 0 ? stdout : std::fopen(out, "wb");
+      ProgressBar bar("dequantizing", bytes > (uint64_t{16} << 20));
+      if (!f) {
+        std::fprintf(stderr, "tensorblob dequant: cannot write %s: %s\n", out, std::strerror(errno));
+        rc = kExitInvalid;
+      } else if (rows == 0) {  // nothing to write (or a 0-d value: one call)
+        if (bytes && ((s = tblob_tensor_dequantize(m, index, to, rb, re, buf.data(), bytes, &d)) != TBLOB_OK ||
+                      std::fwrite(buf.data(), 1, bytes, f) != bytes))
+          rc = kExitInvalid;
+      } else {
+        for (uint64_t r = rb; r < re && rc == kExitOk; r += chunk) {
+          bar.update((r - rb) * row_bytes, bytes);
+          const uint64_t e = re - r < chunk ? re : r + chunk;
+          const size_t n = static_cast<size_t>((e - r) * row_bytes);
+          if ((s = tblob_tensor_dequantize(m, index, to, r, e, buf.data(), buf.size(), &d)) != TBLOB_OK) {
+            bar.clear();
+            std::fprintf(stderr, "%s: %s: %s\n", path, tblob_status_name(s), d.message);
+            rc = kExitInvalid;
+          } else if (std::fwrite(buf.data(), 1, n, f) != n) {
+            bar.clear();
+            std::fprintf(stderr, "tensorblob dequant: cannot write %s: %s\n", out, std::strerror(errno));
+            rc = kExitInvalid;
+          }
+        }
+        bar.finish(rc == kExitOk);
+      }
+      if (f && f != stdout && std::fclose(f) != 0 && rc == kExitOk) {
+        std::fprintf(stderr, "tensorblob dequant: cannot write %s: %s\n", out, std::strerror(errno));
         rc = kExitInvalid;
       }
+      if (f == stdout && std::fflush(stdout) != 0) rc = kExitInvalid;
     }
   }
   tblob_model_close(m);
   if (rc != kExitOk) return rc;
-  FILE *f = std::strcmp(out, "-") == 0 ? stdout : std::fopen(out, "wb");
-  if (!f || std::fwrite(buf.data(), 1, bytes, f) != bytes || (f != stdout && std::fclose(f) != 0)) {
-    std::fprintf(stderr, "tensorblob dequant: cannot write %s: %s\n", out, std::strerror(errno));
-    return kExitInvalid;
+  if (a.json) {
+    JsonWriter w;
+    w.lit("{\"path\":");
+    w.str(path);
+    w.field("tensor", name);
+    w.lit(",\"ok\":true");
+    w.field("to", tblob_dtype_name(to));
+    w.field_u64("row_begin", rb);
+    w.field_u64("row_end", re);
+    w.field_u64("bytes", bytes);
+    w.field("out", out);
+    w.raw('}');
+    w.flush_line(stdout);
   }
   return kExitOk;
 }

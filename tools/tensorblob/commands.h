@@ -1,6 +1,8 @@
-// One function per CLI command. Each returns the process exit code:
-// 0 success, 1 invalid input found, 2 usage error.
+// One function per CLI command, each given its parsed command line (cli.h). Each returns the
+// process exit code: 0 success, 1 invalid input found (diff: different), 2 usage error
+// (diff: trouble).
 #pragma once
+#include <cstdint>
 
 namespace tbcli {
 
@@ -8,21 +10,26 @@ constexpr int kExitOk = 0;
 constexpr int kExitInvalid = 1;
 constexpr int kExitUsage = 2;
 
-int cmd_inspect(int argc, char **argv);
-int cmd_dequant(int argc, char **argv);
-// Ollama stores (cmd_ollama.cpp, when ollama is built). `inspect --store` goes to
-// cmd_store_inspect when store_option_present(argc, argv).
-int cmd_ls(int argc, char **argv);
-int cmd_verify(int argc, char **argv);
-int cmd_import(int argc, char **argv);
-int cmd_gc(int argc, char **argv);
-int cmd_store_inspect(int argc, char **argv);
-bool store_option_present(int argc, char **argv);
-// UQFF (cmd_uqff.cpp, when uqff is built): `verify` and `dequant` for UQFF inputs.
-// uqff_cli_applies(argc, argv): the first path argument is a UQFF directory or shard.
-int cmd_uqff_verify(int argc, char **argv);
-int cmd_uqff_dequant(int argc, char **argv);
-bool uqff_cli_applies(int argc, char **argv);
-int cmd_convert(int argc, char **argv);  // SLM1 writer (cmd_convert.cpp, when slm1 is built)
+struct Args;
+
+int cmd_inspect(const Args &a);         // files (cmd_inspect.cpp)
+int cmd_verify_model(const Args &a, const char *path);  // `verify PATH` of a non-UQFF model
+int cmd_dequant(const Args &a);         // any model, or --store DIR MODEL (cmd_dequant.cpp)
+int cmd_diff(const Args &a);            // cmd_diff.cpp
+// Ollama stores (cmd_ollama.cpp, when ollama is built).
+int cmd_ls(const Args &a);
+int cmd_verify(const Args &a);          // verify --store
+int cmd_import(const Args &a);
+int cmd_gc(const Args &a);
+int cmd_store_inspect(const Args &a);   // inspect --store
+// UQFF (cmd_uqff.cpp, when uqff is built): main.cpp routes `verify PATH` and `dequant PATH`
+// here when tblob_uqff_detect says PATH is UQFF.
+int cmd_uqff_verify(const Args &a, const char *path);
+int cmd_uqff_dequant(const Args &a);
+int cmd_convert(const Args &a);
+// Shared value parsers (cmd_dequant.cpp): "f32"/"f16"/"bf16" -> TBLOB_DTYPE_*; "A:B", "A:",
+// ":B" -> [A, B) with B = TBLOB_ALL_ROWS when omitted.
+uint32_t dtype_from_name(const char *name);
+bool parse_rows(const char *s, uint64_t *begin, uint64_t *end);         // SLM1 writer (cmd_convert.cpp, when slm1 is built)
 
 }  // namespace tbcli

@@ -1,84 +1,332 @@
-// tensorblob: inspect, verify, ls, dequant, import, convert model-weight containers.
+// tensorblob: inspect, verify, diff, dequant, convert model-weight containers; ls, import, gc
+// Ollama stores. The command table below is the single source of every command's options,
+// --help, usage errors, completion scripts and (through gen_man.py) the man page.
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <string>
 
+#include "cli.h"
 #include "commands.h"
+#include "json_writer.h"
 #include "tblob_config.h"
 #include "tensorblob.h"
 
+namespace tbcli {
+
 namespace {
 
-void usage(FILE *f) {
-  std::fprintf(f,
-               "usage: tensorblob <command> [options] ...\n"
-               "\n"
-               "commands:\n"
-               "  inspect [--json] PATH...   format, tensors and metadata of each container\n"
-               "  dequant [--to f32|f16|bf16] [--rows A:B] [--kernel NAME] --out FILE PATH TENSOR\n"
-               "                             dequantize one tensor to raw little-endian values\n"
-               "  ls --store DIR [--json]    models of an Ollama store\n"
-               "  inspect [--json] --store DIR MODEL[:TAG]...\n"
-               "                             every tensor of every blob of a store model\n"
-               "  verify --store DIR [MODEL[:TAG]] [--json] [--threads N] [--map]\n"
-               "                             SHA-256 and size of every blob; exit 1 naming bad ones\n"
-               "  import --store DIR --name MODEL[:TAG] [--json] SRC_DIR\n"
-               "                             add a safetensors directory to a store (ollama create)\n"
-               "  gc --store DIR [--remove] [--json]\n"
-               "                             blobs no manifest references (dry run unless --remove)\n"
-               "  verify [--json] UQFF_DIR|SHARD...\n"
-               "                             per-layer UQFF report (family, bits, shard); exit 1 on\n"
-               "                             any structural or version problem\n"
-               "  convert --to slm1 [--dtype f32|q8_0|q4_0] [--block-size N] SRC OUT\n"
-               "                             safetensors (f32/f16/bf16) to SLM1; config.json beside SRC\n"
-               "  version                    library version\n"
-               "\n"
-               "Formats are detected from content, never from file names.\n"
-               "Exit status: 0 all valid, 1 some input invalid, 2 usage error.\n");
+constexpr size_t kMany = SIZE_MAX;
+
+int uqff_or(const char *path) {
+#if TBLOB_HAVE_UQFF
+  int yes = 0;
+  return tblob_uqff_detect(path, &yes, nullptr) == TBLOB_OK && yes;
+#else
+  (void)path;
+  return 0;
+#endif
 }
+
+int run_inspect(const Args &a) {
+#if TBLOB_HAVE_OLLAMA
+  if (a.has("--store")) {
+    if (a.has("--no-checksum")) return usage_error(*a.cmd, "--no-checksum applies to files, not --store");
+    return cmd_store_inspect(a);
+  }
+#endif
+  return cmd_inspect(a);
+}
+
+int run_dequant(const Args &a) {
+  if (!a.get("--out")) return usage_error(*a.cmd, "--out FILE is required (- for stdout)");
+  if (a.json && std::strcmp(a.get("--out"), "-") == 0)
+    return usage_error(*a.cmd, "--json writes the summary to stdout: give --out a file");
+  // Formats with their own dequant options (UQFF: --expert) go by what the path holds.
+  if (!a.has("--store") && uqff_or(a.positional[0])) {
+#if TBLOB_HAVE_UQFF
+    return cmd_uqff_dequant(a);
+#endif
+  }
+  if (a.has("--expert")) return usage_error(*a.cmd, "--expert applies to UQFF expert stacks only");
+  return cmd_dequant(a);
+}
+
+int run_verify(const Args &a) {
+#if TBLOB_HAVE_OLLAMA
+  if (a.has("--store")) {
+    if (a.positional.size() > 1) return usage_error(*a.cmd, "--store takes at most one MODEL[:TAG]");
+    return cmd_verify(a);
+  }
+  if (a.has("--threads") || a.has("--map")) return usage_error(*a.cmd, "--threads and --map need --store");
+#endif
+  if (a.positional.empty()) return usage_error(*a.cmd, "missing arguments");
+  int rc = kExitOk;
+  for (const char *p : a.positional) {
+    int r;
+#if TBLOB_HAVE_UQFF
+    if (uqff_or(p))
+      r = cmd_uqff_verify(a, p);
+    else
+#endif
+      r = cmd_verify_model(a, p);
+    if (r > rc) rc = r;
+  }
+  return rc;
+}
+
+int run_version(const Args &a) {
+  if (a.json) {
+    JsonWriter w;
+    w.lit("{\"version\":");
+    w.str(tblob_version_string());
+    w.lit(",\"features\":{\"ollama\":");
+    w.raw(TBLOB_HAVE_OLLAMA ? "true" : "false");
+    w.lit(",\"uqff\":");
+    w.raw(TBLOB_HAVE_UQFF ? "true" : "false");
+    w.lit(",\"slm1\":");
+    w.raw(TBLOB_HAVE_SLM1 ? "true" : "false");
+    w.lit("},\"kernel\":");
+    w.str(tblob_kernel_active());
+    w.raw('}');
+    w.flush_line(stdout);
+  } else {
+    std::printf("tensorblob %s\n", tblob_version_string());
+  }
+  return kExitOk;
+}
+
+int run_completion(const Args &a) {
+  std::string s;
+  if (!completion_script(a.positional[0], &s)) return usage_error(*a.cmd, "unknown shell '%s'", a.positional[0]);
+  if (a.json) {
+    JsonWriter w;
+    w.lit("{\"shell\":");
+    w.str(a.positional[0]);
+    w.lit(",\"script\":");
+    w.str(s.data(), s.size());
+    w.raw('}');
+    w.flush_line(stdout);
+  } else {
+    std::fwrite(s.data(), 1, s.size(), stdout);
+  }
+  return kExitOk;
+}
+
+// The command table itself, for tools that drive the CLI.
+void json_commands(const Command *only) {
+  size_t n;
+  const Command *t = commands(&n);
+  JsonWriter w;
+  w.lit("{\"version\":");
+  w.str(tblob_version_string());
+  w.lit(",\"commands\":[");
+  bool first = true;
+  for (size_t i = 0; i < n; ++i) {
+    const Command &c = t[i];
+    if (only && only != &c) continue;
+    if (!first) w.raw(',');
+    first = false;
+    w.lit("{\"name\":");
+    w.str(c.name);
+    w.field("summary", c.summary);
+    w.field("synopsis", c.synopsis);
+    w.field_u64("min_arguments", c.min_positional);
+    if (c.max_positional != kMany) w.field_u64("max_arguments", c.max_positional);
+    w.lit(",\"options\":[");
+    for (size_t k = 0; k < c.option_count; ++k) {
+      const Option &o = c.options[k];
+      if (k) w.raw(',');
+      w.lit("{\"name\":");
+      w.str(o.name);
+      if (o.short_name) w.field("short", o.short_name);
+      if (o.metavar) w.field("value", o.metavar);
+      if (o.choices) w.field("choices", o.choices);
+      w.field("help", o.help);
+      w.raw('}');
+    }
+    w.lit("]}");
+  }
+  w.lit("]}");
+  w.flush_line(stdout);
+}
+
+int run_help(const Args &a) {
+  const Command *c = a.positional.empty() ? nullptr : find_command(a.positional[0]);
+  if (!a.positional.empty() && !c) return usage_error(*a.cmd, "unknown command '%s'", a.positional[0]);
+  if (a.json) {
+    json_commands(c);
+    return kExitOk;
+  }
+  if (a.positional.empty()) {
+    print_main_help(stdout);
+    return kExitOk;
+  }
+  print_command_help(*c, stdout);
+  return kExitOk;
+}
+
+#define OPTS(x) x, sizeof(x) / sizeof(x[0])
+#if TBLOB_HAVE_OLLAMA
+#define STORE_OPTION(help) {"--store", nullptr, "DIR", help, Complete::kDir, nullptr},
+#else
+#define STORE_OPTION(help)
+#endif
+
+const Option kInspectOptions[] = {
+    {"--no-checksum", nullptr, nullptr, "SLM1: skip only the checksum (every structural check stays)",
+     Complete::kNone, nullptr},
+    STORE_OPTION("the arguments are models MODEL[:TAG] of this Ollama store")};
+
+const Option kDequantOptions[] = {
+    {"--out", "-o", "FILE", "output file (raw little-endian values, row-major); - for stdout", Complete::kFile,
+     nullptr},
+    {"--to", nullptr, "f32|f16|bf16", "output type (default f32)", Complete::kChoices, "f32 f16 bf16"},
+    {"--rows", nullptr, "A:B", "rows [A, B) of the logical tensor; A: and :B allowed (default all)",
+     Complete::kNone, nullptr},
+    {"--kernel", nullptr, "NAME", "kernel set (default: TBLOB_KERNEL or the best the host runs)",
+     Complete::kChoices, "auto scalar avx2 avx512 neon"},
+    {"--expert", nullptr, "N", "UQFF expert stacks: expert N (rows are then relative to it)", Complete::kNone,
+     nullptr},
+    STORE_OPTION("PATH is a model MODEL[:TAG] of this Ollama store")};
+
+#if TBLOB_HAVE_OLLAMA
+const Option kVerifyOptions[] = {
+    STORE_OPTION("verify the blobs of this Ollama store (all models, or MODEL[:TAG])")
+    {"--threads", nullptr, "N", "--store: hashing threads (default one per CPU)", Complete::kNone, nullptr},
+    {"--map", nullptr, nullptr, "--store: hash mapped files instead of read()", Complete::kNone, nullptr},
+};
+#define VERIFY_OPTIONS OPTS(kVerifyOptions)
+#else
+#define VERIFY_OPTIONS nullptr, 0
+#endif
+
+const Option kDiffOptions[] = {
+    {"--dequant", nullptr, nullptr, "also dequantize tensors of both models to f32 and report the max absolute "
+     "and relative difference", Complete::kNone, nullptr},
+};
+
+#if TBLOB_HAVE_OLLAMA
+const Option kLsOptions[] = {STORE_OPTION("the Ollama store (required)")};
+const Option kImportOptions[] = {
+    STORE_OPTION("the Ollama store (required; created when missing)")
+    {"--name", nullptr, "MODEL[:TAG]", "the model name (required)", Complete::kNone, nullptr},
+};
+const Option kGcOptions[] = {
+    STORE_OPTION("the Ollama store (required)")
+    {"--remove", nullptr, nullptr, "delete them (without it: a dry run that only lists)", Complete::kNone, nullptr},
+};
+#endif
+
+#if TBLOB_HAVE_SLM1
+const Option kConvertOptions[] = {
+    {"--to", nullptr, "slm1", "output format (required)", Complete::kChoices, "slm1"},
+    {"--dtype", nullptr, "f32|q8_0|q4_0", "type of rank 2-4 tensors (default f32; rank 1 stays f32)",
+     Complete::kChoices, "f32 q8_0 q4_0"},
+    {"--block-size", nullptr, "N", "q4_0 block size (default 32)", Complete::kNone, nullptr},
+    {"--config", nullptr, "FILE", "config.json to take the header from (default: beside SRC)", Complete::kFile,
+     nullptr},
+    {"--tokenizer", nullptr, "FILE", "a whole BTOK/BPE1 tokenizer section (default: byte tokenizer)",
+     Complete::kFile, nullptr},
+};
+#endif
+
+constexpr const Option *kNoOptions = nullptr;
+
+const Command kCommands[] = {
+    {"inspect",
+     "[--json] [--no-checksum] PATH...\n[--json] --store DIR MODEL[:TAG]...",
+     "format, tensors and metadata of each container",
+     "Any container, detected by content: a safetensors file, a sharded checkpoint (directory\n"
+     "or model.safetensors.index.json), an Ollama store model (STORE/MODEL[:TAG] or --store),\n"
+     "a UQFF shard set or an SLM1 file. With --json: one JSON object per PATH, one per line.\n",
+     OPTS(kInspectOptions), 1, kMany, Complete::kFile, nullptr, run_inspect},
+    {"dequant",
+     "[--to f32|f16|bf16] [--rows A:B] [--kernel NAME] [--expert N] --out FILE PATH TENSOR\n"
+     "[--to f32|f16|bf16] [--rows A:B] --out FILE --store DIR MODEL[:TAG] TENSOR",
+     "dequantize one tensor to raw little-endian values",
+     "Writes the values of TENSOR (a quantized tensor with its companions, or a plain float\n"
+     "tensor) as f32, f16 or bf16, streaming in chunks. A progress bar is drawn on a terminal\n"
+     "for outputs larger than 16 MiB. --json prints a summary object.\n",
+     OPTS(kDequantOptions), 2, 2, Complete::kFile, nullptr, run_dequant},
+    {"verify",
+#if TBLOB_HAVE_OLLAMA
+     "--store DIR [MODEL[:TAG]] [--json] [--threads N] [--map]\n"
+#endif
+     "[--json] PATH...",
+     "check every byte that can be checked",
+     "With --store: the SHA-256 and size of every blob of the store (or of one model), naming\n"
+     "each bad blob; a progress bar on a terminal. A PATH holding UQFF shards gets the\n"
+     "per-layer UQFF report (family, bits, shard, problems). Any other PATH is opened with\n"
+     "every check (SLM1 checksum included) and each quantized tensor's companions checked.\n",
+     VERIFY_OPTIONS, 0, kMany, Complete::kFile, nullptr, run_verify},
+    {"diff", "[--json] [--dequant] A B",
+     "tensor-level comparison of two models of any formats",
+     "Reports tensors added (only in B), removed (only in A), with a changed dtype or shape,\n"
+     "and with different bytes. With --dequant, tensors of both models are dequantized to\n"
+     "f32 and compared by value: max_abs = max |a - b| and max_rel = max_abs / max |a| (the\n"
+     "largest magnitude in A). Tensors are paired by name (SLM1, which stores only name hashes,\n"
+     "is looked up by A's names). Exit status as diff(1): 0 equal, 1 different, 2 trouble.\n",
+     OPTS(kDiffOptions), 2, 2, Complete::kFile, nullptr, cmd_diff},
+#if TBLOB_HAVE_OLLAMA
+    {"ls", "--store DIR [--json]", "models of an Ollama store", "", OPTS(kLsOptions), 0, 0, Complete::kNone,
+     nullptr, cmd_ls},
+    {"import", "--store DIR --name MODEL[:TAG] [--json] SRC_DIR",
+     "add a safetensors directory to an Ollama store (as `ollama create`)",
+     "Writes each tensor as a blob (de-duplicated by digest) and the manifest; a re-run is a\n"
+     "no-op. A progress bar is drawn on a terminal.\n",
+     OPTS(kImportOptions), 1, 1, Complete::kDir, nullptr, cmd_import},
+    {"gc", "--store DIR [--remove] [--json]", "blobs no manifest references (dry run unless --remove)", "",
+     OPTS(kGcOptions), 0, 0, Complete::kNone, nullptr, cmd_gc},
+#endif
+#if TBLOB_HAVE_SLM1
+    {"convert", "--to slm1 [--dtype f32|q8_0|q4_0] [--block-size N] [--config FILE] [--tokenizer FILE] SRC OUT",
+     "safetensors (f32/f16/bf16) to SLM1",
+     "Header fields come from config.json beside SRC (or --config). The output is written\n"
+     "atomically, then reopened and fully validated. A progress bar is drawn on a terminal.\n",
+     OPTS(kConvertOptions), 2, 2, Complete::kFile, nullptr, cmd_convert},
+#endif
+    {"completion", "bash|zsh|fish", "print a shell completion script",
+     "bash: source it, or install it as /usr/share/bash-completion/completions/tensorblob.\n"
+     "zsh: install it as _tensorblob in a directory of $fpath. fish: install it as\n"
+     "~/.config/fish/completions/tensorblob.fish.\n",
+     kNoOptions, 0, 1, 1, Complete::kChoices, "bash zsh fish", run_completion},
+    {"version", "[--json]", "the library version (also tensorblob --version)", "", kNoOptions, 0, 0, 0,
+     Complete::kNone, nullptr, run_version},
+    {"help", "[COMMAND]", "this list, or a command's usage and options",
+     "With --json: the command table (names, synopses, options, values, choices).\n", kNoOptions, 0, 0, 1,
+     Complete::kNone, nullptr, run_help},
+};
 
 }  // namespace
 
+const Command *commands(size_t *count) {
+  *count = sizeof(kCommands) / sizeof(kCommands[0]);
+  return kCommands;
+}
+
+}  // namespace tbcli
+
 int main(int argc, char **argv) {
+  using namespace tbcli;
   if (argc < 2) {
-    usage(stderr);
-    return tbcli::kExitUsage;
+    print_main_help(stderr);
+    return kExitUsage;
   }
-  const char *cmd = argv[1];
-  const auto is = [cmd](const char *name) { return std::strcmp(cmd, name) == 0; };
-  int sub_argc = argc - 2;
-  char **sub_argv = argv + 2;
-  // Commands shared by several formats go to the format of their input first.
-#if TBLOB_HAVE_UQFF
-  if ((is("verify") || is("dequant")) && tbcli::uqff_cli_applies(sub_argc, sub_argv))
-    return is("verify") ? tbcli::cmd_uqff_verify(sub_argc, sub_argv)
-                        : tbcli::cmd_uqff_dequant(sub_argc, sub_argv);
-#endif
-#if TBLOB_HAVE_OLLAMA
-  if (is("inspect") && tbcli::store_option_present(sub_argc, sub_argv))
-    return tbcli::cmd_store_inspect(sub_argc, sub_argv);
-#endif
-  if (is("inspect")) return tbcli::cmd_inspect(sub_argc, sub_argv);
-  if (is("dequant")) return tbcli::cmd_dequant(sub_argc, sub_argv);
-#if TBLOB_HAVE_OLLAMA
-  if (is("ls")) return tbcli::cmd_ls(sub_argc, sub_argv);
-  if (is("verify")) return tbcli::cmd_verify(sub_argc, sub_argv);
-  if (is("import")) return tbcli::cmd_import(sub_argc, sub_argv);
-  if (is("gc")) return tbcli::cmd_gc(sub_argc, sub_argv);
-#elif TBLOB_HAVE_UQFF
-  if (is("verify")) return tbcli::cmd_uqff_verify(sub_argc, sub_argv);
-#endif
-#if TBLOB_HAVE_SLM1
-  if (is("convert")) return tbcli::cmd_convert(sub_argc, sub_argv);
-#endif
-  if (std::strcmp(cmd, "version") == 0) {
-    std::printf("tensorblob %s\n", tblob_version_string());
-    return tbcli::kExitOk;
+  const char *name = argv[1];
+  if (std::strcmp(name, "--version") == 0 || std::strcmp(name, "-V") == 0) name = "version";
+  if (std::strcmp(name, "-h") == 0 || std::strcmp(name, "--help") == 0) {
+    print_main_help(stdout);
+    return kExitOk;
   }
-  if (std::strcmp(cmd, "-h") == 0 || std::strcmp(cmd, "--help") == 0 || std::strcmp(cmd, "help") == 0) {
-    usage(stdout);
-    return tbcli::kExitOk;
+  const Command *cmd = find_command(name);
+  if (!cmd) {
+    std::fprintf(stderr, "tensorblob: unknown command '%s'\n\n", name);
+    print_main_help(stderr);
+    return kExitUsage;
   }
-  std::fprintf(stderr, "tensorblob: unknown command '%s'\n", cmd);
-  usage(stderr);
-  return tbcli::kExitUsage;
+  Args args;
+  const int rc = parse_args(*cmd, argc - 2, argv + 2, &args);
+  if (rc >= 0) return rc;
+  return cmd->run(args);
 }

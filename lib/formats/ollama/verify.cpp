@@ -137,7 +137,8 @@ struct Pump {
   bool any_callback;
 
   void report(bool force) {
-    if (!any_callback) return;
+    // Once a callback has asked to stop, none is called again.
+    if (!any_callback || __atomic_load_n(&sh->cancel, __ATOMIC_ACQUIRE)) return;
     if (opt->on_blob) {
       while (delivered < sh->n && __atomic_load_n(&sh->jobs[delivered].done, __ATOMIC_ACQUIRE)) {
         const Job &j = sh->jobs[delivered++];
@@ -168,7 +169,10 @@ struct Pump {
         r.path = path;
         r.path_len = plen;
         r.message = j.message;
-        if (opt->on_blob(opt->on_blob_user, &r) != 0) __atomic_store_n(&sh->cancel, 1, __ATOMIC_RELEASE);
+        if (opt->on_blob(opt->on_blob_user, &r) != 0) {
+          __atomic_store_n(&sh->cancel, 1, __ATOMIC_RELEASE);
+          return;
+        }
       }
     }
     if (opt->progress) {

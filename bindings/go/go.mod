@@ -1,0 +1,3 @@
+module github.com/tensorblob/tensorblob/bindings/go
+
+go 1.24

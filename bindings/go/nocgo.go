@@ -1,0 +1,70 @@
+//go:build !cgo
+
+package tensorblob
+
+// Without cgo the package still builds, so programs that only sometimes need it compile
+// everywhere; every entry point returns ErrNoCgo and opens nothing.
+
+import (
+	"context"
+	"iter"
+)
+
+// Model is an open container (see the cgo build); without cgo none can be opened.
+type Model struct{}
+
+// Tensor is one row of a model's table.
+type Tensor struct{}
+
+// Store is an Ollama model store.
+type Store struct{}
+
+// Open returns ErrNoCgo.
+func Open(path string, opts ...Option) (*Model, error) { return nil, ErrNoCgo }
+
+// OpenBytes returns ErrNoCgo.
+func OpenBytes(data []byte, opts ...Option) (*Model, error) { return nil, ErrNoCgo }
+
+// OpenUQFF returns ErrNoCgo.
+func OpenUQFF(paths []string, opts ...Option) (*Model, error) { return nil, ErrNoCgo }
+
+// OpenStore returns ErrNoCgo.
+func OpenStore(root string, opts ...StoreOption) (*Store, error) { return nil, ErrNoCgo }
+
+// Version is "" without cgo.
+func Version() string { return "" }
+
+func (m *Model) Close() error                         { return nil }
+func (m *Model) Format() Format                       { return FormatUnknown }
+func (m *Model) Len() int                             { return 0 }
+func (m *Model) At(i int) Tensor                      { panic("tensorblob: At on a build without cgo") }
+func (m *Model) Tensors() iter.Seq[Tensor]            { return func(func(Tensor) bool) {} }
+func (m *Model) Lookup(name string) (Tensor, bool)    { return Tensor{}, false }
+func (m *Model) Files() ([]string, error)             { return nil, ErrNoCgo }
+func (m *Model) Metadata() (map[string]string, error) { return nil, ErrNoCgo }
+func (m *Model) SLM1Header() (SLM1Header, error)      { return SLM1Header{}, ErrNoCgo }
+
+func (t Tensor) Index() int                                                  { return 0 }
+func (t Tensor) Name() string                                                { return "" }
+func (t Tensor) DType() DType                                                { return DTypeInvalid }
+func (t Tensor) Shape() []uint64                                             { return nil }
+func (t Tensor) Info() TensorInfo                                            { return TensorInfo{} }
+func (t Tensor) Bytes() []byte                                               { return nil }
+func (t Tensor) Dequantize(dst []float32) error                              { return ErrNoCgo }
+func (t Tensor) DequantizeF16(dst []uint16) error                            { return ErrNoCgo }
+func (t Tensor) DequantizedLen(rowBegin, rowEnd uint64) (int, error)         { return 0, ErrNoCgo }
+func (t Tensor) DequantizeRows(dst []float32, rowBegin, rowEnd uint64) error { return ErrNoCgo }
+func (t Tensor) DequantizeBF16(dst []uint16) error                           { return ErrNoCgo }
+func (t Tensor) UQFFLayer() (UQFFLayer, bool)                                { return UQFFLayer{}, false }
+
+func (s *Store) Close() error                                          { return nil }
+func (s *Store) Root() string                                          { return "" }
+func (s *Store) Models() ([]ModelEntry, error)                         { return nil, ErrNoCgo }
+func (s *Store) OpenModel(name string, opts ...Option) (*Model, error) { return nil, ErrNoCgo }
+func (s *Store) Verify(ctx context.Context, progress func(Progress), opts ...VerifyOption) (VerifySummary, error) {
+	return VerifySummary{}, ErrNoCgo
+}
+func (s *Store) Import(ctx context.Context, name, sourceDir string, opts ...ImportOption) (ImportResult, error) {
+	return ImportResult{}, ErrNoCgo
+}
+func (s *Store) GC(opts ...GCOption) (GCResult, error) { return GCResult{}, ErrNoCgo }

@@ -1,0 +1,34 @@
+"""tensorblob: a drop-in for safetensors.safe_open over the tensorblob C library, which also
+reads sharded checkpoints, Ollama stores, UQFF and SLM1 and dequantizes quantized tensors.
+
+    import tensorblob
+    with tensorblob.safe_open("model.safetensors", framework="numpy") as f:
+        w = f.get_tensor("lm_head.weight")   # read-only, zero copy
+"""
+from ._core import (BlobProblem, QuantInfo, SafeOpen, SafeSlice, Store, StoreModel,
+                    VerifyProgress, VerifyResult, open_store, safe_open)
+from ._errors import (CancelledError, DequantError, DigestError, FormatError,
+                      InvalidArgumentError, LimitError, MissingFileError, NotFoundError,
+                      TensorblobError, TensorblobIOError, UnsupportedError)
+from ._ffi import lib as _lib, library_path
+
+__version__ = "0.1.0"
+
+
+def library_version() -> str:
+    """The version of the C library actually loaded ("MAJOR.MINOR.PATCH")."""
+    return str(_lib.tblob_version_string().decode())
+
+
+def kernel() -> str:
+    """The dequantization kernel set in use ("scalar", "avx2", "avx512", "neon")."""
+    return str(_lib.tblob_kernel_active().decode())
+
+
+__all__ = [
+    "safe_open", "open_store", "SafeOpen", "SafeSlice", "Store", "StoreModel", "QuantInfo",
+    "VerifyProgress", "VerifyResult", "BlobProblem", "TensorblobError", "TensorblobIOError",
+    "MissingFileError", "FormatError", "LimitError", "DigestError", "DequantError",
+    "NotFoundError", "InvalidArgumentError", "CancelledError", "UnsupportedError",
+    "library_path", "library_version", "kernel", "__version__",
+]

@@ -1,0 +1,108 @@
+"""Exceptions: one TensorblobError subclass per family of tblob_status."""
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+
+class TensorblobError(Exception):
+    """An error status from the C library.
+
+    Attributes:
+        status: the status name, e.g. ``"TBLOB_E_TRAILING_BYTES"``.
+        code: its pinned number (negative).
+        message: the library's message naming the tensor, field and offset.
+        offset: byte offset in the file or buffer, or None when none applies.
+        tensor_index: index in the model's table, or None.
+    """
+
+    def __init__(self, status: str, code: int, message: str, offset: Optional[int] = None,
+                 tensor_index: Optional[int] = None) -> None:
+        super().__init__(f"{status}: {message}" + (f" (byte {offset})" if offset is not None else ""))
+        self.status = status
+        self.code = code
+        self.message = message
+        self.offset = offset
+        self.tensor_index = tensor_index
+
+    def __reduce__(self) -> Tuple[Any, ...]:  # picklable across processes
+        return (type(self), (self.status, self.code, self.message, self.offset, self.tensor_index))
+
+
+class TensorblobIOError(TensorblobError, OSError):
+    """Files: open/read/mmap failed, a path that is missing, a blob or shard not on disk."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # OSError's __init__ reshapes args
+        TensorblobError.__init__(self, *args, **kwargs)
+
+    def __str__(self) -> str:
+        return TensorblobError.__str__(self)
+
+
+class FormatError(TensorblobError, ValueError):
+    """The bytes break their container's rules (safetensors, manifest, UQFF, SLM1, ...)."""
+
+
+class LimitError(TensorblobError, ValueError):
+    """A limit of the open options (header bytes, tensors, rank, names, depth, files) was hit."""
+
+
+class DigestError(TensorblobError, ValueError):
+    """Content does not match its hash or size (SHA-256 blobs, SLM1 checksum, hash collisions)."""
+
+
+class DequantError(TensorblobError, ValueError):
+    """A quantized tensor whose descriptor cannot be decoded, or a bad output dtype/kernel."""
+
+
+class NotFoundError(TensorblobError, KeyError):
+    """No tensor, key or model of that name."""
+
+    def __str__(self) -> str:
+        return TensorblobError.__str__(self)
+
+
+class InvalidArgumentError(TensorblobError, ValueError):
+    """The call itself was wrong (a bad argument, an index or row range out of range)."""
+
+
+class CancelledError(TensorblobError):
+    """A callback asked the library to stop."""
+
+
+class UnsupportedError(TensorblobError):
+    """Valid input this build cannot handle, or a part that was compiled out."""
+
+
+_IO = {-3, -103, -104, -116, -117, -157}
+_NOT_FOUND = {-4, -105, -126}
+_DIGEST = {-60, -61, -118, -119, -177}
+_LIMIT = set(range(-59, -49)) | {-114, -123}
+_INVALID = {-1, -6, -8, -79, -80, -106}
+_UNSUPPORTED = {-9, -10}
+
+
+def family(code: int) -> "type[TensorblobError]":
+    """The exception class for a status number."""
+    if code in _IO:
+        return TensorblobIOError
+    if code in _NOT_FOUND:
+        return NotFoundError
+    if code in _DIGEST:
+        return DigestError
+    if code in _LIMIT:
+        return LimitError
+    if code in _INVALID:
+        return InvalidArgumentError
+    if code in _UNSUPPORTED:
+        return UnsupportedError
+    if code == -7:
+        return CancelledError
+    if code == -2:
+        return TensorblobError
+    if -99 <= code <= -70:
+        return DequantError
+    return FormatError
+
+
+class MissingFileError(TensorblobIOError, FileNotFoundError):
+    """The path to open does not exist."""

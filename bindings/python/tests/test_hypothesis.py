@@ -1,0 +1,102 @@
+"""Random bytes never crash safe_open: it opens or raises a TensorblobError. On buffers the
+safetensors package accepts, tensorblob accepts too (up to its documented stricter policy)
+and reads the same tensors."""
+import os
+import struct
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings, strategies as st
+from safetensors.numpy import load as st_load
+
+import tensorblob
+from conftest import needs
+
+STRICTER = {"TBLOB_E_DUPLICATE_NAME", "TBLOB_E_METADATA", "TBLOB_E_SCHEMA"}
+# Bounded and reproducible in CI; TBLOB_HYPOTHESIS_EXAMPLES=N (and a random seed) for longer runs.
+_N = int(os.environ.get("TBLOB_HYPOTHESIS_EXAMPLES", "300"))
+SETTINGS = settings(max_examples=_N, deadline=None,
+                    derandomize="TBLOB_HYPOTHESIS_EXAMPLES" not in os.environ,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+def check(data: bytes) -> None:
+    try:
+        want = st_load(data)
+    except Exception:
+        want = None
+    try:
+        f = tensorblob.safe_open(data)
+    except tensorblob.TensorblobError as e:
+        assert want is None or e.status in STRICTER, e
+        return
+    with f:
+        keys = f.keys()
+        for k in keys:
+            try:
+                f.get_tensor(k)
+            except tensorblob.TensorblobError:
+                pass
+        if want is not None:
+            assert keys == sorted(want)
+            for k, v in want.items():
+                g = f.get_tensor(k)
+                assert g.shape == v.shape and g.tobytes() == v.tobytes()
+
+
+@SETTINGS
+@given(st.binary(max_size=512))
+def test_random_bytes(data):
+    check(data)
+
+
+# Headers built from safetensors' vocabulary, so that the search reaches the later checks.
+json_piece = st.sampled_from(['{', '}', '[', ']', ',', ':', '"a"', '"b"', '"dtype"', '"shape"',
+                              '"data_offsets"', '"__metadata__"', '"F32"', '"U8"', '"BF16"',
+                              '0', '1', '2', '4', '8', '16', ' ', '"\\u0061"', 'null', '1.0',
+                              '-1', '18446744073709551616'])
+
+
+@SETTINGS
+@given(st.lists(json_piece, max_size=40), st.binary(max_size=64), st.integers(-3, 3))
+def test_tokenised_headers(pieces, data, delta):
+    h = "".join(pieces).encode()
+    check(struct.pack("<Q", max(0, len(h) + delta)) + h + data)
+
+
+@SETTINGS
+@given(st.dictionaries(st.text(min_size=1, max_size=8),
+                       st.tuples(st.sampled_from(["F32", "U8", "I16", "BF16"]),
+                                 st.lists(st.integers(0, 4), max_size=3)),
+                       max_size=5),
+       st.integers(0, 3))
+def test_well_formed_files(tensors, extra):
+    header, off, blob = {}, 0, b""
+    sizes = {"F32": 4, "U8": 1, "I16": 2, "BF16": 2}
+    for name, (dt, shape) in tensors.items():
+        n = sizes[dt] * int(np.prod(shape, dtype=np.int64))
+        header[name] = {"dtype": dt, "shape": shape, "data_offsets": [off, off + n]}
+        blob += bytes((off + i) & 0xFF for i in range(n))
+        off += n
+    import json
+    h = json.dumps(header).encode()
+    check(struct.pack("<Q", len(h)) + h + blob + b"\0" * extra)
+
+
+@needs("slm1")
+@SETTINGS
+@given(st.binary(max_size=700), st.integers(0, 655), st.integers(1, 255))
+def test_damaged_slm1(tail, pos, flip):
+    # The golden SLM1 file with one byte changed, or random bytes behind its magic.
+    from conftest import REPO
+    good = (REPO / "tests" / "data" / "slm1" / "tiny_btok.slm").read_bytes()
+    for data in (good[:pos] + bytes([good[pos] ^ flip]) + good[pos + 1:], b"SLM1" + tail):
+        try:
+            with tensorblob.safe_open(data) as f:
+                for k in f.keys():
+                    f.get_tensor(k)
+                    try:
+                        f.dequantize(k)
+                    except tensorblob.TensorblobError:
+                        pass
+        except tensorblob.TensorblobError:
+            pass

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Fresh-venv install test: creates a virtual environment, runs `pip install ./bindings/python`
+# (which builds the C library from this repository into the wheel) and runs the Python example
+# of bindings/python/README.md from the repository root with that venv's interpreter.
+# Needs network access to PyPI (meson-python, meson, ninja, numpy, ml_dtypes).
+# Last line: "1 passed, 0 failed" or "0 passed, 1 failed"; exit status non-zero on failure.
+set -u
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+py="${PYTHON:-python3}"
+work="$(mktemp -d /tmp/tblob-venv-XXXXXX)"
+trap 'rm -rf "$work"' EXIT
+
+fail() { echo "venv-install-test: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
+
+"$py" -m venv "$work/venv" || fail "cannot create a venv with $py"
+vpy="$work/venv/bin/python"
+# TENSORBLOB_LIBRARY must not point the installed package elsewhere.
+unset TENSORBLOB_LIBRARY
+(cd "$root" && "$vpy" -m pip install --quiet --disable-pip-version-check ./bindings/python) \
+  > "$work/pip.log" 2>&1 || { tail -40 "$work/pip.log" >&2; fail "pip install ./bindings/python failed"; }
+
+"$vpy" - "$here/README.md" "$work/example.py" <<'PY' || fail "no Python example in README.md"
+import re, sys
+src = open(sys.argv[1], encoding="utf-8").read()
+m = re.search(r"## Example.*?```python\n(.*?)```", src, re.S)
+if not m:
+    sys.exit(1)
+open(sys.argv[2], "w", encoding="utf-8").write(m.group(1))
+PY
+
+# Run outside the source tree's package directory so the installed package is what imports.
+out="$(cd "$root" && "$vpy" -I "$work/example.py" 2>&1)" || { echo "$out" >&2; fail "the README example failed"; }
+echo "$out"
+where="$(cd "$work" && "$vpy" -I -c 'import tensorblob; print(tensorblob.library_path())')"
+case "$where" in
+  "$work/venv/"*) ;;
+  *) fail "the package loaded its library from $where, not from the venv" ;;
+esac
+# The example's last line is the error it provokes on purpose.
+[ "$(echo "$out" | tail -1)" = "TBLOB_E_TRAILING_BYTES -32 10" ] || fail "unexpected example output"
+echo "1 passed, 0 failed"

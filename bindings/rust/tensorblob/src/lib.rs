@@ -1,0 +1,43 @@
+//! Safe Rust API of tensorblob: open, validate, look up and dequantize model-weight
+//! containers (safetensors files and sharded checkpoints, Ollama stores, mistral.rs UQFF,
+//! SLM1), through the C library's `include/tensorblob.h`.
+//!
+//! - [`Model::open`] / [`Model::from_bytes`] open a container; [`Model::tensors`] lists it;
+//!   [`Model::get`] finds a tensor; [`Tensor::data`] borrows its bytes without a copy;
+//!   [`Tensor::dequantize_into`] / [`Tensor::to_f32_vec`] decode quantized weights.
+//! - [`Store`] opens an Ollama store: [`Store::models`], [`Store::open_model`],
+//!   [`Store::verify`].
+//! - Every failure is an [`Error`] carrying a [`Status`], the library's message and the byte
+//!   offset. Input never makes this crate panic.
+//!
+//! See `bindings/rust/README.md` for an example (also run as a doctest).
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+// bindgen gives each C enum the integer type its values need (u32 or i32); explicit casts
+// keep this crate independent of that choice.
+#![allow(clippy::unnecessary_cast)]
+// Every unsafe block says why it is sound; clippy -D warnings enforces it.
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+mod dtype;
+mod error;
+mod model;
+mod store;
+
+pub use dtype::{DType, Element};
+pub use error::{Error, Result, Status};
+pub use model::{
+    ggml_dequantize, Format, Metadata, Model, OpenMode, OpenOptions, QuantInfo, Tensor, TensorInfo,
+    Tensors,
+};
+pub use store::{Store, StoreModel, VerifyProgress, VerifySummary};
+
+/// The linked library's version, `"MAJOR.MINOR.PATCH"`.
+pub fn library_version() -> &'static str {
+    // SAFETY: tblob_version_string returns a static NUL-terminated string.
+    unsafe { error::static_str(tensorblob_sys::tblob_version_string()) }
+}
+
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
