@@ -4,12 +4,13 @@
 //   name.cpp      [host/][namespace/]model[:tag] grammar and defaults
 //   store.cpp     the store root: directory descriptors, safe openat walks, listing
 //   manifest.cpp  manifest JSON (framing statuses, then simdjson DOM)
-//   blob.cpp      blob files as byte sources; blob layouts into the tensor table
+//   blob.cpp      blob layouts into the tensor table (files opened through lib/io)
 //   model.cpp     a store model as one tblob_model; tblob_model_open detection
 //   verify.cpp    SHA-256 verification (threads, progress) and the incremental verifier
-//   import.cpp    `ollama create` for a safetensors directory
+//   import.cpp    `ollama create` for a safetensors directory (headers written by
+//                 formats/safetensors/st_writer, files replaced through io/file.h)
 //   gc.cpp        unreferenced blobs
-//   capi.cpp      the extern "C" functions of this part
+// The extern "C" functions of this part are in lib/capi/ollama_api.cpp.
 #pragma once
 #include <cstddef>
 #include <cstdint>
