@@ -37,8 +37,8 @@ Status open_regular(const char *path, int *fd_out, size_t *len, const Diag &diag
 Status source_open_file(const char *path, uint32_t mode, const Allocator &a, Source *out,
                         const Diag &diag) {
   *out = Source{};
-  int fd;
-  size_t len;
+  int fd = -1;
+  size_t len = 0;
   Status s = open_regular(path, &fd, &len, diag);
   if (s != TBLOB_OK) return s;
   s = source_from_fd(fd, len, mode, a, out, path, diag);
@@ -49,8 +49,8 @@ Status source_open_file(const char *path, uint32_t mode, const Allocator &a, Sou
 Status source_read_bounded(const char *path, uint64_t max_bytes, Status too_large, const Allocator &a,
                            Source *out, const Diag &diag) {
   *out = Source{};
-  int fd;
-  size_t len;
+  int fd = -1;
+  size_t len = 0;
   Status s = open_regular(path, &fd, &len, diag);
   if (s != TBLOB_OK) return s;
   if (len > max_bytes) {
