@@ -9,10 +9,11 @@
 
 namespace tblob {
 
-Status source_open_file(const char *path, uint32_t mode, const Allocator &a, Source *out,
-                        const Diag &diag) {
-  *out = Source{};
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+namespace {
+// Opens path for reading and checks it is a regular file small enough for this platform;
+// never blocks on a FIFO (O_NONBLOCK).
+Status open_regular(const char *path, int *fd_out, size_t *len, const Diag &diag) {
+  const int fd = ::open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
     return diag.fail(errno == ENOENT ? TBLOB_E_NOT_FOUND : TBLOB_E_IO, TBLOB_NO_OFFSET, -1,
                      "cannot open %s: %s", path, std::strerror(errno));
@@ -27,38 +28,70 @@ Status source_open_file(const char *path, uint32_t mode, const Allocator &a, Sou
     ::close(fd);
     return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "%s is too large for this platform", path);
   }
-  const size_t len = static_cast<size_t>(st.st_size);
-  if (len == 0) {
+  *fd_out = fd;
+  *len = static_cast<size_t>(st.st_size);
+  return TBLOB_OK;
+}
+}  // namespace
+
+Status source_open_file(const char *path, uint32_t mode, const Allocator &a, Source *out,
+                        const Diag &diag) {
+  *out = Source{};
+  int fd = -1;
+  size_t len = 0;
+  Status s = open_regular(path, &fd, &len, diag);
+  if (s != TBLOB_OK) return s;
+  s = source_from_fd(fd, len, mode, a, out, path, diag);
+  ::close(fd);
+  return s;
+}
+
+Status source_read_bounded(const char *path, uint64_t max_bytes, Status too_large, const Allocator &a,
+                           Source *out, const Diag &diag) {
+  *out = Source{};
+  int fd = -1;
+  size_t len = 0;
+  Status s = open_regular(path, &fd, &len, diag);
+  if (s != TBLOB_OK) return s;
+  if (len > max_bytes) {
     ::close(fd);
+    return diag.fail(too_large, TBLOB_NO_OFFSET, -1, "%s is %zu bytes, more than the %llu allowed", path, len,
+                     static_cast<unsigned long long>(max_bytes));
+  }
+  s = source_from_fd(fd, len, TBLOB_OPEN_READ, a, out, path, diag);
+  ::close(fd);
+  return s;
+}
+
+Status source_from_fd(int fd, size_t len, uint32_t mode, const Allocator &a, Source *out,
+                      const char *what, const Diag &diag) {
+  *out = Source{};
+  if (len == 0) {
     out->kind = Source::kOwned;
     return TBLOB_OK;  // data == nullptr, len == 0
   }
   if (mode == TBLOB_OPEN_MAP) {
     void *p = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE, fd, 0);
-    ::close(fd);
     if (p == MAP_FAILED)
-      return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "cannot map %s: %s", path, std::strerror(errno));
+      return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "cannot map %s: %s", what, std::strerror(errno));
     out->data = static_cast<const uint8_t *>(p);
     out->len = len;
     out->kind = Source::kMapped;
     return TBLOB_OK;
   }
   uint8_t *buf = static_cast<uint8_t *>(a.alloc(len));
-  if (!buf) {
-    ::close(fd);
-    return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "cannot allocate %zu bytes to read %s", len, path);
-  }
+  if (!buf)
+    return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "cannot allocate %zu bytes to read %s", len, what);
   size_t got = 0;
   while (got < len) {
-    ssize_t r = ::read(fd, buf + got, len - got);
+    const ssize_t r = ::pread(fd, buf + got, len - got, static_cast<off_t>(got));
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) break;
     got += static_cast<size_t>(r);
   }
-  ::close(fd);
   if (got != len) {
     a.free(buf, len);
-    return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "short read of %s (%zu of %zu bytes)", path, got, len);
+    return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "short read of %s (%zu of %zu bytes)", what, got, len);
   }
   out->data = buf;
   out->len = len;

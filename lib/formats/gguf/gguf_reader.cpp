@@ -565,10 +565,4 @@ Status open_detected(tblob_model *m, const Limits &limits, const Diag &diag) {
 
 }  // namespace gguf
 
-// Entry points for formats/open.cpp (declared there at block scope).
-bool gguf_looks_like(const uint8_t *p, size_t n) { return gguf::looks_like(p, n); }
-Status gguf_open_detected(tblob_model *m, const Limits &limits, const Diag &diag) {
-  return gguf::open_detected(m, limits, diag);
-}
-
 }  // namespace tblob

@@ -301,15 +301,3 @@ Status try_open_path(const char *path, const Limits &limits, tblob_model **out, 
 
 }  // namespace ollama
 }  // namespace tblob
-
-// Entry points for formats/open.cpp (declared there at block scope).
-namespace tblob {
-Status ollama_try_open_path(const char *path, const Limits &limits, tblob_model **out, bool *handled,
-                            const Diag &diag) {
-  return ollama::try_open_path(path, limits, out, handled, diag);
-}
-bool ollama_looks_like_manifest(const uint8_t *p, size_t n) { return ollama::looks_like_manifest(p, n); }
-Status ollama_open_manifest_path(const char *path, const Limits &limits, tblob_model **out, const Diag &diag) {
-  return ollama::open_manifest_path(path, limits, out, diag);
-}
-}  // namespace tblob
