@@ -175,6 +175,24 @@ typedef enum tblob_status {
   TBLOB_E_SLM1_CHECKSUM = -177,  /* stored checksum is 0 or differs from docs/slm1.md section 10 */
 
   /* GGUF (-200 .. -229) */
+  TBLOB_E_GGUF_VERSION = -200,      /* version 0, or newer than 3 */
+  TBLOB_E_GGUF_V1 = -201,           /* GGUF v1 (32-bit counts): convert the model again */
+  TBLOB_E_GGUF_BIG_ENDIAN = -202,   /* byte-swapped version: a big-endian file */
+  TBLOB_E_GGUF_TRUNCATED = -203,    /* the header ends inside a field */
+  TBLOB_E_GGUF_COUNT = -204,        /* tensor or key/value count more than the bytes left hold */
+  TBLOB_E_GGUF_STRING = -205,       /* string length past the bytes left or above 2^30 */
+  TBLOB_E_GGUF_ARRAY = -206,        /* array count past the bytes left, above 2^30, or nested */
+  TBLOB_E_GGUF_VALUE_TYPE = -207,   /* unknown metadata value type */
+  TBLOB_E_GGUF_KEY = -208,          /* empty or duplicate metadata key */
+  TBLOB_E_GGUF_ALIGNMENT = -209,    /* general.alignment not a u32 power of two */
+  TBLOB_E_GGUF_NAME = -210,         /* tensor name of 64 bytes or more (ggml's limit) */
+  TBLOB_E_GGUF_DIMS = -211,         /* more than 4 dimensions, or a dimension >= 2^63 */
+  TBLOB_E_GGUF_TYPE = -212,         /* unknown or removed ggml type */
+  TBLOB_E_GGUF_ROW = -213,          /* a row (ne[0]) is not a whole number of blocks */
+  TBLOB_E_GGUF_OFFSET_ALIGN = -214, /* tensor offset not a multiple of the alignment */
+  TBLOB_E_GGUF_DATA_RANGE = -215,   /* tensor data outside the file's data region */
+  TBLOB_E_GGUF_OVERLAP = -216,      /* two tensors' data overlap */
+  TBLOB_E_GGUF_LAYOUT = -217,       /* offset not at the previous tensor's padded end (hole, order) */
 
   TBLOB_STATUS_MIN_ = -256
 } tblob_status;
@@ -386,7 +404,8 @@ typedef enum tblob_format {
   TBLOB_FORMAT_SAFETENSORS_SHARDED = 2, /* model.safetensors.index.json + shards */
   TBLOB_FORMAT_OLLAMA = 3,
   TBLOB_FORMAT_UQFF = 4,
-  TBLOB_FORMAT_SLM1 = 5
+  TBLOB_FORMAT_SLM1 = 5,
+  TBLOB_FORMAT_GGUF = 6                 /* a GGUF v2/v3 file or buffer */
 } tblob_format;
 
 /* "safetensors", "safetensors-sharded", ...; NULL for an unknown value. */

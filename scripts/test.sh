@@ -48,7 +48,7 @@ if [ "${TBLOB_SKIP_BINDINGS:-0}" != 1 ] && [ -f build-test/libtensorblob.so ]; t
   # pip install ./bindings/python into a fresh venv, then the README's Python example there.
   run_binding python-venv bindings/python/venv-install-test.sh
 fi
-run_config build-core -Dollama=disabled -Duqff=disabled -Dslm1=disabled -Dcli=disabled \
+run_config build-core -Dollama=disabled -Duqff=disabled -Dslm1=disabled -Dgguf=disabled -Dcli=disabled \
   -Dbenchmarks=disabled
 
 run_config build-nosimd -Dsimd_x86=disabled -Dsimd_neon=disabled -Dbenchmarks=disabled

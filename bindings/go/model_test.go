@@ -601,3 +601,55 @@ func TestCleanupClosesDroppedModel(t *testing.T) {
 		t.Errorf("%d allocations live after the Model became unreachable, %d before", live, live0)
 	}
 }
+
+// GGUF (docs/gguf.md): a file the gguf package wrote opens as FormatGGUF, its q4_0 tensor
+// dequantizes to gguf.quants.dequantize's values (tests/data/gguf/good_v3.manifest and .f32),
+// and a big-endian file is refused with ErrGgufBigEndian.
+func TestGGUF(t *testing.T) {
+	m := mustOpen(t, repoPath("tests", "data", "gguf", "good_v3.gguf"))
+	if m.Format() != FormatGGUF {
+		t.Fatalf("format %v", m.Format())
+	}
+	manifest, err := os.ReadFile(repoPath("tests", "data", "gguf", "good_v3.manifest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dims []uint64
+	at := -1
+	for _, line := range strings.Split(string(manifest), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 7 || f[0] != "tensor" || f[1] != "q4_0" {
+			continue
+		}
+		rank, _ := strconv.Atoi(f[5])
+		for _, d := range f[6 : 6+rank] {
+			v, _ := strconv.ParseUint(d, 10, 64)
+			dims = append(dims, v)
+		}
+		at, _ = strconv.Atoi(f[6+rank])
+	}
+	if at < 0 {
+		t.Fatal("no q4_0 line in the manifest")
+	}
+	tt, ok := m.Lookup("q4_0")
+	if !ok || !slices.Equal(tt.Shape(), dims) {
+		t.Fatalf("q4_0: found %v, shape %v, want %v", ok, tt.Shape(), dims)
+	}
+	n := int(dims[0] * dims[1])
+	got := make([]float32, n)
+	if err := tt.Dequantize(got); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(repoPath("tests", "data", "gguf", "good_v3.f32"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		if w := binary.LittleEndian.Uint32(want[(at+i)*4:]); math.Float32bits(got[i]) != w {
+			t.Fatalf("value %d: %08x, gguf %08x", i, math.Float32bits(got[i]), w)
+		}
+	}
+	if _, err := Open(repoPath("tests", "data", "gguf", "big_endian.gguf")); !errors.Is(err, ErrGgufBigEndian) {
+		t.Fatalf("big-endian file: %v", err)
+	}
+}

@@ -217,6 +217,42 @@ const (
 	ErrSLM1Scale Status = -176
 	// TBLOB_E_SLM1_CHECKSUM: stored checksum is 0 or differs from docs/slm1.md section 10
 	ErrSLM1Checksum Status = -177
+	// TBLOB_E_GGUF_VERSION: version 0, or newer than 3
+	ErrGgufVersion Status = -200
+	// TBLOB_E_GGUF_V1: GGUF v1 (32-bit counts): convert the model again
+	ErrGgufV1 Status = -201
+	// TBLOB_E_GGUF_BIG_ENDIAN: byte-swapped version: a big-endian file
+	ErrGgufBigEndian Status = -202
+	// TBLOB_E_GGUF_TRUNCATED: the header ends inside a field
+	ErrGgufTruncated Status = -203
+	// TBLOB_E_GGUF_COUNT: tensor or key/value count more than the bytes left hold
+	ErrGgufCount Status = -204
+	// TBLOB_E_GGUF_STRING: string length past the bytes left or above 2^30
+	ErrGgufString Status = -205
+	// TBLOB_E_GGUF_ARRAY: array count past the bytes left, above 2^30, or nested
+	ErrGgufArray Status = -206
+	// TBLOB_E_GGUF_VALUE_TYPE: unknown metadata value type
+	ErrGgufValueType Status = -207
+	// TBLOB_E_GGUF_KEY: empty or duplicate metadata key
+	ErrGgufKey Status = -208
+	// TBLOB_E_GGUF_ALIGNMENT: general.alignment not a u32 power of two
+	ErrGgufAlignment Status = -209
+	// TBLOB_E_GGUF_NAME: tensor name of 64 bytes or more (ggml's limit)
+	ErrGgufName Status = -210
+	// TBLOB_E_GGUF_DIMS: more than 4 dimensions, or a dimension >= 2^63
+	ErrGgufDims Status = -211
+	// TBLOB_E_GGUF_TYPE: unknown or removed ggml type
+	ErrGgufType Status = -212
+	// TBLOB_E_GGUF_ROW: a row (ne[0]) is not a whole number of blocks
+	ErrGgufRow Status = -213
+	// TBLOB_E_GGUF_OFFSET_ALIGN: tensor offset not a multiple of the alignment
+	ErrGgufOffsetAlign Status = -214
+	// TBLOB_E_GGUF_DATA_RANGE: tensor data outside the file's data region
+	ErrGgufDataRange Status = -215
+	// TBLOB_E_GGUF_OVERLAP: two tensors' data overlap
+	ErrGgufOverlap Status = -216
+	// TBLOB_E_GGUF_LAYOUT: offset not at the previous tensor's padded end (hole, order)
+	ErrGgufLayout Status = -217
 )
 
 // statusNames maps every status to its C name (what tblob_status_name returns).
@@ -327,6 +363,24 @@ var statusNames = map[Status]string{
 	ErrSLM1Padding:              "TBLOB_E_SLM1_PADDING",
 	ErrSLM1Scale:                "TBLOB_E_SLM1_SCALE",
 	ErrSLM1Checksum:             "TBLOB_E_SLM1_CHECKSUM",
+	ErrGgufVersion:              "TBLOB_E_GGUF_VERSION",
+	ErrGgufV1:                   "TBLOB_E_GGUF_V1",
+	ErrGgufBigEndian:            "TBLOB_E_GGUF_BIG_ENDIAN",
+	ErrGgufTruncated:            "TBLOB_E_GGUF_TRUNCATED",
+	ErrGgufCount:                "TBLOB_E_GGUF_COUNT",
+	ErrGgufString:               "TBLOB_E_GGUF_STRING",
+	ErrGgufArray:                "TBLOB_E_GGUF_ARRAY",
+	ErrGgufValueType:            "TBLOB_E_GGUF_VALUE_TYPE",
+	ErrGgufKey:                  "TBLOB_E_GGUF_KEY",
+	ErrGgufAlignment:            "TBLOB_E_GGUF_ALIGNMENT",
+	ErrGgufName:                 "TBLOB_E_GGUF_NAME",
+	ErrGgufDims:                 "TBLOB_E_GGUF_DIMS",
+	ErrGgufType:                 "TBLOB_E_GGUF_TYPE",
+	ErrGgufRow:                  "TBLOB_E_GGUF_ROW",
+	ErrGgufOffsetAlign:          "TBLOB_E_GGUF_OFFSET_ALIGN",
+	ErrGgufDataRange:            "TBLOB_E_GGUF_DATA_RANGE",
+	ErrGgufOverlap:              "TBLOB_E_GGUF_OVERLAP",
+	ErrGgufLayout:               "TBLOB_E_GGUF_LAYOUT",
 }
 
 // statusComments holds the header's one-line description of each status.
@@ -430,6 +484,24 @@ var statusComments = map[Status]string{
 	ErrSLM1Padding:              "a padding byte between sections or regions is not zero",
 	ErrSLM1Scale:                "a quantization scale is not finite and positive",
 	ErrSLM1Checksum:             "stored checksum is 0 or differs from docs/slm1.md section 10",
+	ErrGgufVersion:              "version 0, or newer than 3",
+	ErrGgufV1:                   "GGUF v1 (32-bit counts): convert the model again",
+	ErrGgufBigEndian:            "byte-swapped version: a big-endian file",
+	ErrGgufTruncated:            "the header ends inside a field",
+	ErrGgufCount:                "tensor or key/value count more than the bytes left hold",
+	ErrGgufString:               "string length past the bytes left or above 2^30",
+	ErrGgufArray:                "array count past the bytes left, above 2^30, or nested",
+	ErrGgufValueType:            "unknown metadata value type",
+	ErrGgufKey:                  "empty or duplicate metadata key",
+	ErrGgufAlignment:            "general.alignment not a u32 power of two",
+	ErrGgufName:                 "tensor name of 64 bytes or more (ggml's limit)",
+	ErrGgufDims:                 "more than 4 dimensions, or a dimension >= 2^63",
+	ErrGgufType:                 "unknown or removed ggml type",
+	ErrGgufRow:                  "a row (ne[0]) is not a whole number of blocks",
+	ErrGgufOffsetAlign:          "tensor offset not a multiple of the alignment",
+	ErrGgufDataRange:            "tensor data outside the file's data region",
+	ErrGgufOverlap:              "two tensors' data overlap",
+	ErrGgufLayout:               "offset not at the previous tensor's padded end (hole, order)",
 }
 
 // allStatuses lists the statuses in header order.
@@ -540,4 +612,22 @@ var allStatuses = []Status{
 	ErrSLM1Padding,
 	ErrSLM1Scale,
 	ErrSLM1Checksum,
+	ErrGgufVersion,
+	ErrGgufV1,
+	ErrGgufBigEndian,
+	ErrGgufTruncated,
+	ErrGgufCount,
+	ErrGgufString,
+	ErrGgufArray,
+	ErrGgufValueType,
+	ErrGgufKey,
+	ErrGgufAlignment,
+	ErrGgufName,
+	ErrGgufDims,
+	ErrGgufType,
+	ErrGgufRow,
+	ErrGgufOffsetAlign,
+	ErrGgufDataRange,
+	ErrGgufOverlap,
+	ErrGgufLayout,
 }

@@ -62,9 +62,10 @@ const (
 	FormatOllama             Format = 3
 	FormatUQFF               Format = 4
 	FormatSLM1               Format = 5
+	FormatGGUF               Format = 6
 )
 
-var formatNames = []string{"unknown", "safetensors", "safetensors-sharded", "ollama", "uqff", "slm1"}
+var formatNames = []string{"unknown", "safetensors", "safetensors-sharded", "ollama", "uqff", "slm1", "gguf"}
 
 func (f Format) String() string {
 	if int(f) < len(formatNames) {

@@ -48,6 +48,7 @@ TBLOB_API const char *tblob_format_name(uint32_t format) noexcept {
     case TBLOB_FORMAT_OLLAMA: return "ollama";
     case TBLOB_FORMAT_UQFF: return "uqff";
     case TBLOB_FORMAT_SLM1: return "slm1";
+    case TBLOB_FORMAT_GGUF: return "gguf";
     default: return nullptr;
   }
 }

@@ -117,6 +117,25 @@ const StatusText kStatusText[] = {
     TBLOB_S(TBLOB_E_SLM1_PADDING, "SLM1 padding byte is not zero"),
     TBLOB_S(TBLOB_E_SLM1_SCALE, "SLM1 quantization scale is not finite and positive"),
     TBLOB_S(TBLOB_E_SLM1_CHECKSUM, "SLM1 checksum is zero or does not match"),
+    // @@gguf-status
+    TBLOB_S(TBLOB_E_GGUF_VERSION, "GGUF version is 0 or newer than 3"),
+    TBLOB_S(TBLOB_E_GGUF_V1, "GGUF version 1 is not supported"),
+    TBLOB_S(TBLOB_E_GGUF_BIG_ENDIAN, "big-endian GGUF file"),
+    TBLOB_S(TBLOB_E_GGUF_TRUNCATED, "GGUF header ends inside a field"),
+    TBLOB_S(TBLOB_E_GGUF_COUNT, "GGUF tensor or key/value count exceeds what the file can hold"),
+    TBLOB_S(TBLOB_E_GGUF_STRING, "GGUF string length exceeds the bytes left or 2^30"),
+    TBLOB_S(TBLOB_E_GGUF_ARRAY, "GGUF array count exceeds the bytes left or 2^30, or the array is nested"),
+    TBLOB_S(TBLOB_E_GGUF_VALUE_TYPE, "unknown GGUF metadata value type"),
+    TBLOB_S(TBLOB_E_GGUF_KEY, "empty or duplicate GGUF metadata key"),
+    TBLOB_S(TBLOB_E_GGUF_ALIGNMENT, "general.alignment is not a u32 power of two"),
+    TBLOB_S(TBLOB_E_GGUF_NAME, "GGUF tensor name of 64 bytes or more"),
+    TBLOB_S(TBLOB_E_GGUF_DIMS, "GGUF tensor has more than 4 dimensions or a negative dimension"),
+    TBLOB_S(TBLOB_E_GGUF_TYPE, "unknown or removed ggml tensor type"),
+    TBLOB_S(TBLOB_E_GGUF_ROW, "GGUF tensor row is not a whole number of blocks"),
+    TBLOB_S(TBLOB_E_GGUF_OFFSET_ALIGN, "GGUF tensor offset is not a multiple of the alignment"),
+    TBLOB_S(TBLOB_E_GGUF_DATA_RANGE, "GGUF tensor data lies outside the data region"),
+    TBLOB_S(TBLOB_E_GGUF_OVERLAP, "two GGUF tensors' data overlap"),
+    TBLOB_S(TBLOB_E_GGUF_LAYOUT, "GGUF tensor is not where the previous tensor's padded end puts it"),
 };
 #undef TBLOB_S
 

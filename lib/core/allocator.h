@@ -59,7 +59,8 @@ class Arena {
   size_t left_ = 0;
 };
 
-// Growable array of trivially copyable T, grown geometrically through the allocator.
+// Growable array of trivially copyable T, grown geometrically through the allocator: the
+// library's one growable buffer (tables, byte strings being built, per-step scratch arrays).
 template <class T>
 class PodVec {
   static_assert(std::is_trivially_copyable<T>::value, "PodVec holds plain values");
@@ -75,13 +76,28 @@ class PodVec {
     data_[n_++] = v;
     return true;
   }
+  bool append(const T *p, size_t n) {
+    if (n == 0) return true;
+    if (n > cap_ - n_ && (n > SIZE_MAX - n_ || !grow(n_ + n))) return false;
+    std::memcpy(static_cast<void *>(data_ + n_), p, n * sizeof(T));
+    n_ += n;
+    return true;
+  }
   bool reserve(size_t n) { return n <= cap_ || grow(n); }
+  // Sets the size to n; elements past the old size are uninitialised. False on overflow or
+  // allocation failure (the contents are then unchanged).
+  bool resize(uint64_t n) {
+    if (n > SIZE_MAX / sizeof(T) || !reserve(static_cast<size_t>(n))) return false;
+    n_ = static_cast<size_t>(n);
+    return true;
+  }
   T *data() { return data_; }
   const T *data() const { return data_; }
   size_t size() const { return n_; }
   T &operator[](size_t i) { return data_[i]; }
   const T &operator[](size_t i) const { return data_[i]; }
   void pop() { --n_; }
+  void clear() { n_ = 0; }
   void reset() {
     if (data_) a_->free(data_, cap_ * sizeof(T));
     data_ = nullptr;
@@ -90,12 +106,9 @@ class PodVec {
 
  private:
   bool grow(size_t need) {
-    size_t cap = cap_ ? cap_ : 16;
-    while (cap < need) {
-      if (cap > SIZE_MAX / 2 / sizeof(T)) return false;
-      cap *= 2;
-    }
-    if (cap > SIZE_MAX / sizeof(T)) return false;
+    if (need > SIZE_MAX / sizeof(T)) return false;
+    size_t cap = cap_ == 0 ? 16 : cap_ <= SIZE_MAX / 2 / sizeof(T) ? cap_ * 2 : need;
+    if (cap < need) cap = need;
     T *p = static_cast<T *>(a_->alloc(cap * sizeof(T)));
     if (!p) return false;
     if (n_) std::memcpy(static_cast<void *>(p), data_, n_ * sizeof(T));
@@ -108,6 +121,24 @@ class PodVec {
   const Allocator *a_;
   T *data_ = nullptr;
   size_t n_ = 0, cap_ = 0;
+};
+
+// Bytes being built (headers, JSON documents): a PodVec<char> with text appends.
+class ByteBuf : public PodVec<char> {
+ public:
+  explicit ByteBuf(const Allocator *a) : PodVec<char>(a) {}
+  using PodVec<char>::append;
+  bool append(const void *p, size_t n) { return PodVec<char>::append(static_cast<const char *>(p), n); }
+  bool append(const char *s) { return PodVec<char>::append(s, std::strlen(s)); }
+  bool append_u64(uint64_t v) {
+    char tmp[20];
+    size_t k = sizeof(tmp);
+    do {
+      tmp[--k] = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v);
+    return PodVec<char>::append(tmp + k, sizeof(tmp) - k);
+  }
 };
 
 }  // namespace tblob

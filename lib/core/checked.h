@@ -12,11 +12,6 @@ inline bool checked_add(uint64_t a, uint64_t b, uint64_t *out) {
 inline bool checked_mul(uint64_t a, uint64_t b, uint64_t *out) {
   return !__builtin_mul_overflow(a, b, out);
 }
-inline bool checked_sub(uint64_t a, uint64_t b, uint64_t *out) {
-  if (b > a) return false;
-  *out = a - b;
-  return true;
-}
 // Rounds a up to a multiple of align (a power of two).
 inline bool checked_align_up(uint64_t a, uint64_t align, uint64_t *out) {
   uint64_t t;

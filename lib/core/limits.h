@@ -9,6 +9,9 @@ namespace tblob {
 // Deepest JSON nesting any parser here follows (json_lex.cpp's fixed container stack).
 constexpr uint32_t kMaxJsonDepth = 1024;
 
+// The largest config.json (or similar side file) any part reads.
+constexpr uint64_t kMaxConfigJsonBytes = 64ull << 20;
+
 struct Limits {
   uint64_t max_header_bytes = TBLOB_SAFETENSORS_MAX_HEADER;
   uint64_t max_tensors = UINT64_MAX;

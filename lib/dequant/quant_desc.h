@@ -23,8 +23,8 @@
 // element count must be even.
 //
 // Arithmetic. MLX's dequantize on the CPU is a chain of element-wise array ops, each rounded to
-// its dtype (MLX commit 846d176 mlx/ops.cpp affine_dequantize / fp_dequantize fallbacks; checked
-// against the mlx-cpu 0.32.4 wheel on every fixture in tests/data/dequant). We MATCH MLX's
+// its dtype (its affine_dequantize / fp_dequantize fallbacks; checked against the mlx-cpu
+// 0.32.4 wheel on every fixture in tests/data/dequant). We MATCH MLX's
 // arithmetic exactly rather than computing an exact f32 value:
 //   * affine, scale/bias dtype S in {bf16, f16, f32}:
 //         t = round_S(q * s);  v = round_S(t + b);  out = convert(v -> out dtype)

@@ -3,7 +3,20 @@
 #include <cstring>
 
 #include "formats/safetensors/safetensors.h"
+#include "io/source.h"
 #include "tblob_config.h"
+#if TBLOB_HAVE_OLLAMA
+#include "formats/ollama/ollama.h"
+#endif
+#if TBLOB_HAVE_SLM1
+#include "formats/slm1/slm1.h"
+#endif
+#if TBLOB_HAVE_UQFF
+#include "formats/uqff/uqff.h"
+#endif
+#if TBLOB_HAVE_GGUF
+#include "formats/gguf/gguf.h"
+#endif
 
 namespace tblob {
 
@@ -62,31 +75,122 @@ Status finish(tblob_model *m, Status s, tblob_model **out) {
   return TBLOB_OK;
 }
 
+// ---- the probe/open table ------------------------------------------------------------------
+// Each format's hooks, tried in table order at three points of open_path. A hook returns
+// false when the input is not its format (having done nothing), true when it is: it then
+// owns the open and *st is the result (*out set on success).
+struct Input {
+  const char *path;
+  const uint8_t *head;  // the file's first bytes (content hooks)
+  size_t head_len;
+  const Limits &limits;
+  const Diag &diag;
+};
+// Before anything else: paths a format recognises by themselves (directories, store paths).
+using PathHook = bool (*)(const Input &in, tblob_model **out, Status *st);
+// Files recognised by their first bytes, before the safetensors fallbacks.
+using ContentHook = bool (*)(const Input &in, tblob_model **out, Status *st);
+// A file scanned as safetensors (m: its rows and metadata, not yet checked as a whole) that
+// is really this format, told by its table; the hook then owns m (reuses or frees it).
+using TableHook = bool (*)(const Input &in, tblob_model *m, tblob_model **out, Status *st);
+
+struct FormatHooks {
+  PathHook path;
+  ContentHook content;
+  TableHook table;
+};
+
+#if TBLOB_HAVE_OLLAMA
+// A store root, "<root>/<model>[:tag]" or <root>/manifests/<h>/<n>/<m>/<t>.
+bool ollama_path(const Input &in, tblob_model **out, Status *st) {
+  bool handled = false;
+  *st = ollama::try_open_path(in.path, in.limits, out, &handled, in.diag);
+  return handled;
+}
+// A manifest outside a store layout: said so instead of being read as safetensors.
+bool ollama_content(const Input &in, tblob_model **out, Status *st) {
+  if (!ollama::looks_like_manifest(in.head, in.head_len)) return false;
+  *st = ollama::open_manifest_path(in.path, in.limits, out, in.diag);
+  return true;
+}
+#endif
+
+#if TBLOB_HAVE_UQFF
+Status uqff_open_path(const Input &in, tblob_model **out) {
+  tblob_model *m = model_new(in.limits.allocator);
+  if (!m) return in.diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  const char *paths[1] = {in.path};
+  return finish(m, uqff::open_set(m, paths, 1, in.limits, in.diag), out);
+}
+// A directory holding *.uqff shards or uqff_report.json.
+bool uqff_path(const Input &in, tblob_model **out, Status *st) {
+  if (!path_is_directory(in.path) || !uqff::looks_like_dir(in.path)) return false;
+  *st = uqff_open_path(in, out);
+  return true;
+}
+// A UQFF shard is a safetensors file whose entry names say UQFF; it is opened as a shard set
+// (its siblings are found from its name), keeping the scan already made of it.
+bool uqff_table(const Input &in, tblob_model *m, tblob_model **out, Status *st) {
+  if (!uqff::table_says_shard(m, in.path)) return false;
+  *st = finish(m, uqff::open_scanned(m, in.path, in.limits, in.diag), out);
+  return true;
+}
+#endif
+
+// A file told by its magic: opened as file 0 of a new model by the format's reader.
+bool open_by_magic(const Input &in, bool is_it, Status (*reader)(tblob_model *, const Limits &, const Diag &),
+                   tblob_model **out, Status *st) {
+  if (!is_it) return false;
+  tblob_model *m = model_new(in.limits.allocator);
+  if (!m) {
+    *st = in.diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+    return true;
+  }
+  Status s = add_file(m, in.path, in.limits.mode, in.diag);
+  if (s == TBLOB_OK) s = reader(m, in.limits, in.diag);
+  *st = finish(m, s, out);
+  return true;
+}
+
+#if TBLOB_HAVE_SLM1
+// Magic "SLM1".
+bool slm1_content(const Input &in, tblob_model **out, Status *st) {
+  return open_by_magic(in, slm1_looks_like(in.head, in.head_len), &slm1_open_detected, out, st);
+}
+#endif
+
+#if TBLOB_HAVE_GGUF
+// Magic "GGUF".
+bool gguf_content(const Input &in, tblob_model **out, Status *st) {
+  return open_by_magic(in, gguf::looks_like(in.head, in.head_len), &gguf::open_detected, out, st);
+}
+#endif
+
+const FormatHooks kFormats[] = {
+#if TBLOB_HAVE_OLLAMA
+    {ollama_path, ollama_content, nullptr},
+#endif
+#if TBLOB_HAVE_UQFF
+    {uqff_path, nullptr, uqff_table},
+#endif
+#if TBLOB_HAVE_SLM1
+    {nullptr, slm1_content, nullptr},
+#endif
+#if TBLOB_HAVE_GGUF
+    {nullptr, gguf_content, nullptr},
+#endif
+    {nullptr, nullptr, nullptr},  // keeps the table non-empty in a safetensors-only build
+};
+
 }  // namespace
 
 Status open_path(const char *path, const Limits &limits, tblob_model **out, const Diag &diag) {
+  Input in{path, nullptr, 0, limits, diag};
+  Status st;
+  for (const FormatHooks &f : kFormats)
+    if (f.path && f.path(in, out, &st)) return st;
   tblob_model *m = model_new(limits.allocator);
   if (!m) return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
-  Status s;
-#if TBLOB_HAVE_OLLAMA
-  {  // Ollama: a store root, "<root>/<model>[:tag]" or <root>/manifests/<h>/<n>/<m>/<t>
-    Status ollama_try_open_path(const char *, const Limits &, tblob_model **, bool *, const Diag &);
-    bool handled = false;
-    s = ollama_try_open_path(path, limits, out, &handled, diag);
-    if (handled) {
-      model_free(m);
-      return s;
-    }
-  }
-#endif
-  // @@detect-path (formats that recognise a path before the safetensors fallbacks)
-#if TBLOB_HAVE_UQFF
-  {  // UQFF: a directory holding *.uqff shards or uqff_report.json (formats/uqff/uqff_detect.cpp)
-    bool uqff_is_dir(const char *);
-    Status uqff_open_detected(tblob_model *, const char *, const Limits &, const Diag &);
-    if (path_is_directory(path) && uqff_is_dir(path)) return finish(m, uqff_open_detected(m, path, limits, diag), out);
-  }
-#endif
   if (path_is_directory(path)) {
     const size_t n = std::strlen(path);
     char *index = static_cast<char *>(m->arena.alloc(n + sizeof(kShardIndexName) + 1));
@@ -104,50 +208,26 @@ Status open_path(const char *path, const Limits &limits, tblob_model **out, cons
   uint8_t head[4096];
   const long long got = read_file_prefix(path, head, sizeof(head));
   if (got < 0) {
-    s = add_file(m, path, limits.mode, diag);  // reports the open error
-    return finish(m, s == TBLOB_OK ? diag.fail_plain(TBLOB_E_IO) : s, out);
+    st = add_file(m, path, limits.mode, diag);  // reports the open error
+    return finish(m, st == TBLOB_OK ? diag.fail_plain(TBLOB_E_IO) : st, out);
   }
-#if TBLOB_HAVE_OLLAMA
-  {  // an Ollama manifest outside a store layout: say so instead of reading it as safetensors
-    bool ollama_looks_like_manifest(const uint8_t *, size_t);
-    Status ollama_open_manifest_path(const char *, const Limits &, tblob_model **, const Diag &);
-    if (ollama_looks_like_manifest(head, static_cast<size_t>(got))) {
+  in.head = head;
+  in.head_len = static_cast<size_t>(got);
+  for (const FormatHooks &f : kFormats)
+    if (f.content && f.content(in, out, &st)) {
       model_free(m);
-      return ollama_open_manifest_path(path, limits, out, diag);
+      return st;
     }
-  }
-#endif
-  // @@detect-content (formats recognised by their first bytes: magic numbers)
-#if TBLOB_HAVE_SLM1
-  {  // SLM1: magic "SLM1" (docs/slm1.md); formats/slm1/slm1.h declares these
-    bool slm1_looks_like(const uint8_t *, size_t);
-    Status slm1_open_detected(tblob_model *, const Limits &, const Diag &);
-    if (slm1_looks_like(head, static_cast<size_t>(got))) {
-      s = add_file(m, path, limits.mode, diag);
-      if (s == TBLOB_OK) s = slm1_open_detected(m, limits, diag);
-      return finish(m, s, out);
-    }
-  }
-#endif
-  if (st_looks_like_shard_index(head, static_cast<size_t>(got), path_file_size(path)))
+  if (st_looks_like_shard_index(head, in.head_len, path_file_size(path)))
     return finish(m, open_shard_index(m, path, limits, diag), out);
   // Anything else is read as safetensors, whose checks say precisely what is wrong.
-  s = add_file(m, path, limits.mode, diag);
-  if (s == TBLOB_OK) s = st_open_single(m, limits, diag);
-#if TBLOB_HAVE_UQFF
-  {  // A UQFF shard is a valid safetensors file whose entry names say UQFF: decided from the
-     // table just built, then opened as a shard set (formats/uqff/uqff_detect.cpp).
-    bool uqff_table_says_shard(const tblob_model *, const char *);
-    Status uqff_open_detected(tblob_model *, const char *, const Limits &, const Diag &);
-    if (s == TBLOB_OK && uqff_table_says_shard(m, path)) {
-      model_free(m);
-      m = model_new(limits.allocator);
-      if (!m) return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
-      return finish(m, uqff_open_detected(m, path, limits, diag), out);
-    }
-  }
-#endif
-  return finish(m, s, out);
+  st = add_file(m, path, limits.mode, diag);
+  if (st == TBLOB_OK) st = st_scan_single(m, limits, diag);
+  if (st == TBLOB_OK)
+    for (const FormatHooks &f : kFormats)
+      if (f.table && f.table(in, m, out, &st)) return st;
+  if (st == TBLOB_OK) st = st_finish_single(m, limits, diag);
+  return finish(m, st, out);
 }
 
 Status open_memory(const void *buf, size_t len, const Limits &limits, tblob_model **out,
@@ -158,6 +238,9 @@ Status open_memory(const void *buf, size_t len, const Limits &limits, tblob_mode
   f.path = "";
   source_borrow(buf, len, &f.source);
   if (!m->files.push(f)) return finish(m, diag.fail_plain(TBLOB_E_OUT_OF_MEMORY), out);
+#if TBLOB_HAVE_GGUF
+  if (gguf::looks_like(static_cast<const uint8_t *>(buf), len)) return finish(m, gguf::open_detected(m, limits, diag), out);
+#endif
   return finish(m, st_open_single(m, limits, diag), out);
 }
 

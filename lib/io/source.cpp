@@ -10,7 +10,6 @@
 namespace tblob {
 
 namespace {
-
 const char *file_kind(mode_t m) {
   if (S_ISDIR(m)) return "a directory";
   if (S_ISFIFO(m)) return "a FIFO";
@@ -20,81 +19,101 @@ const char *file_kind(mode_t m) {
   return "a special file";
 }
 
-// Opens a regular file for reading. O_NONBLOCK keeps open() of a FIFO without a writer (or of
-// a device) from waiting forever; such files are refused after fstat, then the flag is
-// cleared. Returns the descriptor, or -1 with *err the errno (0: not a regular file, *st
-// says what it is).
-int open_regular(const char *path, struct stat *st, int *err) {
-  *err = 0;
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+// Opens path for reading and checks it is a regular file small enough for this platform;
+// never blocks on a FIFO or device (O_NONBLOCK, cleared once fstat says it is a regular file).
+// A non-regular file is named by what fstat says, never by a stale errno.
+Status open_regular(const char *path, int *fd_out, size_t *len, const Diag &diag) {
+  const int fd = ::open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
-    *err = errno;
-    return -1;
+    const int e = errno;
+    return diag.fail(e == ENOENT ? TBLOB_E_NOT_FOUND : TBLOB_E_IO, TBLOB_NO_OFFSET, -1,
+                     "cannot open %s: %s", path, std::strerror(e));
   }
-  if (::fstat(fd, st) != 0) {
-    *err = errno;
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    const int e = errno;
     ::close(fd);
-    return -1;
+    return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "cannot stat %s: %s", path, std::strerror(e));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "%s is %s, not a regular file", path,
+                     file_kind(st.st_mode));
   }
   const int fl = ::fcntl(fd, F_GETFL);
-  if (!S_ISREG(st->st_mode) || fl < 0 || ::fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
-    *err = S_ISREG(st->st_mode) ? errno : 0;
+  if (fl < 0 || ::fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+    const int e = errno;
     ::close(fd);
-    return -1;
+    return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "cannot read %s: %s", path, std::strerror(e));
   }
-  return fd;
+  if (static_cast<unsigned long long>(st.st_size) > SIZE_MAX) {
+    ::close(fd);
+    return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "%s is too large for this platform", path);
+  }
+  *fd_out = fd;
+  *len = static_cast<size_t>(st.st_size);
+  return TBLOB_OK;
 }
-
 }  // namespace
 
 Status source_open_file(const char *path, uint32_t mode, const Allocator &a, Source *out,
                         const Diag &diag) {
   *out = Source{};
-  struct stat st;
-  int e = 0;
-  int fd = open_regular(path, &st, &e);
-  if (fd < 0 && e != 0)
-    return diag.fail(e == ENOENT ? TBLOB_E_NOT_FOUND : TBLOB_E_IO, TBLOB_NO_OFFSET, -1,
-                     "cannot open %s: %s", path, std::strerror(e));
-  if (fd < 0)
-    return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "%s is %s, not a regular file", path,
-                     file_kind(st.st_mode));
-  if (static_cast<unsigned long long>(st.st_size) > SIZE_MAX) {
+  int fd = -1;
+  size_t len = 0;
+  Status s = open_regular(path, &fd, &len, diag);
+  if (s != TBLOB_OK) return s;
+  s = source_from_fd(fd, len, mode, a, out, path, diag);
+  ::close(fd);
+  return s;
+}
+
+Status source_read_bounded(const char *path, uint64_t max_bytes, Status too_large, const Allocator &a,
+                           Source *out, const Diag &diag) {
+  *out = Source{};
+  int fd = -1;
+  size_t len = 0;
+  Status s = open_regular(path, &fd, &len, diag);
+  if (s != TBLOB_OK) return s;
+  if (len > max_bytes) {
     ::close(fd);
-    return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "%s is too large for this platform", path);
+    return diag.fail(too_large, TBLOB_NO_OFFSET, -1, "%s is %zu bytes, more than the %llu allowed", path, len,
+                     static_cast<unsigned long long>(max_bytes));
   }
-  const size_t len = static_cast<size_t>(st.st_size);
+  s = source_from_fd(fd, len, TBLOB_OPEN_READ, a, out, path, diag);
+  ::close(fd);
+  return s;
+}
+
+Status source_from_fd(int fd, size_t len, uint32_t mode, const Allocator &a, Source *out,
+                      const char *what, const Diag &diag) {
+  *out = Source{};
   if (len == 0) {
-    ::close(fd);
     out->kind = Source::kOwned;
     return TBLOB_OK;  // data == nullptr, len == 0
   }
   if (mode == TBLOB_OPEN_MAP) {
     void *p = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE, fd, 0);
-    ::close(fd);
     if (p == MAP_FAILED)
-      return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "cannot map %s: %s", path, std::strerror(errno));
+      return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "cannot map %s: %s", what, std::strerror(errno));
     out->data = static_cast<const uint8_t *>(p);
     out->len = len;
     out->kind = Source::kMapped;
     return TBLOB_OK;
   }
   uint8_t *buf = static_cast<uint8_t *>(a.alloc(len));
-  if (!buf) {
-    ::close(fd);
-    return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "cannot allocate %zu bytes to read %s", len, path);
-  }
+  if (!buf)
+    return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "cannot allocate %zu bytes to read %s", len, what);
   size_t got = 0;
   while (got < len) {
-    ssize_t r = ::read(fd, buf + got, len - got);
+    const ssize_t r = ::pread(fd, buf + got, len - got, static_cast<off_t>(got));
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) break;
     got += static_cast<size_t>(r);
   }
-  ::close(fd);
   if (got != len) {
     a.free(buf, len);
-    return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "short read of %s (%zu of %zu bytes)", path, got, len);
+    return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "short read of %s (%zu of %zu bytes)", what, got, len);
   }
   out->data = buf;
   out->len = len;
@@ -149,10 +168,9 @@ uint64_t path_file_size(const char *path) {
 }
 
 long long read_file_prefix(const char *path, uint8_t *dst, size_t cap) {
-  struct stat st;
-  int e;
-  const int fd = open_regular(path, &st, &e);
-  if (fd < 0) return -1;
+  int fd = -1;
+  size_t len = 0;
+  if (open_regular(path, &fd, &len, Diag{}) != TBLOB_OK) return -1;  // callers reopen to say why
   size_t got = 0;
   while (got < cap) {
     ssize_t r = ::read(fd, dst + got, cap - got);

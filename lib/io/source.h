@@ -18,6 +18,15 @@ struct Source {
 // mode: TBLOB_OPEN_MAP or TBLOB_OPEN_READ.
 Status source_open_file(const char *path, uint32_t mode, const Allocator &a, Source *out,
                         const Diag &diag);
+// Reads a small side file (config.json and the like) into owned memory after checking what
+// it is: a FIFO, device or directory is TBLOB_E_IO and a file over max_bytes is `too_large`,
+// both without reading a byte.
+Status source_read_bounded(const char *path, uint64_t max_bytes, Status too_large, const Allocator &a,
+                           Source *out, const Diag &diag);
+// Maps or reads an open file descriptor of `len` bytes into a Source (closing nothing);
+// `what` names the file in messages.
+Status source_from_fd(int fd, size_t len, uint32_t mode, const Allocator &a, Source *out,
+                      const char *what, const Diag &diag);
 void source_borrow(const void *buf, size_t len, Source *out);
 void source_close(Source *s, const Allocator &a);
 // A mapped source about to be read front to back in [0, len): map its pages in one call

@@ -564,7 +564,7 @@ Status Scanner::run(size_t len) {
                       "buffer has %zu bytes; a safetensors file needs at least 8", len);
   // Step 2.
   uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | c_.begin[i];
+  st_header_length(c_.begin, len, &n);
   if (n > TBLOB_SAFETENSORS_MAX_HEADER)
     return diag_.fail(TBLOB_E_HEADER_TOO_LARGE, 0, -1,
                       "header length %llu exceeds the format limit of 100,000,000 bytes",

@@ -1,7 +1,7 @@
 // The zero-allocation safetensors header scanner.
 //
 // Runs the reference implementation's steps 1-5 and the per-tensor part of step 6
-// (reference/safetensors.md 1.1) over a buffer, reporting entries to a sink. Errors keep
+// (docs/safetensors.md) over a buffer, reporting entries to a sink. Errors keep
 // the reference's order: grammar, UTF-8, depth and __metadata__ errors stop the scan where
 // they occur; a tensor entry's schema errors (missing field, wrong type, unknown dtype,
 // non-integer shape) are reported only if the whole header is valid JSON (serde buffers
@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/endian.h"
 #include "core/limits.h"
 #include "core/status.h"
 #include "json/json_lex.h"
@@ -19,6 +20,14 @@
 namespace tblob {
 
 constexpr uint32_t kInlineRank = TBLOB_SCAN_INLINE_RANK;
+
+// Step 2: the header length N, the first 8 bytes read as a little-endian u64. False when
+// the buffer is shorter than 8 bytes. Every reader of a safetensors prefix uses this.
+inline bool st_header_length(const uint8_t *buf, size_t len, uint64_t *n) {
+  if (len < 8) return false;
+  *n = load_le64(buf);
+  return true;
+}
 
 struct StTensorEntry {
   uint64_t index;              // among tensors, header order

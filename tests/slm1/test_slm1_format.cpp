@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "formats/slm1/checksum.h"
+#include "formats/slm1/format.h"
 #include "hash/fnv1a.h"
 #include "slm1_test_util.h"
 

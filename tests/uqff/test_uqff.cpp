@@ -72,12 +72,18 @@ uint32_t fbits(float f) {
 
 // ---- opening, discovery, straddling ---------------------------------------------------------
 
+// Two shards of one set: s0 holds the version and the layer's format/dtype/shape entries,
+// s1 its two q8_0 blocks (rows of 32).
+void straddling_shards(Shard *s0, Shard *s1) {
+  s0->version().producer();
+  s0->u8("a.weight.format", 0).u32("a.weight.dtype", 8).add("a.weight.shape", "U32", {2}, uqt::u32vec({2, 32}));
+  s1->producer().add("a.weight", "U8", {68}, q8_0_block() + q8_0_block(0.25f, 0));
+}
+
 TEST(Uqff, StraddlingLayerAcrossShardsOpensFromAnyShard) {
   TempDir t;
   Shard s0, s1;
-  s0.version().producer();
-  s0.u8("a.weight.format", 0).u32("a.weight.dtype", 8).add("a.weight.shape", "U32", {2}, uqt::u32vec({2, 32}));
-  s1.producer().add("a.weight", "U8", {68}, q8_0_block() + q8_0_block(0.25f, 0));
+  straddling_shards(&s0, &s1);
   ASSERT_TRUE(t.write("q8_0-0.uqff", s0));
   ASSERT_TRUE(t.write("q8_0-1.uqff", s1));
   for (const std::string &p : {t.path, t.file("q8_0-0.uqff"), t.file("q8_0-1.uqff")}) {
@@ -108,6 +114,40 @@ TEST(Uqff, StraddlingLayerAcrossShardsOpensFromAnyShard) {
   ASSERT_TRUE(u.write("only.uqff", s1));
   Opened o(std::vector<std::string>{u.file("only.uqff")});
   EXPECT_EQ(o.s, TBLOB_E_UQFF_NO_VERSION) << o.d.message;
+}
+
+// tblob_model_open parses the shard it is given once and keeps that scan when the shard is
+// the first of its set; the model must be the one a fresh open of the set gives.
+TEST(Uqff, OpenFromFirstShardEqualsOpenOfTheSet) {
+  TempDir t;
+  Shard s0, s1;
+  straddling_shards(&s0, &s1);
+  ASSERT_TRUE(t.write("q8_0-0.uqff", s0));
+  ASSERT_TRUE(t.write("q8_0-1.uqff", s1));
+  Opened set(std::vector<std::string>{t.file("q8_0-0.uqff"), t.file("q8_0-1.uqff")});
+  ASSERT_EQ(set.s, TBLOB_OK) << set.d.message;
+  for (const std::string &p : {t.file("q8_0-0.uqff"), t.file("q8_0-1.uqff")}) {
+    Opened o(p);
+    ASSERT_EQ(o.s, TBLOB_OK) << p << ": " << o.d.message;
+    ASSERT_EQ(tblob_model_file_count(o.m), tblob_model_file_count(set.m));
+    for (uint32_t f = 0; f < tblob_model_file_count(o.m); ++f) {
+      const char *a = nullptr, *b = nullptr;
+      size_t an = 0, bn = 0;
+      ASSERT_EQ(tblob_model_file_path(o.m, f, &a, &an, nullptr), TBLOB_OK);
+      ASSERT_EQ(tblob_model_file_path(set.m, f, &b, &bn, nullptr), TBLOB_OK);
+      EXPECT_EQ(std::string(a, an), std::string(b, bn)) << p;
+    }
+    ASSERT_EQ(tblob_model_tensor_count(o.m), tblob_model_tensor_count(set.m));
+    for (uint64_t i = 0; i < tblob_model_tensor_count(o.m); ++i) {
+      tblob_tensor_info x = TBLOB_TENSOR_INFO_INIT, y = TBLOB_TENSOR_INFO_INIT;
+      ASSERT_EQ(tblob_tensor_at(o.m, i, &x, nullptr), TBLOB_OK);
+      ASSERT_EQ(tblob_tensor_at(set.m, i, &y, nullptr), TBLOB_OK);
+      EXPECT_EQ(std::string(x.name, x.name_len), std::string(y.name, y.name_len)) << p;
+      EXPECT_EQ(x.file_index, y.file_index) << p;
+      EXPECT_EQ(x.data_offset, y.data_offset) << p;
+      EXPECT_EQ(x.data_length, y.data_length) << p;
+    }
+  }
 }
 
 TEST(Uqff, MissingShards) {

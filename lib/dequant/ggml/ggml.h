@@ -1,5 +1,5 @@
 // GGML block quantization (ggml-org/ggml `src/ggml-common.h` layouts, `dequantize_row_*`
-// formulas; reference/uqff.md section 4.1): the type table, the kernel table and the checked
+// formulas): the type table, the kernel table and the checked
 // entry point. Kernels know nothing about files; UQFF (and anything else that stores raw ggml
 // blocks) hands over bytes.
 //

@@ -29,9 +29,7 @@ inline void st(float *p, __m256 v) {
 }
 
 inline float f16s(const uint8_t *p) {
-  uint16_t h;
-  std::memcpy(&h, p, 2);
-  return _cvtsh_ss(h);
+  return _cvtsh_ss(load_le16(p));
 }
 // 8 bytes at p zero-extended to 8 x i32 (unaligned).
 inline __m256i u8x8(const uint8_t *p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(p))); }
@@ -68,8 +66,7 @@ inline __m256i q5_codes(const uint8_t *qs, const uint8_t *qhp) {
   const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i *>(qs));
   const __m128i m15 = _mm_set1_epi8(0x0F);
   const __m256i nib = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m15), _mm_and_si128(q, m15));
-  uint32_t qh;
-  std::memcpy(&qh, qhp, 4);
+  const uint32_t qh = load_le32(qhp);
   const __m256i spread = _mm256_shuffle_epi8(
       _mm256_set1_epi32(static_cast<int>(qh)),
       _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
@@ -117,8 +114,7 @@ template <int M>
 inline void q8_1(const uint8_t *b, float *y) { q8_x<M>(b + 4, f16s(b), y); }
 template <int M>
 inline void q8_k(const uint8_t *b, float *y) {
-  float d;
-  std::memcpy(&d, b, 4);
+  const float d = load_le_f32(b);
   for (int i = 0; i < 256; i += 32) q8_x<M>(b + 4 + i, d, y + i);
 }
 

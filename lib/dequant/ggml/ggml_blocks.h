@@ -3,21 +3,17 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/endian.h"
 #include "dequant/convert.h"
 #include "dequant/ggml/ggml.h"
 
 namespace tblob {
 namespace ggml {
 
-inline uint32_t le16(const uint8_t *p) { return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8); }
-inline uint32_t le32(const uint8_t *p) {
-  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
-         (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
-}
 // An f16 field, widened exactly.
-inline float half(const uint8_t *p) { return dq::f32_from_bits(dq::f16_to_f32(static_cast<uint16_t>(le16(p)))); }
+inline float half(const uint8_t *p) { return dq::f32_from_bits(dq::f16_to_f32(load_le16(p))); }
 // True when an f16 field is inf or NaN.
-inline bool half_nonfinite(const uint8_t *p) { return (le16(p) & 0x7C00u) == 0x7C00u; }
+inline bool half_nonfinite(const uint8_t *p) { return (load_le16(p) & 0x7C00u) == 0x7C00u; }
 
 // The twelve block types in slot order (after the three float types), as X(fn, slot) for the
 // kernel sets' wrapper structs and tables: one list, so a set cannot miss or reorder a type.
@@ -73,7 +69,7 @@ inline bool block_finite(uint32_t slot, const uint8_t *b) {
     case kSlotQ2_K: return !half_nonfinite(b + 80) && !half_nonfinite(b + 82);
     case kSlotQ3_K: return !half_nonfinite(b + 108);
     case kSlotQ6_K: return !half_nonfinite(b + 208);
-    case kSlotQ8_K: return (le32(b) & 0x7F800000u) != 0x7F800000u;
+    case kSlotQ8_K: return (load_le32(b) & 0x7F800000u) != 0x7F800000u;
     default: return true;
   }
 }

@@ -19,7 +19,7 @@ const Kernels *neon_kernels() { return nullptr; }
 
 namespace {
 
-// In slot order. Sizes: ggml-common.h block structs (reference/uqff.md section 4.1).
+// In slot order. Sizes: ggml-common.h block structs.
 constexpr TypeInfo kTypes[kSlotCount] = {
     {kTypeF32, kSlotF32, "f32", "f32", 1, 4, 32},
     {kTypeF16, kSlotF16, "f16", "f16", 1, 2, 16},

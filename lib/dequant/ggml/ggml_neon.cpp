@@ -102,8 +102,7 @@ inline void q4_1(const Idx &x, const uint8_t *b, float *y) {
 // Q5_0 / Q5_1: bit j of the little-endian u32 qh is bit 4 of element j; element j < 16 is the
 // low nibble of qs[j], element j + 16 the high nibble.
 inline void q5_codes(const uint8_t *qs, const uint8_t *qhp, uint8x16_t *lo, uint8x16_t *hi) {
-  uint32_t qh;
-  std::memcpy(&qh, qhp, 4);
+  const uint32_t qh = load_le32(qhp);
   alignas(16) static constexpr uint8_t kSpreadLo[16] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
   alignas(16) static constexpr uint8_t kSpreadHi[16] = {2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3};
   alignas(16) static constexpr uint8_t kBits[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
@@ -148,8 +147,7 @@ template <int M>
 inline void q8_1(const Idx &x, const uint8_t *b, float *y) { q8_x<M>(x, b + 4, f16s(b), y); }
 template <int M>
 inline void q8_k(const Idx &x, const uint8_t *b, float *y) {
-  float d;
-  std::memcpy(&d, b, 4);
+  const float d = load_le_f32(b);
   for (int i = 0; i < 256; i += 32) q8_x<M>(x, b + 4 + i, d, y + i);
 }
 

@@ -1,6 +1,6 @@
 // Scalar reference decoders for GGML blocks: the definition every other kernel set matches.
-// Layouts and formulas: reference/uqff.md section 4.1 (ggml `src/ggml-common.h`,
-// `dequantize_row_*` in `src/ggml-quants.c`). Integer bit code plus separately rounded f32
+// Layouts and formulas: ggml `src/ggml-common.h`,
+// `dequantize_row_*` in `src/ggml-quants.c`. Integer bit code plus separately rounded f32
 // operations; NaN results are canonical (see ggml.h).
 #include <cstring>
 
@@ -42,7 +42,7 @@ void blk_q4_1(const uint8_t *b, float *y) {
 
 void blk_q5_0(const uint8_t *b, float *y) {
   const float d = half(b);
-  const uint32_t qh = le32(b + 2);
+  const uint32_t qh = load_le32(b + 2);
   const uint8_t *qs = b + 6;
   for (int j = 0; j < 16; ++j) {
     const int x0 = static_cast<int>((qs[j] & 0xF) | (((qh >> j) & 1u) << 4)) - 16;
@@ -54,7 +54,7 @@ void blk_q5_0(const uint8_t *b, float *y) {
 
 void blk_q5_1(const uint8_t *b, float *y) {
   const float d = half(b), m = half(b + 2);
-  const uint32_t qh = le32(b + 4);
+  const uint32_t qh = load_le32(b + 4);
   const uint8_t *qs = b + 8;
   for (int j = 0; j < 16; ++j) {
     const uint32_t x0 = (qs[j] & 0xFu) | (((qh >> j) & 1u) << 4);
@@ -194,7 +194,7 @@ void blk_q6_k(const uint8_t *b, float *y) {
 }
 
 void blk_q8_k(const uint8_t *b, float *y) {
-  const float d = f32_from_bits(le32(b));
+  const float d = f32_from_bits(load_le32(b));
   const int8_t *qs = reinterpret_cast<const int8_t *>(b + 4);
   for (int j = 0; j < 256; ++j) put(y + j, d * static_cast<float>(qs[j]));
 }
@@ -202,11 +202,11 @@ void blk_q8_k(const uint8_t *b, float *y) {
 // Float "blocks" of one element: exact widening, values (NaN payloads included) unchanged.
 void blk_f32(const uint8_t *b, float *y) { std::memcpy(y, b, 4); }
 void blk_f16(const uint8_t *b, float *y) {
-  const uint32_t u = dq::f16_to_f32(static_cast<uint16_t>(b[0] | (b[1] << 8)));
+  const uint32_t u = dq::f16_to_f32(load_le16(b));
   std::memcpy(y, &u, 4);
 }
 void blk_bf16(const uint8_t *b, float *y) {
-  const uint32_t u = dq::bf16_to_f32(static_cast<uint16_t>(b[0] | (b[1] << 8)));
+  const uint32_t u = dq::bf16_to_f32(load_le16(b));
   std::memcpy(y, &u, 4);
 }
 

@@ -1,9 +1,10 @@
-// Helpers shared by the scalar reference kernels: little-endian loads, the row bit-stream code
+// Helpers shared by the scalar reference kernels: the row bit-stream code
 // extractor, rounding to a scale dtype and the output stores. Header-only, no state.
 #pragma once
 #include <cstdint>
 #include <cstring>
 
+#include "core/endian.h"
 #include "dequant/convert.h"
 #include "dequant/kernel_table.h"
 #include "dequant/minifloat.h"
@@ -12,20 +13,13 @@
 namespace tblob {
 namespace dq {
 
-inline uint32_t load_le16(const uint8_t *p) {
-  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8);
-}
-inline uint32_t load_le32(const uint8_t *p) {
-  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
-         (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
-}
 
 // Element `index` of a little-endian F32/F16/BF16 array, as an (exact) f32.
 template <uint32_t DT>
 inline float load_float(const uint8_t *base, uint64_t index) {
   if (DT == TBLOB_DTYPE_F32) return f32_from_bits(load_le32(base + index * 4));
-  if (DT == TBLOB_DTYPE_F16) return f32_from_bits(f16_to_f32(static_cast<uint16_t>(load_le16(base + index * 2))));
-  return f32_from_bits(bf16_to_f32(static_cast<uint16_t>(load_le16(base + index * 2))));
+  if (DT == TBLOB_DTYPE_F16) return f32_from_bits(f16_to_f32(load_le16(base + index * 2)));
+  return f32_from_bits(bf16_to_f32(load_le16(base + index * 2)));
 }
 
 // Rounds an f32 to the dtype DT (identity for F32), returned as f32.

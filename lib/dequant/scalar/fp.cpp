@@ -64,7 +64,7 @@ void nvfp4_rows(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
   const uint64_t cols = d.cols, ngroups = cols / 16, row_bytes = cols / 2;
   const GlobalScaleMode mode = d.global_scale_mode;
   float g = 1.0f;
-  if (mode != GlobalScaleMode::kNone) g = dq::f32_from_bits(dq::load_le32(d.global_scale));
+  if (mode != GlobalScaleMode::kNone) g = dq::f32_from_bits(load_le32(d.global_scale));
   // MLX's amax convention: the block scale is multiplied by f32(g / (448 * 6)) first.
   const float amax_factor = g / 2688.0f;
   uint64_t o = 0;

@@ -46,11 +46,11 @@ void plain_rows(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
       return;
     }
     for (uint64_t e = begin; e < end; ++e) {
-      const uint16_t h = static_cast<uint16_t>(dq::load_le16(d.data + e * 2));
+      const uint16_t h = static_cast<uint16_t>(load_le16(d.data + e * 2));
       dq::store_out<OUT>(out, o++, s == QuantScheme::kF16 ? dq::f16_to_f32(h) : dq::bf16_to_f32(h));
     }
   } else if (s == QuantScheme::kF32) {
-    for (uint64_t e = begin; e < end; ++e) dq::store_out<OUT>(out, o++, dq::load_le32(d.data + e * 4));
+    for (uint64_t e = begin; e < end; ++e) dq::store_out<OUT>(out, o++, load_le32(d.data + e * 4));
   } else {
     for (uint64_t e = begin; e < end; ++e) dq::store_out<OUT>(out, o++, decode8<SCHEME>(d, d.data[e]));
   }

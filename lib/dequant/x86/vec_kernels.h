@@ -26,6 +26,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/endian.h"
+#include "dequant/convert.h"
 #include "dequant/kernel_table.h"
 #include "dequant/quant_desc.h"
 
@@ -36,26 +38,8 @@ namespace vk {
 constexpr uint32_t kQNaN = 0x7FC00000u;
 constexpr uint32_t kInfBits = 0x7F800000u;
 
-inline uint32_t ld16(const uint8_t *p) {
-  uint16_t v;
-  std::memcpy(&v, p, 2);
-  return v;
-}
-inline uint32_t ld32(const uint8_t *p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-inline float fbits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-inline uint32_t ubits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
+using dq::f32_bits;
+using dq::f32_from_bits;
 inline bool finite_bits(uint32_t u) { return (u & kInfBits) != kInfBits; }
 inline uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
@@ -230,9 +214,9 @@ inline const uint8_t *tail_copy(const uint8_t *p, uint64_t n, uint32_t esize, ui
 // Scale element i of an F32/F16/BF16 array, broadcast (f32 bits, exact).
 template <class V, uint32_t SDT>
 typename V::U scale_vec(const uint8_t *base, uint64_t i) {
-  if (SDT == TBLOB_DTYPE_F32) return V::set1(ld32(base + 4 * i));
-  if (SDT == TBLOB_DTYPE_BF16) return V::set1(ld16(base + 2 * i) << 16);
-  return Ops<V>::f16(V::set1(ld16(base + 2 * i)));
+  if (SDT == TBLOB_DTYPE_F32) return V::set1(load_le32(base + 4 * i));
+  if (SDT == TBLOB_DTYPE_BF16) return V::set1(static_cast<uint32_t>(load_le16(base + 2 * i)) << 16);
+  return Ops<V>::f16(V::set1(load_le16(base + 2 * i)));
 }
 
 inline bool spec_e4m3_max_finite(const QuantDesc &d) { return (d.special & kSpecE4M3MaxFinite) != 0; }
@@ -282,7 +266,7 @@ struct NvScale {
   float amax_factor = 1.0f;
   bool max_finite;
   explicit NvScale(const QuantDesc &d) : mode(d.global_scale_mode), max_finite(spec_e4m3_max_finite(d)) {
-    if (mode != GlobalScaleMode::kNone) g = fbits(ld32(d.global_scale));
+    if (mode != GlobalScaleMode::kNone) g = f32_from_bits(load_le32(d.global_scale));
     amax_factor = g / 2688.0f;
   }
 };
@@ -291,7 +275,7 @@ struct NvScale {
 template <class V>
 typename V::U nv_value(const NvScale &ns, typename V::U fp4, typename V::U s) {
   typename V::U v = V::asu(V::mul(V::asf(fp4), V::asf(s)));
-  if (ns.mode == GlobalScaleMode::kMultiplier) v = V::asu(V::mul(V::asf(v), V::asf(V::set1(ubits(ns.g)))));
+  if (ns.mode == GlobalScaleMode::kMultiplier) v = V::asu(V::mul(V::asf(v), V::asf(V::set1(f32_bits(ns.g)))));
   return Ops<V>::canon(v);
 }
 
@@ -469,7 +453,7 @@ void hot_nvfp4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
   auto prep = [&](uint64_t g0, uint64_t n, uint32_t *sa, uint32_t *) {
     decode_chunk<V>(d.scales, 1, g0, n, sa, [&](U c) {
       U s = Ops<V>::e4m3(c, ns.max_finite);
-      if (ns.mode == GlobalScaleMode::kMlxAmax) s = V::asu(V::mul(V::asf(s), V::asf(V::set1(ubits(ns.amax_factor)))));
+      if (ns.mode == GlobalScaleMode::kMlxAmax) s = V::asu(V::mul(V::asf(s), V::asf(V::set1(f32_bits(ns.amax_factor)))));
       return s;
     });
   };
@@ -646,7 +630,7 @@ template <class V, uint32_t OUT>
 void slm1_q8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
   const uint64_t cols = d.cols;
   for (uint64_t r = rb; r < re; ++r) {
-    const uint32_t sb = ld32(d.scales + 4 * r);
+    const uint32_t sb = load_le32(d.scales + 4 * r);
     const uint8_t *p = d.data + r * cols;
     if (finite_bits(sb)) {
       out = slm1_q8_row<V, OUT, true>(p, cols, V::set1(sb), out);
@@ -695,7 +679,7 @@ void gen_slm1_q4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
       const uint64_t n = min_u64(V::W, cols - j);
       for (int i = 0; i < V::W; ++i) {
         const uint64_t c = j + static_cast<uint64_t>(i) < cols ? j + static_cast<uint64_t>(i) : j;
-        sl[i] = ld32(srow + 4 * (c / gsize));
+        sl[i] = load_le32(srow + 4 * (c / gsize));
       }
       const U c = extract_codes<V>(row, end, j, 4, lanebits, mask);
       const U q = V::sel(V::gt(c, V::set1(7)), V::add(c, V::set1(0xFFFFFFF0u)), c);  // sign-extend

@@ -1,4 +1,4 @@
-// Tensor blobs: each is a safetensors file (reference/ollama_mlx.md 3). Every tensor of
+// Tensor blobs: each is a safetensors file (docs/ollama.md). Every tensor of
 // every blob goes into the table under its header name, with two layout rules:
 //  - a blob whose single tensor is keyed "data" (Jan-Feb 2026, incl. the three-blob
 //    <name> / <name>_scale / <name>_qbias quantized layers) takes its layer's name;
@@ -16,6 +16,7 @@
 #include "core/checked.h"
 #include "formats/ollama/ollama.h"
 #include "formats/safetensors/safetensors.h"
+#include "io/source.h"
 
 namespace tblob {
 namespace ollama {
@@ -107,44 +108,8 @@ Status scan_and_layout(tblob_model *m, uint32_t fi, const LayerRec &layer, const
 
 }  // namespace
 
-Status source_from_fd(int fd, size_t len, uint32_t mode, const Allocator &a, Source *out,
-                      const char *what, const Diag &diag) {
-  *out = Source{};
-  if (len == 0) {
-    out->kind = Source::kOwned;
-    return TBLOB_OK;
-  }
-  if (mode == TBLOB_OPEN_MAP) {
-    void *p = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED)
-      return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "cannot map %s: %s", what, std::strerror(errno));
-    out->data = static_cast<const uint8_t *>(p);
-    out->len = len;
-    out->kind = Source::kMapped;
-    return TBLOB_OK;
-  }
-  uint8_t *buf = static_cast<uint8_t *>(a.alloc(len));
-  if (!buf) return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "cannot allocate %zu bytes for %s", len, what);
-  size_t got = 0;
-  while (got < len) {
-    const ssize_t r = ::pread(fd, buf + got, len - got, static_cast<off_t>(got));
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    got += static_cast<size_t>(r);
-  }
-  if (got != len) {
-    a.free(buf, len);
-    return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "short read of %s (%zu of %zu bytes)", what, got, len);
-  }
-  out->data = buf;
-  out->len = len;
-  out->kind = Source::kOwned;
-  return TBLOB_OK;
-}
-
-Status add_blob(tblob_model *m, const tblob_store &s, const LayerRec &layer, size_t layer_index,
-                const Limits &limits, bool *is_data_blob, const Diag &diag) {
-  *is_data_blob = false;
+Status add_blob_file(tblob_model *m, const tblob_store &s, const LayerRec &layer, size_t layer_index,
+                     const Limits &limits, const char **file_name, const Diag &diag) {
   if (m->files.size() >= limits.max_files)
     return diag.fail(TBLOB_E_LIMIT_FILES, TBLOB_NO_OFFSET, -1,
                      "the model has more than %u tensor blobs (max_files)", limits.max_files);
@@ -190,17 +155,17 @@ Status add_blob(tblob_model *m, const tblob_store &s, const LayerRec &layer, siz
     source_close(&f.source, m->alloc);
     return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
   }
-  return scan_and_layout(m, static_cast<uint32_t>(m->files.size() - 1), layer, file, limits, is_data_blob, diag);
+  *file_name = m->files[m->files.size() - 1].path + plen - kDigestChars;
+  return TBLOB_OK;
 }
 
-Status add_blob_memory(tblob_model *m, const uint8_t *p, size_t n, const LayerRec &layer,
-                       const Limits &limits, bool *is_data_blob, const Diag &diag) {
-  FileDesc f{};
-  f.path = "";
-  source_borrow(p, n, &f.source);
-  if (!m->files.push(f)) return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
-  return scan_and_layout(m, static_cast<uint32_t>(m->files.size() - 1), layer, "(memory)", limits,
-                         is_data_blob, diag);
+Status add_blob(tblob_model *m, const tblob_store &s, const LayerRec &layer, size_t layer_index,
+                const Limits &limits, bool *is_data_blob, const Diag &diag) {
+  *is_data_blob = false;
+  const char *file = nullptr;
+  const Status r = add_blob_file(m, s, layer, layer_index, limits, &file, diag);
+  if (r != TBLOB_OK) return r;
+  return scan_and_layout(m, static_cast<uint32_t>(m->files.size() - 1), layer, file, limits, is_data_blob, diag);
 }
 
 }  // namespace ollama

@@ -1,4 +1,4 @@
-// The one digest grammar (reliability.md 3.1): "sha256:" + 64 lowercase hex in manifests,
+// The one digest grammar: "sha256:" + 64 lowercase hex in manifests,
 // "sha256-" + 64 lowercase hex as blob file names. Used when a manifest is parsed and again
 // wherever a path is built; nothing else decides what a digest is.
 #include <cstring>

@@ -1,5 +1,5 @@
 // Import of a safetensors directory into a store: the `ollama create` flow
-// (reference/ollama_mlx.md 2-3, 5). One minimal Go-writer blob per tensor, expert tensors
+// (docs/ollama.md). One minimal Go-writer blob per tensor, expert tensors
 // grouped per layer into packed blobs (the original tensors, as the unquantized groups of
 // the Feb-Jul 2026 layouts hold them), JSON files as ...image.json layers, a ConfigV2
 // config blob, and the manifest last. Blobs are content-addressed, so identical tensors
@@ -13,129 +13,18 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <simdjson.h>
-
 #include "core/checked.h"
 #include "core/dtype.h"
 #include "formats/ollama/ollama.h"
 #include "formats/open.h"
+#include "formats/safetensors/st_writer.h"
 #include "hash/sha256.h"
+#include "io/file.h"
+#include "io/source.h"
+#include "json/json_walk.h"
 
 namespace tblob {
 namespace ollama {
-
-// ---- ByteBuf / Go JSON ---------------------------------------------------------------------
-
-bool ByteBuf::append(const void *p, size_t n) {
-  if (n == 0) return true;
-  if (n > cap_ - n_) {
-    size_t cap = cap_ ? cap_ : 256;
-    while (cap - n_ < n) {
-      if (cap > SIZE_MAX / 2) return false;
-      cap *= 2;
-    }
-    char *q = static_cast<char *>(a_->alloc(cap));
-    if (!q) return false;
-    if (n_) std::memcpy(q, p_, n_);
-    if (p_) a_->free(p_, cap_);
-    p_ = q;
-    cap_ = cap;
-  }
-  std::memcpy(p_ + n_, p, n);
-  n_ += n;
-  return true;
-}
-
-bool ByteBuf::append(const char *s) { return append(s, std::strlen(s)); }
-
-bool ByteBuf::append_u64(uint64_t v) {
-  char tmp[24];
-  const int k = std::snprintf(tmp, sizeof(tmp), "%llu", static_cast<unsigned long long>(v));
-  return append(tmp, static_cast<size_t>(k));
-}
-
-void ByteBuf::reset() {
-  if (p_) a_->free(p_, cap_);
-  p_ = nullptr;
-  n_ = cap_ = 0;
-}
-
-bool go_json_string(ByteBuf *b, const char *p, size_t n) {
-  static const char kHex[] = "0123456789abcdef";
-  if (!b->push('"')) return false;
-  size_t run = 0;  // bytes copied verbatim
-  for (size_t i = 0; i < n; ++i) {
-    const unsigned char c = static_cast<unsigned char>(p[i]);
-    const char *esc = nullptr;
-    char u[7] = {'\\', 'u', '0', '0', 0, 0, 0};
-    size_t skip = 1;
-    if (c == '"') esc = "\\\"";
-    else if (c == '\\') esc = "\\\\";
-    else if (c == '\n') esc = "\\n";
-    else if (c == '\r') esc = "\\r";
-    else if (c == '\t') esc = "\\t";
-    else if (c < 0x20 || c == '<' || c == '>' || c == '&') {
-      u[4] = kHex[c >> 4];
-      u[5] = kHex[c & 15];
-      esc = u;
-    } else if (c == 0xE2 && i + 2 < n && static_cast<unsigned char>(p[i + 1]) == 0x80 &&
-               (static_cast<unsigned char>(p[i + 2]) == 0xA8 || static_cast<unsigned char>(p[i + 2]) == 0xA9)) {
-      esc = static_cast<unsigned char>(p[i + 2]) == 0xA8 ? "\\u2028" : "\\u2029";
-      skip = 3;
-    }
-    if (!esc) {
-      ++run;
-      continue;
-    }
-    if (!b->append(p + i - run, run) || !b->append(esc)) return false;
-    run = 0;
-    i += skip - 1;
-  }
-  return b->append(p + n - run, run) && b->push('"');
-}
-
-bool go_writer_header(const HeaderTensor *ts, size_t n, ByteBuf *out) {
-  const Allocator libc;
-  PodVec<uint32_t> order(&libc);
-  PodVec<uint64_t> begin(&libc);
-  if (!order.reserve(n) || !begin.reserve(n)) return false;
-  uint64_t at = 0;
-  for (size_t i = 0; i < n; ++i) {
-    order.push(static_cast<uint32_t>(i));
-    begin.push(at);
-    if (!checked_add(at, ts[i].bytes, &at)) return false;
-  }
-  std::sort(order.data(), order.data() + n, [ts](uint32_t a, uint32_t b) {
-    const size_t k = std::min(ts[a].name_len, ts[b].name_len);
-    const int d = std::memcmp(ts[a].name, ts[b].name, k);
-    return d != 0 ? d < 0 : ts[a].name_len < ts[b].name_len;
-  });
-  const size_t start = out->size();
-  const uint8_t zero[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  if (!out->append(zero, 8) || !out->push('{')) return false;
-  for (size_t k = 0; k < n; ++k) {
-    const HeaderTensor &t = ts[order[k]];
-    const DtypeInfo *info = dtype_info(t.dtype);
-    if (!info) return false;
-    if (k && !out->push(',')) return false;
-    if (!go_json_string(out, t.name, t.name_len) || !out->append(":{\"dtype\":\"") || !out->append(info->name) ||
-        !out->append("\",\"shape\":["))
-      return false;
-    for (uint32_t d = 0; d < t.rank; ++d)
-      if ((d && !out->push(',')) || !out->append_u64(t.shape[d])) return false;
-    uint64_t end;
-    if (!checked_add(begin[order[k]], t.bytes, &end)) return false;
-    if (!out->append("],\"data_offsets\":[") || !out->append_u64(begin[order[k]]) || !out->push(',') ||
-        !out->append_u64(end) || !out->append("]}"))
-      return false;
-  }
-  if (!out->push('}')) return false;
-  while ((out->size() - start - 8) % 8 != 0)
-    if (!out->push(' ')) return false;
-  const uint64_t len = out->size() - start - 8;
-  for (int i = 0; i < 8; ++i) out->data()[start + i] = static_cast<char>((len >> (8 * i)) & 0xff);
-  return true;
-}
 
 // ---- expert groups -------------------------------------------------------------------------
 
@@ -202,6 +91,47 @@ struct OutLayer {
   size_t name_len;
 };
 
+// The names the ConfigV2 blob records: model_type and architectures[0] of config.json, or
+// _class_name of an image-generation model_index.json; the first of each key counts, decoded.
+// False when the document is not one valid JSON object (then no name is used).
+bool config_names(const uint8_t *p, size_t n, bool image_gen, ByteBuf *family, ByteBuf *arch) {
+  if (n == 0) return false;
+  json::Cursor c{p, p, p + n};
+  bool seen_family = false, seen_arch = false;
+  auto take = [](const json::StringSlice &s, ByteBuf *out) {
+    return out->resize(s.len) && out->resize(json::decode_into(s, out->data(), s.len));
+  };
+  auto string_or_skip = [&](json::Cursor &cc, uint32_t depth, ByteBuf *out) {
+    if (cc.p < cc.end && *cc.p == '"') {
+      json::StringSlice v;
+      return json::scan_string(cc, &v) && take(v, out);
+    }
+    return json::skip_value(cc, depth, kMaxJsonDepth);
+  };
+  const bool ok = json::walk_object(c, 0, kMaxJsonDepth, [&](const json::StringSlice &k, json::Cursor &cc) {
+    if (!seen_family && !image_gen && json::decoded_equals(k, "model_type", 10)) {
+      seen_family = true;
+      return string_or_skip(cc, 1, family);
+    }
+    if (!seen_arch && image_gen && json::decoded_equals(k, "_class_name", 11)) {
+      seen_arch = true;
+      return string_or_skip(cc, 1, arch);
+    }
+    if (!seen_arch && !image_gen && json::decoded_equals(k, "architectures", 13)) {
+      seen_arch = true;
+      if (cc.p >= cc.end || *cc.p != '[') return json::skip_value(cc, 1, kMaxJsonDepth);
+      bool first = true;
+      return json::walk_array(cc, 1, kMaxJsonDepth, [&](json::Cursor &ec) {
+        if (!first) return json::skip_value(ec, 2, kMaxJsonDepth);
+        first = false;
+        return string_or_skip(ec, 2, arch);
+      });
+    }
+    return json::skip_value(cc, 1, kMaxJsonDepth);
+  });
+  return ok && json::at_end(c);
+}
+
 bool ends_with(const char *s, const char *suffix) {
   const size_t n = std::strlen(s), k = std::strlen(suffix);
   return n >= k && std::memcmp(s + n - k, suffix, k) == 0;
@@ -210,18 +140,6 @@ bool ends_with(const char *s, const char *suffix) {
 int cmp_bytes(const char *a, size_t an, const char *b, size_t bn) {
   const int d = std::memcmp(a, b, std::min(an, bn));
   return d != 0 ? d : (an < bn ? -1 : an > bn ? 1 : 0);
-}
-
-bool write_all(int fd, const void *p, size_t n) {
-  const uint8_t *q = static_cast<const uint8_t *>(p);
-  while (n) {
-    const ssize_t w = ::write(fd, q, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    q += w;
-    n -= static_cast<size_t>(w);
-  }
-  return true;
 }
 
 class Importer {
@@ -265,7 +183,6 @@ class Importer {
   PodVec<Item> items_;
   PodVec<OutLayer> layers_;
   bool image_gen_ = false;
-  uint64_t tmp_counter_ = 0;
   tblob_import_result res_{};
 };
 
@@ -451,7 +368,7 @@ Status Importer::write_blob(const Piece *pieces, size_t np, char digest[kDigestB
     if (static_cast<uint64_t>(have.st_size) == total) {
       bool match = (flags_ & TBLOB_IMPORT_TRUST_EXISTING) != 0;
       if (!match) {
-        const int fd = ::openat(s_.blobs_fd, file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        const int fd = open_nofollow(s_.blobs_fd, file);
         if (fd < 0) return fail_io("cannot open blob", file);
         st = hash_file_matches(fd, digest, &match);
         ::close(fd);
@@ -464,21 +381,18 @@ Status Importer::write_blob(const Piece *pieces, size_t np, char digest[kDigestB
     }
     // Present but corrupt: replaced atomically below.
   }
-  char tmp[128];
-  std::snprintf(tmp, sizeof(tmp), ".tblob-tmp-%.16s-%ld-%llu", digest + 7, static_cast<long>(::getpid()),
-                static_cast<unsigned long long>(tmp_counter_++));
-  const int fd = ::openat(s_.blobs_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) return fail_io("cannot create temporary blob", tmp);
+  // The blobs directory is synced once, before the manifest (run()).
+  char tag[17];
+  std::snprintf(tag, sizeof(tag), "%.16s", digest + 7);
+  AtomicFile out;
+  if (!out.create(s_.blobs_fd, tag, 0644)) return fail_io("cannot create a temporary blob for", file);
   bool ok = true;
-  for (size_t i = 0; ok && i < np; ++i) ok = write_all(fd, pieces[i].p, pieces[i].n);
-  ok = ok && ::fsync(fd) == 0;
-  const int e = errno;
-  ok = (::close(fd) == 0) && ok;
-  if (ok) ok = ::renameat(s_.blobs_fd, tmp, s_.blobs_fd, file) == 0;
+  for (size_t i = 0; ok && i < np; ++i) ok = out.write(pieces[i].p, pieces[i].n);
+  if (ok) ok = out.commit(file, false);
   if (!ok) {
-    const int e2 = errno ? errno : e;
-    ::unlinkat(s_.blobs_fd, tmp, 0);
-    errno = e2;
+    const int e = errno;
+    out.abort();
+    errno = e;
     return fail_io("cannot write blob", file);
   }
   ++res_.blobs_written;
@@ -552,12 +466,8 @@ Status Importer::write_json_layers(const PodVec<const char *> &files, const char
   for (size_t i = 0; i + 1 < files.size(); i += 2) {
     const char *layer = files[i], *path = files[i + 1];
     Source src;
-    Status st = source_open_file(path, TBLOB_OPEN_READ, s_.alloc, &src, diag_);
+    Status st = source_read_bounded(path, s_.max_config_bytes, TBLOB_E_OLLAMA_LIMIT_CONFIG, s_.alloc, &src, diag_);
     if (st != TBLOB_OK) return st;
-    if (src.len > s_.max_config_bytes) {
-      source_close(&src, s_.alloc);
-      return diag_.fail(TBLOB_E_OLLAMA_LIMIT_CONFIG, TBLOB_NO_OFFSET, -1, "%s is larger than max_config_bytes", path);
-    }
     if (src.len == 0 || !json_document_valid(src.data, src.len)) {
       source_close(&src, s_.alloc);
       return diag_.fail(TBLOB_E_OLLAMA_IMPORT_SOURCE, TBLOB_NO_OFFSET, -1, "%s is not valid JSON", path);
@@ -578,33 +488,24 @@ Status Importer::write_json_layers(const PodVec<const char *> &files, const char
 // ConfigV2 as Ollama writes it (types/model/config.go field order; json.Encoder: compact,
 // then "\n").
 Status Importer::write_config(const char *src_dir, OutLayer *config) {
-  std::string_view family, arch;
-  simdjson::dom::parser parser;
-  simdjson::dom::element doc;
+  ByteBuf family(&s_.alloc), arch(&s_.alloc);
   Source src;
-  bool have_src = false;
   char *cfg = join(src_dir, image_gen_ ? "model_index.json" : "config.json");
   if (!cfg) return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
   tblob_diag ignore = TBLOB_DIAG_INIT;
-  Diag quiet;
+  Diag quiet;  // no config, or one that cannot be read: the fields stay empty
   quiet.out = &ignore;
-  if (path_is_regular_file(cfg) && source_open_file(cfg, TBLOB_OPEN_READ, s_.alloc, &src, quiet) == TBLOB_OK) {
-    have_src = true;
-    if (src.len && !parser.parse(src.data, src.len, true).get(doc)) {
-      if (image_gen_) {
-        if (doc["_class_name"].get_string().get(arch)) arch = std::string_view();
-      } else {
-        if (doc["model_type"].get_string().get(family)) family = std::string_view();
-        simdjson::dom::array a;
-        if (!doc["architectures"].get_array().get(a) && a.size() > 0 && a.at(0).get_string().get(arch))
-          arch = std::string_view();
-      }
+  if (source_read_bounded(cfg, s_.max_config_bytes, TBLOB_E_OLLAMA_LIMIT_CONFIG, s_.alloc, &src, quiet) == TBLOB_OK) {
+    if (!config_names(src.data, src.len, image_gen_, &family, &arch)) {
+      family.clear();
+      arch.clear();
     }
+    source_close(&src, s_.alloc);
   }
   ByteBuf b(&s_.alloc);
   bool ok = b.append("{\"model_format\":\"safetensors\",\"model_family\":") &&
             go_json_string(&b, family.data(), family.size()) && b.append(",\"model_families\":");
-  if (family.empty()) {
+  if (family.size() == 0) {
     ok = ok && b.append("null");
   } else {
     ok = ok && b.push('[') && go_json_string(&b, family.data(), family.size()) && b.push(']');
@@ -612,7 +513,6 @@ Status Importer::write_config(const char *src_dir, OutLayer *config) {
   ok = ok && b.append(",\"model_type\":\"\",\"file_type\":\"\",\"requires\":\"0.19.0\",\"capabilities\":[") &&
        b.append(image_gen_ ? "\"image\"" : "\"completion\"") && b.append("],\"architecture\":") &&
        go_json_string(&b, arch.data(), arch.size()) && b.append(",\"os\":\"\"}\n");
-  if (have_src) source_close(&src, s_.alloc);
   if (!ok) return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
   Piece p{reinterpret_cast<const uint8_t *>(b.data()), b.size()};
   config->media_type = kConfigType;
@@ -642,7 +542,7 @@ Status Importer::write_manifest(const ModelName &name, const OutLayer &config) {
       if (owned >= 0) ::close(owned);
       return fail_io("cannot create manifest directory", part);
     }
-    const int fd = ::openat(dir, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    const int fd = open_dir_nofollow(dir, part);
     if (fd < 0) {
       if (owned >= 0) ::close(owned);
       return diag_.fail(TBLOB_E_OLLAMA_PATH, TBLOB_NO_OFFSET, -1,
@@ -652,7 +552,7 @@ Status Importer::write_manifest(const ModelName &name, const OutLayer &config) {
     owned = dir = fd;
   }
   // Unchanged manifest: nothing to do (re-running an import is a no-op).
-  const int old = ::openat(dir, name.tag, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  const int old = open_nofollow(dir, name.tag);
   if (old >= 0) {
     struct stat st;
     bool same = false;
@@ -671,25 +571,20 @@ Status Importer::write_manifest(const ModelName &name, const OutLayer &config) {
       return TBLOB_OK;
     }
   }
-  char tmp[160];
-  std::snprintf(tmp, sizeof(tmp), ".tblob-tmp-%s-%ld", name.tag, static_cast<long>(::getpid()));
-  const int fd = ::openat(dir, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    ::close(dir);
-    return fail_io("cannot create temporary manifest", tmp);
-  }
-  bool w = write_all(fd, b.data(), b.size()) && ::fsync(fd) == 0;
-  w = (::close(fd) == 0) && w;
-  if (w) w = ::renameat(dir, tmp, dir, name.tag) == 0;
-  if (!w) {
+  AtomicFile out;
+  if (!out.create(dir, name.tag, 0644)) {
     const int e = errno;
-    ::unlinkat(dir, tmp, 0);
     ::close(dir);
     errno = e;
+    return fail_io("cannot create a temporary manifest for", name.tag);
+  }
+  if (!out.write(b.data(), b.size()) || !out.commit(name.tag, true)) {
+    const int e = errno;
+    out.abort();
+    ::close(dir);
     return diag_.fail(e == EISDIR ? TBLOB_E_OLLAMA_NOT_A_FILE : TBLOB_E_IO, TBLOB_NO_OFFSET, -1,
                       "cannot write the manifest %s: %s", name.tag, std::strerror(e));
   }
-  ::fsync(dir);
   ::close(dir);
   res_.manifest_written = 1;
   return TBLOB_OK;

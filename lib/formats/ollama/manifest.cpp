@@ -314,7 +314,7 @@ Status parse_manifest(const uint8_t *p, size_t n, uint64_t max_bytes, tblob_mani
     if (!m->layers.push(rec)) return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
     ++i;
   }
-  // One digest, one size and one media type (reliability.md 6.3 item 27).
+  // One digest, one size and one media type.
   const size_t total = m->layers.size() + 1;
   PodVec<uint32_t> order(&m->alloc);
   if (!order.reserve(total)) return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);

@@ -9,6 +9,10 @@
 #include "table/name_index.h"
 #include "formats/ollama/ollama.h"
 #include "formats/safetensors/safetensors.h"
+#include "tblob_config.h"
+#if TBLOB_HAVE_GGUF
+#include "formats/gguf/gguf.h"
+#endif
 
 namespace tblob {
 namespace ollama {
@@ -36,6 +40,34 @@ bool push_meta(tblob_model *m, const char *k, const char *v, size_t vn) {
   return d.value && m->metadata.push(d);
 }
 
+#if TBLOB_HAVE_GGUF
+constexpr char kModelType[] = "application/vnd.ollama.image.model";
+
+// The model layer's blob as the model's only file, read as GGUF (formats/gguf).
+Status fill_gguf(tblob_model *m, const tblob_store &s, const LayerRec &layer, size_t layer_index,
+                 const char *full_name, const Limits &limits, const Diag &diag) {
+  const char *file = nullptr;
+  Status st = add_blob_file(m, s, layer, layer_index, limits, &file, diag);
+  if (st != TBLOB_OK) return st;
+  const uint32_t fi = static_cast<uint32_t>(m->files.size() - 1);
+  const Source &src = m->files[fi].source;
+  if (!gguf::looks_like(src.data, src.len))
+    return diag.fail(TBLOB_E_OLLAMA_NO_TENSORS, 0, -1,
+                     "model %s: its %s layer (blob %s) is not a GGUF file and it has no tensor layers", full_name,
+                     kModelType, file);
+  tblob_diag inner = TBLOB_DIAG_INIT;
+  Diag d;
+  d.out = &inner;
+  st = gguf::read_file(m, fi, limits, d);
+  if (st != TBLOB_OK)  // name the blob: the offsets are in it
+    return diag.fail(st, inner.offset, inner.tensor_index, "blob %s (layers[%zu]): %s", file, layer_index, inner.message);
+  if ((st = m->index_names(diag)) != TBLOB_OK) return st;
+  if (!m->metadata_index.build(&m->alloc, m->metadata.size(), meta_name, m->metadata.data()))
+    return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  return TBLOB_OK;
+}
+#endif
+
 Status fill_model(tblob_model *m, const tblob_store &s, const tblob_manifest &man, const char *full_name,
                   const Limits &limits, const char *component, size_t component_len, const Diag &diag) {
   m->format = TBLOB_FORMAT_OLLAMA;
@@ -45,10 +77,18 @@ Status fill_model(tblob_model *m, const tblob_store &s, const tblob_manifest &ma
   const size_t n = man.layers.size();
   size_t tensor_layers = 0;
   for (size_t i = 0; i < n; ++i) tensor_layers += man.layers[i].kind == TBLOB_LAYER_TENSOR;
-  if (tensor_layers == 0)
+  if (tensor_layers == 0) {
+#if TBLOB_HAVE_GGUF
+    // Most models in a store are one GGUF blob: the layer of media type ...image.model.
+    for (size_t i = 0; i < n; ++i)
+      if (man.layers[i].media_type_len == sizeof(kModelType) - 1 &&
+          std::memcmp(man.layers[i].media_type, kModelType, sizeof(kModelType) - 1) == 0)
+        return fill_gguf(m, s, man.layers[i], i, full_name, limits, diag);
+#endif
     return diag.fail(TBLOB_E_OLLAMA_NO_TENSORS, TBLOB_NO_OFFSET, -1,
                      "model %s has no %s layers (%zu layers in all; a GGUF model?)", full_name,
                      "application/vnd.ollama.image.tensor", n);
+  }
   // First layer of each digest; state per first layer: 0 not opened, 1 opened, 2 opened
   // as a renamed "data" blob (each further layer of that digest needs its own row).
   NameIndex by_digest;
@@ -260,16 +300,4 @@ Status try_open_path(const char *path, const Limits &limits, tblob_model **out, 
 }
 
 }  // namespace ollama
-}  // namespace tblob
-
-// Entry points for formats/open.cpp (declared there at block scope).
-namespace tblob {
-Status ollama_try_open_path(const char *path, const Limits &limits, tblob_model **out, bool *handled,
-                            const Diag &diag) {
-  return ollama::try_open_path(path, limits, out, handled, diag);
-}
-bool ollama_looks_like_manifest(const uint8_t *p, size_t n) { return ollama::looks_like_manifest(p, n); }
-Status ollama_open_manifest_path(const char *path, const Limits &limits, tblob_model **out, const Diag &diag) {
-  return ollama::open_manifest_path(path, limits, out, diag);
-}
 }  // namespace tblob

@@ -4,12 +4,13 @@
 //   name.cpp      [host/][namespace/]model[:tag] grammar and defaults
 //   store.cpp     the store root: directory descriptors, safe openat walks, listing
 //   manifest.cpp  manifest JSON (framing statuses, then simdjson DOM)
-//   blob.cpp      blob files as byte sources; blob layouts into the tensor table
+//   blob.cpp      blob layouts into the tensor table (files opened through lib/io)
 //   model.cpp     a store model as one tblob_model; tblob_model_open detection
 //   verify.cpp    SHA-256 verification (threads, progress) and the incremental verifier
-//   import.cpp    `ollama create` for a safetensors directory
+//   import.cpp    `ollama create` for a safetensors directory (headers written by
+//                 formats/safetensors/st_writer, files replaced through io/file.h)
 //   gc.cpp        unreferenced blobs
-//   capi.cpp      the extern "C" functions of this part
+// The extern "C" functions of this part are in lib/capi/ollama_api.cpp.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -157,17 +158,15 @@ bool json_document_valid(const uint8_t *p, size_t n);
 uint32_t layer_kind_of(const char *media_type, size_t n);
 
 // ---- blob.cpp --------------------------------------------------------------------------
-// Maps or reads an open file descriptor of `len` bytes into a Source (closing nothing).
-Status source_from_fd(int fd, size_t len, uint32_t mode, const Allocator &a, Source *out,
-                      const char *what, const Diag &diag);
 // Adds the blob of `layer` to m as a new file and its tensors to the table, applying the
 // layout rules (data renaming, component prefixes, dtype/shape cross-check, ranges).
 // *is_data_blob tells whether the blob was a single "data" tensor renamed from the layer.
 Status add_blob(tblob_model *m, const tblob_store &s, const LayerRec &layer, size_t layer_index,
                 const Limits &limits, bool *is_data_blob, const Diag &diag);
-// Scans a blob held in memory as file 0 of m with the same rules (fuzzing, tests).
-Status add_blob_memory(tblob_model *m, const uint8_t *p, size_t n, const LayerRec &layer,
-                       const Limits &limits, bool *is_data_blob, const Diag &diag);
+// Opens the blob of `layer` (size and emptiness checked against the manifest) and appends it
+// to m's files without reading its content; *file_name: its "sha256-..." name (arena).
+Status add_blob_file(tblob_model *m, const tblob_store &s, const LayerRec &layer, size_t layer_index,
+                     const Limits &limits, const char **file_name, const Diag &diag);
 
 // ---- model.cpp -------------------------------------------------------------------------
 Status open_model(const tblob_store &s, const ModelName &name, const Limits &limits,
@@ -198,43 +197,6 @@ struct ImportProgress {
 Status import_model(const tblob_store &s, const char *name, size_t name_len, const char *src_dir,
                     uint32_t flags, const Limits &limits, const ImportProgress &progress,
                     tblob_import_result *result, const Diag &diag);
-// A growable byte buffer through an Allocator (no exceptions; false on failure).
-class ByteBuf {
- public:
-  explicit ByteBuf(const Allocator *a) : a_(a) {}
-  ByteBuf(const ByteBuf &) = delete;
-  ByteBuf &operator=(const ByteBuf &) = delete;
-  ~ByteBuf() { reset(); }
-  bool append(const void *p, size_t n);
-  bool append(const char *s);
-  bool append_u64(uint64_t v);
-  bool push(char c) { return append(&c, 1); }
-  const char *data() const { return p_; }
-  char *data() { return p_; }
-  size_t size() const { return n_; }
-  void clear() { n_ = 0; }
-  void reset();
-
- private:
-  const Allocator *a_;
-  char *p_ = nullptr;
-  size_t n_ = 0, cap_ = 0;
-};
-// A JSON string as Go's encoding/json writes it (escapes <, >, &, U+2028/9).
-bool go_json_string(ByteBuf *b, const char *p, size_t n);
-
-// The Go writer's blob header for a tensor list (sorted keys; per tensor dtype, shape,
-// data_offsets; data in list order; spaces to a multiple of 8). Appends the 8-byte length
-// and the padded header to out.
-struct HeaderTensor {
-  const char *name;
-  size_t name_len;
-  uint32_t dtype;
-  const uint64_t *shape;
-  uint32_t rank;
-  uint64_t bytes;
-};
-bool go_writer_header(const HeaderTensor *ts, size_t n, ByteBuf *out);
 // The expert group a tensor belongs to ("model.layers.3.mlp.experts"), or length 0.
 size_t expert_group_of(const char *name, size_t n);
 

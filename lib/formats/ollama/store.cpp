@@ -12,13 +12,13 @@
 #include <unistd.h>
 
 #include "formats/ollama/ollama.h"
+#include "io/file.h"
 
 namespace tblob {
 namespace ollama {
 
 namespace {
 
-constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 
 // Why openat(dir, name) failed, in store terms.
 Status classify_open_error(int dir, const char *name, int err, Status missing) {
@@ -53,7 +53,7 @@ int open_subdir(int root, const char *name, bool create, Status *why) {
     *why = TBLOB_E_IO;
     return -1;
   }
-  int fd = ::openat(root, name, kDirFlags);
+  int fd = open_dir_nofollow(root, name);
   if (fd < 0) *why = classify_open_error(root, name, errno, TBLOB_E_OLLAMA_NOT_A_STORE);
   return fd;
 }
@@ -170,7 +170,7 @@ Status read_manifest_file(const tblob_store &s, const ModelName &name, FileBytes
   int dir = s.manifests_fd;
   int owned = -1;
   for (const char *part : parts) {
-    const int fd = ::openat(dir, part, kDirFlags);
+    const int fd = open_dir_nofollow(dir, part);
     if (fd < 0) {
       const Status st = classify_open_error(dir, part, errno, TBLOB_E_OLLAMA_MODEL_NOT_FOUND);
       if (owned >= 0) ::close(owned);
@@ -183,7 +183,7 @@ Status read_manifest_file(const tblob_store &s, const ModelName &name, FileBytes
     if (owned >= 0) ::close(owned);
     owned = dir = fd;
   }
-  const int fd = ::openat(dir, name.tag, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  const int fd = open_nofollow(dir, name.tag);
   if (fd < 0) {
     const Status st = classify_open_error(dir, name.tag, errno, TBLOB_E_OLLAMA_MODEL_NOT_FOUND);
     ::close(owned);
@@ -249,7 +249,7 @@ Status open_blob(const tblob_store &s, const char *digest, size_t n, int *fd, st
   char file[kDigestBuf];
   Status r = blob_file_name(digest, n, file, diag);
   if (r != TBLOB_OK) return r;
-  const int f = ::openat(s.blobs_fd, file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  const int f = open_nofollow(s.blobs_fd, file);
   if (f < 0) {
     const int e = errno;
     Status why = classify_open_error(s.blobs_fd, file, e, TBLOB_E_OLLAMA_BLOB_MISSING);
@@ -353,7 +353,7 @@ bool walk_level(Walk &w, int dirfd, const char *parts[4], int level) {
       return add_listed(w, parts, S_ISREG(st.st_mode) ? TBLOB_OK : TBLOB_E_OLLAMA_NOT_A_FILE);
     }
     if (!S_ISDIR(st.st_mode)) return true;  // Ollama globs exactly four levels
-    const int fd = ::openat(parent, name, kDirFlags);
+    const int fd = open_dir_nofollow(parent, name);
     if (fd < 0) return true;
     return walk_level(w, fd, parts, level + 1) || w.err == TBLOB_OK;
   });
@@ -366,7 +366,7 @@ Status list_manifest_names(const tblob_store &s, PodVec<ListedName> *out, const 
   w.out = out;
   // A fresh open file description (not dup, which would share the directory offset with
   // another thread listing the same store).
-  const int fd = ::openat(s.manifests_fd, ".", kDirFlags);
+  const int fd = open_dir_nofollow(s.manifests_fd, ".");
   if (fd < 0) return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "cannot list %s/manifests", s.root);
   const char *parts[4] = {nullptr, nullptr, nullptr, nullptr};
   walk_level(w, fd, parts, 0);

@@ -18,6 +18,7 @@
 
 #include "core/checked.h"
 #include "formats/ollama/ollama.h"
+#include "io/file.h"
 #include "hash/sha256.h"
 
 struct tblob_verifier {
@@ -79,7 +80,7 @@ void prefetch_file(const Shared &sh, const Job &job) {
   if (blob_file_name(job.digest, kDigestChars, file, Diag()) != TBLOB_OK) return;
   // The same flags as open_blob: never follows a symlink, never blocks on a FIFO. Only a hint:
   // the blob is opened and checked again when it is verified.
-  const int fd = ::openat(sh.s->blobs_fd, file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  const int fd = open_nofollow(sh.s->blobs_fd, file);
   if (fd < 0) return;
 #ifdef POSIX_FADV_WILLNEED
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);

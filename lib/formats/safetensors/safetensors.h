@@ -23,6 +23,10 @@ Status st_check_ranges(tblob_model *m, uint32_t file_index, const Diag &diag);
 // A complete single-buffer open (the source of file 0 is set): scan, duplicate names,
 // ranges, metadata index.
 Status st_open_single(tblob_model *m, const Limits &limits, const Diag &diag);
+// The same in two steps, so a caller can look at the scanned table before finishing: the
+// scan (rows sorted by offset), then duplicate names, ranges, metadata index, companions.
+Status st_scan_single(tblob_model *m, const Limits &limits, const Diag &diag);
+Status st_finish_single(tblob_model *m, const Limits &limits, const Diag &diag);
 
 // A sharded checkpoint from its index JSON (bytes of model.safetensors.index.json) and
 // the directory holding the shards.

@@ -17,8 +17,6 @@ namespace {
 using json::Cursor;
 using json::StringSlice;
 
-constexpr uint64_t kMaxConfigBytes = 64ull << 20;  // config.json larger than this is ignored
-
 // ---- config.json: the quantization block -----------------------------------------------------
 
 struct QuantOverride {
@@ -282,16 +280,15 @@ const QuantConfig &Resolver::config() {
     }
     std::memcpy(path, o_.config_dir, dn);
     std::memcpy(path + dn, kName, sizeof(kName));
-    if (path_is_regular_file(path)) {
-      Diag quiet;  // a missing or unreadable config is not an error of this container
-      if (source_open_file(path, TBLOB_OPEN_READ, m_->alloc, &cfg_src_, quiet) == TBLOB_OK) {
-        p = cfg_src_.data;
-        n = cfg_src_.len;
-      }
+    // A missing, unreadable or oversized config is not an error of this container.
+    Diag quiet;
+    if (source_read_bounded(path, kMaxConfigJsonBytes, TBLOB_E_IO, m_->alloc, &cfg_src_, quiet) == TBLOB_OK) {
+      p = cfg_src_.data;
+      n = cfg_src_.len;
     }
     m_->alloc.free(path, dn + sizeof(kName));
   }
-  if (!p || n == 0 || n > kMaxConfigBytes) return cfg_;
+  if (!p || n == 0 || n > kMaxConfigJsonBytes) return cfg_;
   Cursor c{p, p, p + n};
   int rank = 0;
   if (!parse_config(c, o_.max_json_depth, &cfg_, 0, &rank)) {

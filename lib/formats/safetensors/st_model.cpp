@@ -102,9 +102,10 @@ Status st_scan_into_model(tblob_model *m, uint32_t file_index, const Limits &lim
   // tensor entry is shorter than `"":{"dtype":"U8","shape":[],"data_offsets":[0,0]}` (49
   // bytes), so header_len / 49 bounds the count. Pages of the reservation that are never
   // written are never touched. (Counting "data_offsets" keys first cost a quarter of open.)
-  if (f.source.len > 8) {
-    uint64_t n = 0;
-    for (int i = 7; i >= 0; --i) n = (n << 8) | f.source.data[i];
+  uint64_t header_len = 0;
+  const bool have_len = st_header_length(f.source.data, f.source.len, &header_len);
+  if (have_len && f.source.len > 8) {
+    const uint64_t n = header_len;
     if (n <= f.source.len - 8 && n <= TBLOB_SAFETENSORS_MAX_HEADER) {
       source_prefault(f.source, static_cast<size_t>(8 + n));
       uint64_t bound = n / 49 + 1;
@@ -114,9 +115,6 @@ Status st_scan_into_model(tblob_model *m, uint32_t file_index, const Limits &lim
         return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "out of memory sizing the tensor table");
     }
   }
-  uint64_t header_len = 0;
-  if (f.source.len >= 8)
-    for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | f.source.data[i];
   TableSink sink(m, file_index, header_len <= TBLOB_SAFETENSORS_MAX_HEADER ? 8 + header_len : 0, diag);
   StScanSummary sum;
   Status s = st_scan_header(f.source.data, f.source.len, lim, &sink, &sum, diag);
@@ -177,11 +175,19 @@ Status st_check_ranges(tblob_model *m, uint32_t file_index, const Diag &diag) {
 }
 
 Status st_open_single(tblob_model *m, const Limits &limits, const Diag &diag) {
+  const Status s = st_scan_single(m, limits, diag);
+  return s == TBLOB_OK ? st_finish_single(m, limits, diag) : s;
+}
+
+Status st_scan_single(tblob_model *m, const Limits &limits, const Diag &diag) {
   m->format = TBLOB_FORMAT_SAFETENSORS;
   Status s = st_scan_into_model(m, 0, limits, diag);
-  if (s != TBLOB_OK) return s;
-  st_sort_rows(m, 0);
-  s = m->index_names(diag, true);  // duplicate names are reported before ranges (our policy)
+  if (s == TBLOB_OK) st_sort_rows(m, 0);
+  return s;
+}
+
+Status st_finish_single(tblob_model *m, const Limits &limits, const Diag &diag) {
+  Status s = m->index_names(diag, true);  // duplicate names are reported before ranges (our policy)
   if (s == TBLOB_OK) s = st_check_ranges(m, 0, diag);
   if (s == TBLOB_OK) s = m->index_metadata_first_wins(diag);
   if (s == TBLOB_OK) s = st_resolve_companions_beside(m, limits, diag);

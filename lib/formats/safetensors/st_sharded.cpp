@@ -5,6 +5,7 @@
 #include "formats/safetensors/safetensors.h"
 #include "json/json_lex.h"
 #include "json/json_walk.h"
+#include "json/st_scanner.h"
 
 namespace tblob {
 
@@ -62,9 +63,8 @@ Status index_error(const Diag &diag, const Cursor &c) {
 bool st_looks_like_shard_index(const uint8_t *p, size_t n, uint64_t file_size) {
   // A safetensors file whose header length happens to start with '{' (N = 123, say) is
   // still safetensors: its length fits the file and its header opens an object.
-  if (n >= 9 && file_size >= 8) {
-    uint64_t len = 0;
-    for (int i = 7; i >= 0; --i) len = (len << 8) | p[i];
+  uint64_t len = 0;
+  if (n >= 9 && file_size >= 8 && st_header_length(p, n, &len)) {
     if (len <= file_size - 8) {
       size_t i = 8;
       while (i < n && json::is_ws(p[i])) ++i;

@@ -7,7 +7,7 @@
 #include "core/limits.h"
 #include "table/model.h"
 #include "core/status.h"
-#include "formats/slm1/lookup.h"
+#include "formats/slm1/state.h"
 
 namespace tblob {
 

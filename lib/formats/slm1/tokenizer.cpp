@@ -6,7 +6,7 @@
 
 #include "core/checked.h"
 #include "formats/slm1/format.h"
-#include "formats/slm1/scratch.h"
+#include "core/allocator.h"
 
 namespace tblob {
 namespace slm1 {
@@ -28,13 +28,13 @@ Status check_btok(const uint8_t *s, uint64_t len, uint64_t base, uint32_t expect
                   TokenizerInfo *out, const Diag &diag) {
   if (len != kBtokBytes)
     return fail(diag, base, "a BTOK section is exactly 28 bytes; tokenizer_length is %llu", len);
-  const uint32_t version = load_u32(s + 4);
+  const uint32_t version = load_le32(s + 4);
   if (version != 1) return fail(diag, base + 4, "BTOK version is %llu; it must be 1", version);
-  const uint32_t vocab = load_u32(s + 8);
+  const uint32_t vocab = load_le32(s + 8);
   if (vocab != kMinVocab) return fail(diag, base + 8, "BTOK vocab_size is %llu; it must be 260", vocab);
   static const char *const kNames[4] = {"bos_id", "eos_id", "pad_id", "unk_id"};
   for (int i = 0; i < 4; ++i) {
-    const uint32_t id = load_u32(s + 12 + 4 * i);
+    const uint32_t id = load_le32(s + 12 + 4 * i);
     if (id != kBtokIds[i]) {
       char why[96];
       std::snprintf(why, sizeof(why), "BTOK %s is %u; it must be %u", kNames[i], id, kBtokIds[i]);
@@ -60,16 +60,16 @@ Status check_bpe1(const uint8_t *s, uint64_t len, uint64_t base, uint32_t expect
                   const Allocator &a, TokenizerInfo *out, const Diag &diag) {
   if (len < kBpe1HeaderBytes)
     return fail(diag, base, "a BPE1 section needs a 36-byte header; tokenizer_length is %llu", len);
-  const uint32_t version = load_u32(s + 4);
+  const uint32_t version = load_le32(s + 4);
   if (version != 1) return fail(diag, base + 4, "BPE1 version is %llu; it must be 1", version);
-  const uint32_t vocab = load_u32(s + 8);
+  const uint32_t vocab = load_le32(s + 8);
   if (vocab < kMinVocab) return fail(diag, base + 8, "BPE1 vocab_size is %llu; it must be at least 260", vocab);
   if (expected_vocab != 0 && expected_vocab != vocab)
     return fail(diag, base + 8, "BPE1 vocab_size %llu disagrees with the header's vocab_size %llu",
                 vocab, expected_vocab);
   uint32_t special[4];
   for (int i = 0; i < 4; ++i) {
-    special[i] = load_u32(s + 12 + 4 * i);
+    special[i] = load_le32(s + 12 + 4 * i);
     if (special[i] < kByteVocab || special[i] >= vocab)
       return fail(diag, base + 12 + 4 * i, "BPE1 special id %llu is outside [256, vocab_size %llu)",
                   special[i], vocab);
@@ -80,8 +80,8 @@ Status check_bpe1(const uint8_t *s, uint64_t len, uint64_t base, uint32_t expect
   auto is_special = [&special](uint32_t id) {
     return id == special[0] || id == special[1] || id == special[2] || id == special[3];
   };
-  const uint32_t token_count = load_u32(s + 28);
-  const uint32_t merge_count = load_u32(s + 32);
+  const uint32_t token_count = load_le32(s + 28);
+  const uint32_t merge_count = load_le32(s + 32);
   const uint64_t body = len - kBpe1HeaderBytes;
   if (token_count > body / 8)
     return fail(diag, base + 28, "BPE1 token_count %llu needs at least %llu bytes; %llu follow the header",
@@ -92,8 +92,8 @@ Status check_bpe1(const uint8_t *s, uint64_t len, uint64_t base, uint32_t expect
   if (needed > token_count)
     return fail(diag, base + 28, "BPE1 token_count %llu cannot cover the %llu non-special ids above 255",
                 token_count, needed);
-  Scratch<TokenRec> recs(a);
-  if (!recs.allocate(vocab))
+  PodVec<TokenRec> recs(&a);
+  if (!recs.resize(vocab))
     return diag.fail(TBLOB_E_OUT_OF_MEMORY, base, -1, "out of memory checking the BPE1 vocabulary");
   std::memset(static_cast<void *>(recs.data()), 0, sizeof(TokenRec) * vocab);
   uint64_t pos = kBpe1HeaderBytes;
@@ -101,8 +101,8 @@ Status check_bpe1(const uint8_t *s, uint64_t len, uint64_t base, uint32_t expect
   for (uint32_t i = 0; i < token_count; ++i) {
     if (len - pos < 8)
       return fail(diag, base + pos, "BPE1 token record %llu is cut off by the end of the section", i);
-    const uint32_t id = load_u32(s + pos);
-    const uint32_t blen = load_u32(s + pos + 4);
+    const uint32_t id = load_le32(s + pos);
+    const uint32_t blen = load_le32(s + pos + 4);
     if (blen == 0) return fail(diag, base + pos + 4, "BPE1 token %llu has no bytes", id);
     if (blen > len - pos - 8)
       return fail(diag, base + pos + 4, "BPE1 token %llu claims %llu bytes; %llu remain", id, blen,
@@ -131,14 +131,14 @@ Status check_bpe1(const uint8_t *s, uint64_t len, uint64_t base, uint32_t expect
     return recs[id].len ? std::memcmp(p, s + recs[id].off, recs[id].len) == 0
                         : p[0] == static_cast<uint8_t>(id);
   };
-  Scratch<uint32_t> ranks(a);
-  Scratch<uint64_t> pairs(a);
-  if (!ranks.allocate(merge_count ? merge_count : 1) || !pairs.allocate(merge_count ? merge_count : 1))
+  PodVec<uint32_t> ranks(&a);
+  PodVec<uint64_t> pairs(&a);
+  if (!ranks.resize(merge_count ? merge_count : 1) || !pairs.resize(merge_count ? merge_count : 1))
     return diag.fail(TBLOB_E_OUT_OF_MEMORY, base, -1, "out of memory checking the BPE1 merges");
   for (uint32_t i = 0; i < merge_count; ++i) {
     const uint64_t at = pos + uint64_t{i} * kBpe1MergeBytes;
-    const uint32_t left = load_u32(s + at), right = load_u32(s + at + 4);
-    const uint32_t output = load_u32(s + at + 8), rank = load_u32(s + at + 12);
+    const uint32_t left = load_le32(s + at), right = load_le32(s + at + 4);
+    const uint32_t output = load_le32(s + at + 8), rank = load_le32(s + at + 12);
     if (left >= vocab || is_special(left) || right >= vocab || is_special(right))
       return fail(diag, base + at, "BPE1 merge %llu input %llu is not a non-special id below vocab_size",
                   i, left >= vocab || is_special(left) ? left : right);
@@ -186,9 +186,9 @@ Status check_tokenizer(const uint8_t *sec, uint64_t len, uint64_t section_offset
 
 void encode_btok(uint8_t out[28]) {
   std::memcpy(out, "BTOK", 4);
-  store_u32(out + 4, 1);
-  store_u32(out + 8, kMinVocab);
-  for (int i = 0; i < 4; ++i) store_u32(out + 12 + 4 * i, kBtokIds[i]);
+  store_le32(out + 4, 1);
+  store_le32(out + 8, kMinVocab);
+  for (int i = 0; i < 4; ++i) store_le32(out + 12 + 4 * i, kBtokIds[i]);
 }
 
 }  // namespace slm1

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -10,14 +11,13 @@
 #include <unistd.h>
 
 #include "core/checked.h"
-#include "formats/slm1/checksum.h"
 #include "formats/slm1/format.h"
-#include "formats/slm1/quantize.h"
-#include "formats/slm1/scales.h"
 #include "formats/slm1/tokenizer.h"
 #include "hash/fnv1a.h"
+#include "io/file.h"
 #include "json/json_lex.h"
 
+// ---- the writer -------------------------------------------------------------------------------
 tblob_slm1_writer::~tblob_slm1_writer() {
   for (size_t i = 0; i < tensors.size(); ++i) {
     const tblob::slm1::Pending &p = tensors[i];
@@ -140,16 +140,7 @@ class Emitter {
 class FdSink final : public ByteSink {
  public:
   explicit FdSink(int fd) : fd_(fd) {}
-  bool write(const uint8_t *p, size_t n) override {
-    while (n > 0) {
-      const ssize_t r = ::write(fd_, p, n);
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return false;
-      p += r;
-      n -= static_cast<size_t>(r);
-    }
-    return true;
-  }
+  bool write(const uint8_t *p, size_t n) override { return write_all(fd_, p, n); }
   bool patch(uint64_t offset, const uint8_t *p, size_t n) override {
     return ::pwrite(fd_, p, n, static_cast<off_t>(offset)) == static_cast<ssize_t>(n);
   }
@@ -252,7 +243,7 @@ Status writer_add_f32(tblob_slm1_writer *w, const char *name, size_t name_len,
       for (uint64_t k = 0; k < e.elements; ++k) {
         float v;
         std::memcpy(&v, values + k, 4);
-        store_f32(payload + 4 * k, v);
+        store_le_f32(payload + 4 * k, v);
       }
       break;
     case kDtypeQ8_0:
@@ -290,7 +281,7 @@ Status writer_add_encoded(tblob_slm1_writer *w, const char *name, size_t name_le
       return diag.fail(TBLOB_E_SLM1_SCALE, TBLOB_NO_OFFSET, -1,
                        "tensor \"%.*s%s\": scale %llu (f32 bits 0x%08x) is not finite and positive",
                        shown, name, ell, static_cast<ull>(k),
-                       load_u32(static_cast<const uint8_t *>(scales) + 4 * k));
+                       load_le32(static_cast<const uint8_t *>(scales) + 4 * k));
   }
   uint8_t *p, *sc;
   if (!allocate_buffers(w, e, &p, &sc)) return oom(diag);
@@ -362,7 +353,7 @@ Status writer_emit(tblob_slm1_writer *w, ByteSink *sink, uint64_t *file_len, con
     return diag.fail(TBLOB_E_SLM1_CHECKSUM, kOffChecksum, -1,
                      "the file's checksum is 0, which SLM1 cannot store; change any byte (e.g. a name)");
   uint8_t cb[8];
-  store_u64(cb, c);
+  store_le64(cb, c);
   if (!sink->patch(kOffChecksum, cb, 8))
     return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "writing the SLM1 checksum failed: %s", std::strerror(errno));
   if (file_len) *file_len = out.position();
@@ -372,50 +363,101 @@ Status writer_emit(tblob_slm1_writer *w, ByteSink *sink, uint64_t *file_len, con
 Status writer_finish_path(tblob_slm1_writer *w, const char *path, const Diag &diag) {
   if (!w || !path) return bad_arg(diag, "writer and path are required");
   if (w->finished) return bad_arg(diag, "the writer has already finished");
-  static const char kSuffix[] = ".tmp.XXXXXX";
-  const size_t plen = std::strlen(path);
-  const size_t tlen = plen + sizeof(kSuffix);
-  char *tmp = static_cast<char *>(w->alloc.alloc(tlen));
-  if (!tmp) return oom(diag);
-  std::memcpy(tmp, path, plen);
-  std::memcpy(tmp + plen, kSuffix, sizeof(kSuffix));
-  const int fd = ::mkstemp(tmp);
-  if (fd < 0) {
-    const int err = errno;
-    w->alloc.free(tmp, tlen);
+  AtomicFile out;
+  if (!out.create_beside(path, 0644))
     return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "cannot create a temporary file beside %s: %s", path,
-                     std::strerror(err));
-  }
-  FdSink sink(fd);
-  Status s = writer_emit(w, &sink, nullptr, diag);
-  if (s == TBLOB_OK && (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0))
-    s = diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "cannot flush %s: %s", tmp, std::strerror(errno));
-  if (::close(fd) != 0 && s == TBLOB_OK)
-    s = diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "cannot close %s: %s", tmp, std::strerror(errno));
-  if (s == TBLOB_OK && ::rename(tmp, path) != 0)
-    s = diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "cannot rename %s to %s: %s", tmp, path, std::strerror(errno));
-  if (s != TBLOB_OK) {
-    ::unlink(tmp);
-    w->alloc.free(tmp, tlen);
-    return s;
-  }
-  // Make the rename durable: fsync the directory (best effort).
-  size_t cut = plen;
-  while (cut > 0 && path[cut - 1] != '/') --cut;
-  if (cut > 0) {
-    std::memcpy(tmp, path, cut);
-    tmp[cut] = '\0';
-  } else {
-    std::memcpy(tmp, ".", 2);
-  }
-  const int dfd = ::open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    static_cast<void>(::fsync(dfd));
-    ::close(dfd);
-  }
-  w->alloc.free(tmp, tlen);
+                     std::strerror(errno));
+  FdSink sink(out.fd());
+  const Status s = writer_emit(w, &sink, nullptr, diag);
+  if (s != TBLOB_OK) return s;
+  const char *base = std::strrchr(path, '/');
+  if (!out.commit(base ? base + 1 : path, true))
+    return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "cannot write %s: %s", path, std::strerror(errno));
   w->finished = true;
   return TBLOB_OK;
+}
+
+}  // namespace slm1
+}  // namespace tblob
+
+// ---- the quantizers ---------------------------------------------------------------------------
+namespace tblob {
+namespace slm1 {
+
+namespace {
+
+inline float load(const float *x, uint64_t i) {
+  float v;
+  std::memcpy(&v, x + i, sizeof(v));
+  return v;
+}
+
+// Round half to even without depending on the rounding mode; |q| is small here (the
+// quotient of values bounded by amax and amax/QMAX), far below 2^23.
+inline int32_t round_half_even(float q) {
+  const float r = std::floor(q);
+  const float diff = q - r;  // exact for |q| < 2^23
+  int32_t i = static_cast<int32_t>(r);
+  if (diff > 0.5f || (diff == 0.5f && (i & 1) != 0)) ++i;
+  return i;
+}
+
+float group_amax(const float *x, uint64_t begin, uint64_t n) {
+  float amax = 0.0f;
+  for (uint64_t k = 0; k < n; ++k) {
+    const float a = std::fabs(load(x, begin + k));
+    if (a > amax) amax = a;
+  }
+  return amax;
+}
+
+}  // namespace
+
+float quant_scale(float amax, float qmax) {
+  const float s = amax / qmax;
+  return s == 0.0f ? 1.0f : s;
+}
+
+int32_t quant_code(float x, float scale, int32_t qmax) {
+  const float q = x / scale;
+  int32_t i = round_half_even(q);
+  if (i > qmax) i = qmax;
+  if (i < -qmax) i = -qmax;
+  return i;
+}
+
+uint64_t first_non_finite(const float *x, uint64_t n) {
+  for (uint64_t k = 0; k < n; ++k)
+    if (!std::isfinite(load(x, k))) return k;
+  return n;
+}
+
+void encode_q8_0(const float *x, uint64_t rows, uint64_t cols, uint8_t *payload, uint8_t *scales) {
+  for (uint64_t r = 0; r < rows; ++r) {
+    const uint64_t base = r * cols;
+    const float scale = quant_scale(group_amax(x, base, cols), 127.0f);
+    store_le_f32(scales + 4 * r, scale);
+    for (uint64_t c = 0; c < cols; ++c)
+      payload[base + c] = static_cast<uint8_t>(quant_code(load(x, base + c), scale, 127) & 0xff);
+  }
+}
+
+void encode_q4_0(const float *x, uint64_t rows, uint64_t cols, uint32_t block, uint8_t *payload,
+                 uint8_t *scales) {
+  const uint64_t blocks = cols / block;
+  for (uint64_t r = 0; r < rows; ++r) {
+    for (uint64_t b = 0; b < blocks; ++b) {
+      const uint64_t base = r * cols + b * block;
+      const float scale = quant_scale(group_amax(x, base, block), 7.0f);
+      store_le_f32(scales + 4 * (r * blocks + b), scale);
+      // block is even and base is even, so pairs never straddle blocks.
+      for (uint64_t c = 0; c < block; c += 2) {
+        const uint32_t lo = static_cast<uint32_t>(quant_code(load(x, base + c), scale, 7)) & 0xfu;
+        const uint32_t hi = static_cast<uint32_t>(quant_code(load(x, base + c + 1), scale, 7)) & 0xfu;
+        payload[(base + c) / 2] = static_cast<uint8_t>(lo | (hi << 4));
+      }
+    }
+  }
 }
 
 }  // namespace slm1

@@ -1,4 +1,4 @@
-// mistral.rs UQFF exports (reference/uqff.md): shard sets -> one tensor table.
+// mistral.rs UQFF exports: shard sets -> one tensor table.
 //
 // What the table holds for a UQFF model (docs/uqff.md):
 //   * one row per quantized layer, named `<key>.weight`: dtype and bytes are those of the
@@ -103,11 +103,18 @@ Status verify_set(tblob_model *m, const char *const *paths, size_t path_count, c
 Status open_buffers(tblob_model *m, const uint8_t *const *bufs, const size_t *lens, size_t count,
                     const Limits &limits, ReportFn fn, void *user, VerifySummary *summary, const Diag &diag);
 
-// Content detection for tblob_model_open: a directory holding `*.uqff` shards (or
-// uqff_report.json), or a safetensors file whose header names UQFF entries
-// (`uqff.version.*` or `*.weight.format`).
+// Content detection: a directory holding `*.uqff` shards (or uqff_report.json), or a
+// safetensors file whose header names UQFF entries (`uqff.version.*` or `*.weight.format`).
+// looks_like_shard decides from the file, table_says_shard (the same rule) from the table of
+// the file already opened as safetensors (what tblob_model_open uses).
 bool looks_like_dir(const char *path);
 bool looks_like_shard(const char *path, const uint8_t *head, size_t head_len);
+bool table_says_shard(const tblob_model *m, const char *path);
+
+// Opens the shard set of `path`, whose file m already holds as file 0, scanned as
+// safetensors (st_scan_single): when path is the set's first shard its scan is kept, so the
+// file is parsed once; otherwise m is emptied and every file opened afresh.
+Status open_scanned(tblob_model *m, const char *path, const Limits &limits, const Diag &diag);
 
 // ---- layers of an open model ----------------------------------------------------------------
 struct LayerView {

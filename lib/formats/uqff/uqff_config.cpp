@@ -1,6 +1,5 @@
 // Reads config.json (model_type, num_hidden_layers, tie_word_embeddings, expert count) and
-// checks the table holds what that architecture's loader asks for (reliability.md 6.4 item 36;
-// mistral.rs issues #1361, #2102: name the missing key).
+// checks the table holds what that architecture's loader asks for, naming the missing key.
 #include "formats/uqff/uqff_config.h"
 
 #include <cstdio>
@@ -14,7 +13,7 @@ namespace uqff {
 
 Status read_config(tblob_model *m, const char *path, const Limits &limits, ConfigFacts *out, const Diag &diag) {
   Source src;
-  Status s = source_open_file(path, TBLOB_OPEN_READ, m->alloc, &src, diag);
+  Status s = source_read_bounded(path, kMaxConfigJsonBytes, TBLOB_E_UQFF_CONFIG, m->alloc, &src, diag);
   if (s != TBLOB_OK) return s;
   json::Cursor c{src.data, src.data, src.data + src.len};
   const uint32_t maxd = limits.max_json_depth;

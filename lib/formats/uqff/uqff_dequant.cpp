@@ -1,10 +1,10 @@
 // Dequantizing rows of a UQFF model: layers of every family and plain tensors (bias,
-// residual), to f32/f16/bf16. Values follow mistral.rs's decoders (reference/uqff.md
-// section 4): OCP E4M3 (0x7F/0xFF NaN), MXFP4 scale byte 0 = 0.0 and 255 = +inf; NaN results
+// residual), to f32/f16/bf16. Values follow mistral.rs's decoders (docs/uqff.md): OCP E4M3 (0x7F/0xFF NaN), MXFP4 scale byte 0 = 0.0 and 255 = +inf; NaN results
 // are the canonical quiet NaN; f16/bf16 outputs round the f32 value once (nearest even).
 #include <cstring>
 
 #include "core/checked.h"
+#include "core/endian.h"
 #include "dequant/convert.h"
 #include "dequant/dequant.h"
 #include "dequant/ggml/ggml.h"
@@ -22,18 +22,13 @@ using dq::f32_from_bits;
 inline float canon(float v) {
   return (f32_bits(v) & 0x7FFFFFFFu) > 0x7F800000u ? f32_from_bits(0x7FC00000u) : v;
 }
-inline uint32_t le32(const uint8_t *p) {
-  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) | (static_cast<uint32_t>(p[2]) << 16) |
-         (static_cast<uint32_t>(p[3]) << 24);
-}
-inline uint16_t le16(const uint8_t *p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
 
 // Element i of a float array of dtype dt, exactly widened to f32.
 inline float load_f(const uint8_t *base, uint64_t i, uint32_t dt) {
   switch (dt) {
-    case TBLOB_DTYPE_F32: return f32_from_bits(le32(base + 4 * i));
-    case TBLOB_DTYPE_F16: return f32_from_bits(dq::f16_to_f32(le16(base + 2 * i)));
-    default: return f32_from_bits(dq::bf16_to_f32(le16(base + 2 * i)));
+    case TBLOB_DTYPE_F32: return f32_from_bits(load_le32(base + 4 * i));
+    case TBLOB_DTYPE_F16: return f32_from_bits(dq::f16_to_f32(load_le16(base + 2 * i)));
+    default: return f32_from_bits(dq::bf16_to_f32(load_le16(base + 2 * i)));
   }
 }
 inline float round_dt(float v, uint32_t dt) {

@@ -7,15 +7,12 @@
 #include "formats/uqff/uqff.h"
 #include "formats/uqff/uqff_discover.h"
 #include "io/source.h"
+#include "json/st_scanner.h"
 
 namespace tblob {
 namespace uqff {
 
 namespace {
-bool contains(const uint8_t *p, size_t n, const char *needle) {
-  return ::memmem(p, n, needle, std::strlen(needle)) != nullptr;
-}
-
 bool ends_with(const char *p, size_t n, const char *suffix) {
   const size_t k = std::strlen(suffix);
   return n >= k && std::memcmp(p + n - k, suffix, k) == 0;
@@ -28,6 +25,45 @@ bool is_shard_name(const char *path) {
   uint64_t index;
   return parse_shard_name(base, std::strlen(base), &stem, &index);
 }
+
+// The one rule, whether the names come from a header being scanned or from a table: an
+// entry `uqff.version.*` or `*.weight.format` marks a shard. A later shard of a set may hold
+// only `<key>.weight` entries (the layer's other entries are in an earlier shard): its
+// metadata says UQFF, and so does residual.safetensors'; the two are told apart by the
+// shard name `<stem>-N.uqff` (never the format itself).
+bool marker_entry(const char *name, size_t n) {
+  return (n > 13 && std::memcmp(name, "uqff.version.", 13) == 0) || ends_with(name, n, ".weight.format");
+}
+bool decide(bool marker, bool version_metadata, const char *path) {
+  return marker || (version_metadata && is_shard_name(path));
+}
+
+// Watches a header scan for the rule's names (decoded, as the table would hold them).
+class MarkerSink final : public StSink {
+ public:
+  explicit MarkerSink(const Allocator *a) : name_(a) {}
+  Status on_tensor(const StTensorEntry &e) override {
+    const char *p = e.name.ptr;
+    size_t n = e.name.len;
+    if (e.name.has_escapes) {
+      if (!name_.resize(n)) return TBLOB_E_OUT_OF_MEMORY;
+      n = json::decode_into(e.name, name_.data(), n);
+      p = name_.data();
+    }
+    if (!marker_entry(p, n)) return TBLOB_OK;
+    marker = true;
+    return TBLOB_E_CANCELLED;  // decided
+  }
+  Status on_metadata(const StMetaEntry &e) override {
+    if (json::decoded_equals(e.key, "uqff.version", 12)) version_metadata = true;
+    return TBLOB_OK;
+  }
+  bool marker = false;
+  bool version_metadata = false;
+
+ private:
+  PodVec<char> name_;
+};
 }  // namespace
 
 bool looks_like_dir(const char *path) {
@@ -42,53 +78,31 @@ bool looks_like_dir(const char *path) {
 }
 
 bool looks_like_shard(const char *path, const uint8_t *head, size_t head_len) {
-  if (head_len < 10) return false;
   uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | head[i];
+  if (head_len < 10 || !st_header_length(head, head_len, &n)) return false;
   if (n < 2 || n > TBLOB_SAFETENSORS_MAX_HEADER || head[8] != '{') return false;
   // The whole header: the UQFF names can be anywhere in it.
   Allocator a;
   Source src;
   Diag quiet;
   if (source_open_file(path, TBLOB_OPEN_MAP, a, &src, quiet) != TBLOB_OK) return false;
-  bool hit = false;
-  if (src.len >= 8 + n) {
-    const uint8_t *h = src.data + 8;
-    const size_t hl = static_cast<size_t>(n);
-    hit = contains(h, hl, "\"uqff.version.") || contains(h, hl, ".weight.format\"");
-    // A later shard of a set may hold only `<key>.weight` entries (the layer's other entries
-    // are in an earlier shard): its metadata says UQFF, and so does residual.safetensors'.
-    // The two are told apart by the shard name `<stem>-N.uqff` (never the format itself).
-    if (!hit && contains(h, hl, "\"uqff.version\"")) hit = is_shard_name(path);
-  }
+  MarkerSink sink(&a);
+  StScanSummary sum;
+  static_cast<void>(st_scan_header(src.data, src.len, Limits(), &sink, &sum, quiet));
   source_close(&src, a);
-  return hit;
+  return decide(sink.marker, sink.version_metadata, path);
 }
 
 // The same decision from the table of a file already opened as safetensors: one pass over
-// the names instead of searching the header text, so a plain safetensors file pays next to
-// nothing for UQFF detection.
+// the names, so a plain safetensors file pays next to nothing for UQFF detection.
 bool table_says_shard(const tblob_model *m, const char *path) {
-  for (size_t i = 0; i < m->tensors.size(); ++i) {
-    const TensorDesc &t = m->tensors[i];
-    if ((t.name_len > 13 && std::memcmp(t.name, "uqff.version.", 13) == 0) ||
-        ends_with(t.name, t.name_len, ".weight.format"))
-      return true;
-  }
-  return m->metadata_index.find("uqff.version", 12) != SIZE_MAX && is_shard_name(path);
+  bool marker = false, version = false;
+  for (size_t i = 0; i < m->tensors.size() && !marker; ++i)
+    marker = marker_entry(m->tensors[i].name, m->tensors[i].name_len);
+  for (size_t i = 0; i < m->metadata.size() && !version; ++i)
+    version = m->metadata[i].name_len == 12 && std::memcmp(m->metadata[i].name, "uqff.version", 12) == 0;
+  return decide(marker, version, path);
 }
 
 }  // namespace uqff
-}  // namespace tblob
-
-// Entry points for formats/open.cpp (declared there at the detection hooks).
-namespace tblob {
-bool uqff_is_dir(const char *path) { return uqff::looks_like_dir(path); }
-bool uqff_table_says_shard(const tblob_model *m, const char *path) {
-  return uqff::table_says_shard(m, path);
-}
-Status uqff_open_detected(tblob_model *m, const char *path, const Limits &limits, const Diag &diag) {
-  const char *paths[1] = {path};
-  return uqff::open_set(m, paths, 1, limits, diag);
-}
 }  // namespace tblob

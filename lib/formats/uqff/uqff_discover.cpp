@@ -1,6 +1,6 @@
-// Shard-set discovery (reference/uqff.md section 3, "Finding siblings"): a directory, a shard
+// Shard-set discovery (docs/uqff.md): a directory, a shard
 // whose siblings are expanded, or an explicit list; uqff_report.json wins when it lists the
-// shard; gaps in the -N indices are errors (reliability.md 6.4 item 37).
+// shard; gaps in the -N indices are errors.
 #include "formats/uqff/uqff_discover.h"
 
 #include <cstdio>
@@ -17,7 +17,7 @@ namespace {
 
 constexpr char kReportName[] = "uqff_report.json";
 constexpr char kResidualName[] = "residual.safetensors";
-// Written beside the shards by mistral.rs (reference/uqff.md section 3, "Directory").
+// Written beside the shards by mistral.rs.
 const char *const kAssetNames[] = {"config.json",           "tokenizer.json",
                                    "tokenizer_config.json", "generation_config.json",
                                    "processor_config.json", "preprocessor_config.json",

@@ -1,5 +1,4 @@
-// Structural and family checks of one UQFF layer (reference/uqff.md sections 1.0a-1.7, 3;
-// reliability.md 6.4 items 34-35).
+// Structural and family checks of one UQFF layer (docs/uqff.md).
 #include "formats/uqff/uqff_layer.h"
 
 #include <cstdio>
@@ -7,6 +6,7 @@
 #include <initializer_list>
 
 #include "core/checked.h"
+#include "core/endian.h"
 #include "dequant/convert.h"
 #include "dequant/ggml/ggml.h"
 
@@ -114,8 +114,7 @@ class Checker {
       return false;
     }
     const uint8_t *d = entry_data(m_, *t);
-    *v = static_cast<uint32_t>(d[0]) | (static_cast<uint32_t>(d[1]) << 8) | (static_cast<uint32_t>(d[2]) << 16) |
-         (static_cast<uint32_t>(d[3]) << 24);
+    *v = load_le32(d);
     return true;
   }
   // `.weight.shape`: U32 [rank], 1 <= rank <= kMaxLayerRank.
@@ -135,8 +134,7 @@ class Checker {
     const uint8_t *d = entry_data(m_, *t);
     out_->rank = static_cast<uint32_t>(r);
     for (uint32_t i = 0; i < out_->rank; ++i)
-      out_->dims[i] = static_cast<uint64_t>(d[4 * i]) | (static_cast<uint64_t>(d[4 * i + 1]) << 8) |
-                      (static_cast<uint64_t>(d[4 * i + 2]) << 16) | (static_cast<uint64_t>(d[4 * i + 3]) << 24);
+      out_->dims[i] = load_le32(d + 4 * i);
     return true;
   }
   bool logical_elements(uint64_t *n) {
@@ -396,13 +394,12 @@ bool Checker::fp8() {
   const uint8_t *d = entry_data(m_, *sw);
   uint32_t u;
   if (sw->dtype == TBLOB_DTYPE_F32) {
-    u = static_cast<uint32_t>(d[0]) | (static_cast<uint32_t>(d[1]) << 8) | (static_cast<uint32_t>(d[2]) << 16) |
-        (static_cast<uint32_t>(d[3]) << 24);
+    u = load_le32(d);
   } else {
-    const uint16_t h = static_cast<uint16_t>(d[0] | (d[1] << 8));
+    const uint16_t h = load_le16(d);
     u = sw->dtype == TBLOB_DTYPE_BF16 ? dq::bf16_to_f32(h) : dq::f16_to_f32(h);
   }
-  std::memcpy(&li.fp8_scale, &u, 4);
+  li.fp8_scale = dq::f32_from_bits(u);
   li.bits = 8;
   li.label = "fp8";
   li.scale_dtype = TBLOB_DTYPE_F32;

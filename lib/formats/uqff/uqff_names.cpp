@@ -1,5 +1,5 @@
 // Entry names of UQFF layers (`<key>.weight`, `<key>.weight.<field>`, `<key>.bias`,
-// `uqff.version.*`), each family's exact entry set (reference/uqff.md section 1), and the
+// `uqff.version.*`), each family's exact entry set (docs/uqff.md), and the
 // per-row extension block.
 #include <cstring>
 #include <new>

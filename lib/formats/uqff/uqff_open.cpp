@@ -1,13 +1,15 @@
 // Opening (strict) and verifying (report) a UQFF shard set: discover the files, scan every
 // shard as safetensors, index every entry of every shard before resolving any layer (entries
 // straddle shards), apply the version rules of mistral.rs's UqffReader::open in order
-// (reference/uqff.md section 2), resolve each layer, and build the table.
+// (docs/uqff.md), resolve each layer, and build the table.
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <sys/stat.h>
 
 #include "core/checked.h"
+#include "core/endian.h"
 #include "formats/safetensors/safetensors.h"
 #include "formats/uqff/uqff.h"
 #include "formats/uqff/uqff_config.h"
@@ -56,6 +58,8 @@ class Builder {
     bufs_ = bufs;
     lens_ = lens;
   }
+  // m already holds file 0, scanned as safetensors (open_scanned).
+  void use_prescanned() { prescanned_ = true; }
 
  private:
   bool report_mode() const { return fn_ != nullptr; }
@@ -107,7 +111,14 @@ class Builder {
   uint64_t layers_ = 0;
   const uint8_t *const *bufs_ = nullptr;
   const size_t *lens_ = nullptr;
+  bool prescanned_ = false;
 };
+
+// Same file (device and inode): discovery may spell a path differently from the caller.
+bool same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  return ::stat(a, &sa) == 0 && ::stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
 
 Status Builder::set_problem(Severity sev, Status st, uint64_t offset, const char *fmt, ...) {
   Problem p;
@@ -167,7 +178,23 @@ Status Builder::open_files(const SetPaths &sp) {
     f.path_len = std::strlen(path);
     return m_->files.push(f);
   };
-  for (size_t i = 0; i < sp.shards.size(); ++i)
+  // A file scanned before the set was known is kept when it is the first shard (rows,
+  // metadata and source stay as the scan left them); otherwise it is dropped.
+  const bool keep = prescanned_ && m_->files.size() == 1 && sp.shards.size() > 0 &&
+                    same_file(m_->files[0].path, sp.shards[0]);
+  if (prescanned_ && !keep) {
+    for (size_t i = 0; i < m_->files.size(); ++i) source_close(&m_->files[i].source, m_->alloc);
+    m_->files.clear();
+    m_->tensors.clear();
+    m_->metadata.clear();
+    m_->name_hashes.clear();
+  }
+  prescanned_ = keep;
+  if (keep) {  // the set's spelling of the path, as for every other file
+    m_->files[0].path = sp.shards[0];
+    m_->files[0].path_len = std::strlen(sp.shards[0]);
+  }
+  for (size_t i = keep ? 1 : 0; i < sp.shards.size(); ++i)
     if (!add(sp.shards[i])) return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
   nshards_ = static_cast<uint32_t>(sp.shards.size());
   if (sp.residual) {
@@ -185,15 +212,16 @@ Status Builder::scan_file(uint32_t i, bool is_shard) {
   tblob_diag local = TBLOB_DIAG_INIT;
   Diag ld;
   ld.out = &local;
-  FileDesc &f = m_->files[i];
-  f.tensor_begin = f.tensor_end = m_->tensors.size();
-  f.metadata_begin = f.metadata_end = m_->metadata.size();
-  Status s = bufs_ ? TBLOB_OK : source_open_file(f.path, lim_.mode, m_->alloc, &m_->files[i].source, ld);
-  if (s == TBLOB_OK) s = st_scan_into_model(m_, i, lim_, ld);
-  if (s == TBLOB_OK) {
-    st_sort_rows(m_, i);  // by offset; sets file_offset
-    s = st_check_ranges(m_, i, ld);
+  Status s = TBLOB_OK;
+  if (!(prescanned_ && i == 0)) {  // the prescanned file is already scanned and sorted
+    FileDesc &f = m_->files[i];
+    f.tensor_begin = f.tensor_end = m_->tensors.size();
+    f.metadata_begin = f.metadata_end = m_->metadata.size();
+    s = bufs_ ? TBLOB_OK : source_open_file(f.path, lim_.mode, m_->alloc, &m_->files[i].source, ld);
+    if (s == TBLOB_OK) s = st_scan_into_model(m_, i, lim_, ld);
+    if (s == TBLOB_OK) st_sort_rows(m_, i);  // by offset; sets file_offset
   }
+  if (s == TBLOB_OK) s = st_check_ranges(m_, i, ld);
   ReportEntry e{};
   e.kind = EntryKind::kShard;
   e.name = m_->files[i].path;
@@ -254,8 +282,7 @@ Status Builder::check_versions() {
       continue;
     }
     const uint8_t *d = entry_data(m_, t);
-    const uint32_t v = static_cast<uint32_t>(d[0]) | (static_cast<uint32_t>(d[1]) << 8) |
-                       (static_cast<uint32_t>(d[2]) << 16) | (static_cast<uint32_t>(d[3]) << 24);
+    const uint32_t v = load_le32(d);
     if (!first[part]) {
       first[part] = &t;
       ver_[part] = v;
@@ -647,6 +674,13 @@ Status open_set(tblob_model *m, const char *const *paths, size_t path_count, con
                 const Diag &diag) {
   Builder b(m, limits, diag, nullptr, nullptr, nullptr);
   return b.run(paths, path_count);
+}
+
+Status open_scanned(tblob_model *m, const char *path, const Limits &limits, const Diag &diag) {
+  Builder b(m, limits, diag, nullptr, nullptr, nullptr);
+  b.use_prescanned();
+  const char *paths[1] = {path};
+  return b.run(paths, 1);
 }
 
 Status open_buffers(tblob_model *m, const uint8_t *const *bufs, const size_t *lens, size_t count,

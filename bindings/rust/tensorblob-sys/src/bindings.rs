@@ -133,6 +133,24 @@ pub const TBLOB_E_SLM1_ALIGNMENT: tblob_status = -174;
 pub const TBLOB_E_SLM1_PADDING: tblob_status = -175;
 pub const TBLOB_E_SLM1_SCALE: tblob_status = -176;
 pub const TBLOB_E_SLM1_CHECKSUM: tblob_status = -177;
+pub const TBLOB_E_GGUF_VERSION: tblob_status = -200;
+pub const TBLOB_E_GGUF_V1: tblob_status = -201;
+pub const TBLOB_E_GGUF_BIG_ENDIAN: tblob_status = -202;
+pub const TBLOB_E_GGUF_TRUNCATED: tblob_status = -203;
+pub const TBLOB_E_GGUF_COUNT: tblob_status = -204;
+pub const TBLOB_E_GGUF_STRING: tblob_status = -205;
+pub const TBLOB_E_GGUF_ARRAY: tblob_status = -206;
+pub const TBLOB_E_GGUF_VALUE_TYPE: tblob_status = -207;
+pub const TBLOB_E_GGUF_KEY: tblob_status = -208;
+pub const TBLOB_E_GGUF_ALIGNMENT: tblob_status = -209;
+pub const TBLOB_E_GGUF_NAME: tblob_status = -210;
+pub const TBLOB_E_GGUF_DIMS: tblob_status = -211;
+pub const TBLOB_E_GGUF_TYPE: tblob_status = -212;
+pub const TBLOB_E_GGUF_ROW: tblob_status = -213;
+pub const TBLOB_E_GGUF_OFFSET_ALIGN: tblob_status = -214;
+pub const TBLOB_E_GGUF_DATA_RANGE: tblob_status = -215;
+pub const TBLOB_E_GGUF_OVERLAP: tblob_status = -216;
+pub const TBLOB_E_GGUF_LAYOUT: tblob_status = -217;
 pub const TBLOB_STATUS_MIN_: tblob_status = -256;
 pub type tblob_status = ::core::ffi::c_int;
 #[repr(C)]
@@ -294,6 +312,7 @@ pub const TBLOB_FORMAT_SAFETENSORS_SHARDED: tblob_format = 2;
 pub const TBLOB_FORMAT_OLLAMA: tblob_format = 3;
 pub const TBLOB_FORMAT_UQFF: tblob_format = 4;
 pub const TBLOB_FORMAT_SLM1: tblob_format = 5;
+pub const TBLOB_FORMAT_GGUF: tblob_format = 6;
 pub type tblob_format = ::core::ffi::c_uint;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]

@@ -126,6 +126,8 @@ pub enum Format {
     Uqff,
     /// An SLM1 (`.slm`) container.
     Slm1,
+    /// A GGUF v2/v3 file or buffer.
+    Gguf,
     /// A format number newer than this crate.
     Other(u32),
 }
@@ -138,6 +140,7 @@ impl Format {
             x if x == sys::TBLOB_FORMAT_OLLAMA as u32 => Format::Ollama,
             x if x == sys::TBLOB_FORMAT_UQFF as u32 => Format::Uqff,
             x if x == sys::TBLOB_FORMAT_SLM1 as u32 => Format::Slm1,
+            x if x == sys::TBLOB_FORMAT_GGUF as u32 => Format::Gguf,
             x => Format::Other(x),
         }
     }

@@ -240,3 +240,29 @@ fn slm1_names_with_one_hash_are_refused() {
     let m = Model::open_slm1(&p, &names[..1], &tensorblob::OpenOptions::new()).unwrap();
     assert!(m.get(names[1]).is_none());
 }
+
+/// GGUF (docs/gguf.md): a file the `gguf` package wrote opens as Format::Gguf, its q4_0 tensor
+/// dequantizes to what gguf.quants.dequantize gave (tests/data/gguf/good_v3.manifest + .f32),
+/// and a big-endian file is refused with its own status.
+#[test]
+fn gguf_files_open_and_dequantize_to_gguf_values() {
+    let dir = common::repo().join("tests/data/gguf");
+    let m = Model::open(dir.join("good_v3.gguf")).unwrap();
+    assert_eq!(m.format(), Format::Gguf);
+    assert_eq!(m.metadata_get("general.architecture"), Some("llama"));
+    let manifest = std::fs::read_to_string(dir.join("good_v3.manifest")).unwrap();
+    let line = manifest.lines().find(|l| l.starts_with("tensor q4_0 ")).unwrap();
+    let f: Vec<&str> = line.split_whitespace().collect();
+    let rank: usize = f[5].parse().unwrap();
+    let dims: Vec<u64> = f[6..6 + rank].iter().map(|d| d.parse().unwrap()).collect();
+    let at: usize = f[6 + rank].parse().unwrap();
+    let t = m.get("q4_0").unwrap();
+    assert_eq!(t.shape(), &dims[..]);
+    let n: usize = dims.iter().product::<u64>() as usize;
+    let expected = std::fs::read(dir.join("good_v3.f32")).unwrap();
+    let want: Vec<u32> = expected[at * 4..(at + n) * 4].chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+    let got: Vec<u32> = t.to_f32_vec().unwrap().iter().map(|v| v.to_bits()).collect();
+    assert_eq!(got, want);
+    let e = Model::open(dir.join("big_endian.gguf")).unwrap_err();
+    assert_eq!(e.status(), Status::GgufBigEndian);
+}
