@@ -31,7 +31,7 @@ mkdir -p "$OUT" "$work"
 rm -rf "$build"
 CC="$CC" CXX="$CXX" CFLAGS="$CFLAGS" CXXFLAGS="$CXXFLAGS" \
   meson setup "$build" "$src" --buildtype=plain -Ddefault_library=static -Db_lundef=false \
-  -Dollama=enabled -Duqff=enabled -Dslm1=enabled \
+  -Dollama=enabled -Duqff=enabled -Dslm1=enabled -Dgguf=enabled \
   -Dtests=disabled -Dcli=disabled -Dbenchmarks=disabled -Dfuzzing=false
 ninja -C "$build" libtensorblob.a
 
