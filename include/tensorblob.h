@@ -1043,6 +1043,29 @@ TBLOB_API tblob_status tblob_gc_result_init(tblob_gc_result *s, size_t struct_si
  * since its blobs would look unreferenced. Files not named like blobs are never touched. */
 TBLOB_API tblob_status tblob_store_gc(const tblob_store *store, const tblob_gc_options *options,
                                       tblob_gc_result *result, tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* ---- Writing safetensors headers (used by `tensorblob export`) ---- */
+typedef struct tblob_st_tensor_spec {
+  const char *name;            /* UTF-8, not NUL-terminated */
+  size_t name_len;
+  uint32_t dtype;              /* tblob_dtype */
+  uint32_t rank;
+  const uint64_t *shape;       /* rank dims; may be NULL when rank is 0 */
+  uint64_t data_bytes;         /* the tensor's byte length */
+} tblob_st_tensor_spec;
+
+/* The start of a safetensors file: the 8-byte little-endian header length and the JSON
+ * header, padded with spaces to a multiple of 8, for tensors whose data follow the header
+ * in list order (keys sorted by name; "__metadata__" first with meta_count string pairs of
+ * NUL-terminated keys and values when meta_count > 0). Writes into buf when it fits;
+ * *out_len is set even on TBLOB_E_BUFFER_TOO_SMALL (buf NULL, capacity 0 to ask).
+ * TBLOB_E_INVALID_ARGUMENT for an unknown dtype, NULL pointers with lengths or offsets past
+ * 2^64. */
+TBLOB_API tblob_status tblob_st_header_write(const tblob_st_tensor_spec *tensors, size_t count,
+                                             const char *const *meta_keys,
+                                             const char *const *meta_values, size_t meta_count,
+                                             void *buf, size_t buf_capacity, size_t *out_len,
+                                             tblob_diag *diag) TBLOB_NOEXCEPT;
 #endif /* TBLOB_EXPERIMENTAL_API */
 
 /* ------------------------------------------------------------------------------------------
