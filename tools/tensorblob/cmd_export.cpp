@@ -304,10 +304,17 @@ int cmd_export(const Args &a) {
       break;
     }
     Plan p{i, std::string(t.name, t.name_len), t.dtype, {}, t.data_length, false, 0, 0};
+    p.shape.assign(t.shape, t.shape + t.rank);
+    // Stored bytes can be written under the stored dtype and shape only when they agree
+    // (packed formats such as UQFF report the logical shape beside packed bytes).
+    uint64_t bits = tblob_dtype_bits(t.dtype), elems = 1;
+    for (uint32_t r = 0; r < t.rank; ++r) elems = t.shape[r] && elems > UINT64_MAX / t.shape[r] ? 0 : elems * t.shape[r];
+    const bool plain_bytes = bits && elems <= UINT64_MAX / bits && (elems * bits + 7) / 8 == t.data_length;
     if (out_dtype == kKeep) {
       if (t.quant_flags & TBLOB_TENSOR_QUANTIZED) {
-        if (qi.scheme != TBLOB_QUANT_MLX_AFFINE) {
-          refused.push_back(p.name + " (" + tblob_quant_scheme_name(qi.scheme) + ")");
+        if (qi.scheme != TBLOB_QUANT_MLX_AFFINE || !plain_bytes) {
+          const char *sn = tblob_quant_scheme_name(qi.scheme);
+          refused.push_back(p.name + " (" + (sn ? sn : "?") + ")");
           continue;
         }
         if (qi.source == TBLOB_QUANT_SOURCE_OLLAMA) {
@@ -316,26 +323,28 @@ int cmd_export(const Args &a) {
           if (qi.scale_index >= 0) rename[static_cast<size_t>(qi.scale_index)] = base + ".scales";
           if (qi.bias_index >= 0) rename[static_cast<size_t>(qi.bias_index)] = base + ".biases";
         }
+      } else if (!plain_bytes) {
+        const char *sn = tblob_quant_scheme_name(qi.scheme);
+        refused.push_back(p.name + " (packed " + (sn ? sn : "?") + ")");
+        continue;
       }
-      p.shape.assign(t.shape, t.shape + t.rank);
     } else if (t.quant_flags & TBLOB_TENSOR_COMPANION) {
       continue;  // folded into its owner's values
-    } else if (qi.scheme == TBLOB_QUANT_NONE && !(t.quant_flags & TBLOB_TENSOR_QUANTIZED)) {
-      p.shape.assign(t.shape, t.shape + t.rank);  // integers, bool, F64: as stored
-    } else {
-      if ((s = tblob_tensor_dequant_size(m, i, out_dtype, 0, TBLOB_ALL_ROWS, &p.bytes, &d)) != TBLOB_OK) {
-        rc = fail(src, s, d);
-        break;
-      }
+    } else if ((s = tblob_tensor_dequant_size(m, i, out_dtype, 0, TBLOB_ALL_ROWS, &p.bytes, &d)) == TBLOB_OK) {
       p.convert = true;
       p.dtype = out_dtype;
       p.rows = qi.rows;
       p.shape.assign(t.logical_shape, t.logical_shape + t.logical_rank);
+    } else if (s == TBLOB_E_NOT_DEQUANTIZABLE && plain_bytes && !(t.quant_flags & TBLOB_TENSOR_QUANTIZED)) {
+      p.bytes = t.data_length;  // integers, bool, F64: as stored
+    } else {
+      rc = fail(src, s, d);
+      break;
     }
     plan.push_back(std::move(p));
   }
   if (rc == kExitOk && !refused.empty()) {
-    std::string msg = "--dtype keep writes MLX affine quantized tensors only; refusing:";
+    std::string msg = "--dtype keep writes plain tensors and MLX affine quantized ones only; refusing:";
     for (const std::string &r : refused) msg += " " + r;
     rc = fail_msg(src, "TBLOB_E_UNSUPPORTED", msg);
   }
