@@ -379,7 +379,7 @@ int cmd_export(const Args &a) {
     tblob_model_close(m);
     return fail_errno(tmp, errno);
   }
-  ProgressBar bar("exporting", true);
+  ProgressBar bar("exporting", total_bytes > kChunk);  // as dequant: no flash for small models
   std::vector<unsigned char> buf;
   std::vector<std::string> files;
   uint64_t written = 0, file_bytes = 0;
