@@ -354,6 +354,17 @@ int cmd_export(const Args &a) {
   }
   for (Plan &p : plan)
     if (!rename[static_cast<size_t>(p.index)].empty()) p.name = rename[static_cast<size_t>(p.index)];
+  {
+    // One name, one tensor: a directory cannot hold two (e.g. after the keep renames).
+    std::vector<const std::string *> names;
+    for (const Plan &p : plan) names.push_back(&p.name);
+    std::sort(names.begin(), names.end(), [](const std::string *x, const std::string *y) { return *x < *y; });
+    for (size_t k = 1; k < names.size(); ++k)
+      if (*names[k] == *names[k - 1]) {
+        tblob_model_close(m);
+        return fail_msg(src, "TBLOB_E_UNSUPPORTED", "two tensors would be written as \"" + *names[k] + "\"");
+      }
+  }
 
   // Shards in source order, each under max_shard unless one tensor alone is larger.
   uint32_t shards = 0;
