@@ -255,6 +255,20 @@ def main():
             got, ref = read_dir(W("again")), read_dir(W("tiny-f32"))
             check(set(got) == set(ref) and all(same(got[k], ref[k]) for k in ref),
                   "exported -> imported -> exported keeps every tensor")
+        # The store's JSON layers come back as the files they were imported from.
+        jsrc = W("with-json")
+        os.makedirs(jsrc)
+        shutil.copy(tiny_file, jsrc)
+        files = {"config.json": b'{"model_type":"llama","hidden_size":8}\n',
+                 "tokenizer.json": b'{"version":"1.0","added_tokens":[]}\n',
+                 "tokenizer_config.json": b'{"bos_token":"<s>"}\n'}
+        for n, b in files.items():
+            open(os.path.join(jsrc, n), "wb").write(b)
+        r = run("import", "--store", store, "--name", "withjson", jsrc)
+        if check(r.returncode == 0, "import tiny-llama with JSON files", r.stderr) and \
+                export("withjson", W("json-out"), "--store", store):
+            check(all(open(os.path.join(W("json-out"), n), "rb").read() == b for n, b in files.items()),
+                  "store export writes the JSON layers byte for byte", os.listdir(W("json-out")))
         damaged = W("damaged")
         shutil.copytree(store, damaged)
         man = json.load(open(os.path.join(damaged, "manifests", "registry.ollama.ai", "library", "tiny", "latest")))
