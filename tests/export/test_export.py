@@ -212,7 +212,7 @@ def main():
     check(r.returncode == 1 and os.listdir(W("busy")) == ["mine.txt"] and
           not [p for p in os.listdir(WORK) if p.startswith("busy.tmp-")], "existing non-empty OUT_DIR refused", r.stderr)
     os.makedirs(W("empty"))
-    check(export(tiny, W("empty")) is not None and "model.safetensors.index.json" in os.listdir(W("empty")),
+    check(export(tiny, W("empty") + "/") is not None and "model.safetensors.index.json" in os.listdir(W("empty")),
           "an existing empty OUT_DIR is filled")
 
     # 5. Failing midway: the second shard cannot be written (file size limit, SIGXFSZ

@@ -179,7 +179,11 @@ struct JsonFile {
 int cmd_export(const Args &a) {
   const auto t0 = std::chrono::steady_clock::now();
   g_json = a.json;
-  const char *src = a.positional[0], *out_dir = a.positional[1];
+  const char *src = a.positional[0];
+  // "out/" names the same directory as "out"; the temporary must be its sibling, not inside.
+  std::string out_str = a.positional[1];
+  while (out_str.size() > 1 && out_str.back() == '/') out_str.pop_back();
+  const char *out_dir = out_str.c_str();
   const char *dtype_arg = a.get("--dtype") ? a.get("--dtype") : "bf16";
   const uint32_t out_dtype = std::strcmp(dtype_arg, "keep") == 0 ? kKeep : dtype_from_name(dtype_arg);
   uint64_t max_shard = 5000000000ull;
