@@ -439,7 +439,7 @@ int cmd_export(const Args &a) {
           if (!write_all(fd, static_cast<const char *>(data) + o, step, off + o)) rc = fail_errno(path, errno);
           bar.update(written + o + step, total_bytes);
         }
-      } else if (p.rows) {
+      } else if (p.rows && p.bytes) {  // nothing to decode for an empty tensor
         const uint64_t row_bytes = p.bytes / p.rows;
         uint64_t chunk_rows = row_bytes ? kChunk / row_bytes : p.rows;
         if (chunk_rows == 0) chunk_rows = 1;
