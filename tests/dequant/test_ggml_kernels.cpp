@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -108,7 +109,43 @@ TEST(GgmlKernels, ActiveFollowsProcessChoice) {
   ASSERT_EQ(tblob::set_kernel("auto"), TBLOB_OK);
 }
 
-TEST(GgmlKernels, FixturesPresent) { EXPECT_GE(fixtures().size(), 12u); }
+// One registry: the GGML sets are exactly the ones dispatch.h offers on this host (avx512 pairs
+// with the AVX2 GGML set), and an unusable TBLOB_KERNEL stops GGML decoding as it stops the rest.
+TEST(GgmlKernels, ChosenByTheDispatchRegistry) {
+  for (uint32_t i = 0; i < tblob::compiled_kernel_count(); ++i) {
+    const char *name = tblob::compiled_kernel_name(i);
+    const g::Kernels *k = nullptr;
+    const tblob::Status s = g::kernels_by_name(name, &k);
+    if (tblob::kernel_supported(name)) {
+      ASSERT_EQ(s, TBLOB_OK) << name;
+      EXPECT_EQ(k, tblob::ggml_kernels_by_name(name)) << name;
+      const std::string want = std::string(name) == "avx512" ? "avx2" : name;
+      EXPECT_EQ(want, k->name);
+    } else {
+      EXPECT_EQ(s, TBLOB_E_UNSUPPORTED) << name;
+      EXPECT_EQ(tblob::ggml_kernels_by_name(name), nullptr) << name;
+    }
+  }
+  const char *old = std::getenv("TBLOB_KERNEL");
+  const std::string saved = old ? old : "";
+  setenv("TBLOB_KERNEL", "no-such-set", 1);
+  tblob::reset_kernel_selection();
+  EXPECT_STREQ(tblob::active_kernel_name(), "unavailable");
+  EXPECT_EQ(tblob::active_ggml_kernels(), nullptr);
+  const std::string q40(18, '\0');
+  std::vector<float> out(32);
+  EXPECT_EQ(run(g::active_kernels(), g::kTypeQ4_0, q40, 32, TBLOB_DTYPE_F32, out.data(), 128),
+            TBLOB_E_KERNEL_UNAVAILABLE);
+  if (old)
+    setenv("TBLOB_KERNEL", saved.c_str(), 1);
+  else
+    unsetenv("TBLOB_KERNEL");
+  tblob::reset_kernel_selection();
+  ASSERT_NE(tblob::active_ggml_kernels(), nullptr);
+  EXPECT_EQ(run(g::active_kernels(), g::kTypeQ4_0, q40, 32, TBLOB_DTYPE_F32, out.data(), 128), TBLOB_OK);
+}
+
+TEST(GgmlKernels, FixturesPresent) { EXPECT_GE(fixtures().size(), 17u); }
 
 // Scalar and every SIMD set equal gguf.quants.dequantize bit for bit, f32 output, and the
 // f16/bf16 outputs are that result rounded once.

@@ -32,6 +32,9 @@ TYPES = [
     (T.Q4_0, [0]), (T.Q4_1, [0, 2]), (T.Q5_0, [0]), (T.Q5_1, [0, 2]), (T.Q8_0, [0]),
     (T.Q2_K, [80, 82]), (T.Q3_K, [108]), (T.Q4_K, [0, 2]), (T.Q5_K, [0, 2]), (T.Q6_K, [208]),
     (T.F16, []), (T.BF16, []),
+    # Appended later (appending keeps the rng stream, so the files above do not change).
+    # MXFP4's scale is an E8M0 byte: every value is finite (large ones overflow to inf).
+    (T.IQ4_NL, [0]), (T.IQ4_XS, [0]), (T.TQ1_0, [52]), (T.TQ2_0, [64]), (T.MXFP4, []),
 ]
 
 SPECIAL_F16 = [0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x0400, 0x7BFF, 0xFBFF, 0x3C00, 0xBC00]

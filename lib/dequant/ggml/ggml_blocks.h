@@ -21,8 +21,15 @@ inline bool half_nonfinite(const uint8_t *p) { return (load_le16(p) & 0x7C00u) =
   X(q4_0, kSlotQ4_0) X(q4_1, kSlotQ4_1) X(q5_0, kSlotQ5_0) X(q5_1, kSlotQ5_1) X(q8_0, kSlotQ8_0) \
   X(q8_1, kSlotQ8_1) X(q2_k, kSlotQ2_K) X(q3_k, kSlotQ3_K) X(q4_k, kSlotQ4_K) X(q5_k, kSlotQ5_K) \
   X(q6_k, kSlotQ6_K) X(q8_k, kSlotQ8_K)
+// Block types the SIMD sets take from the scalar set (scalar_rows<slot>), in slot order after
+// the list above.
+#define TBLOB_GGML_SCALAR_ONLY_TYPES(X) \
+  X(iq4_nl, kSlotIQ4_NL) X(iq4_xs, kSlotIQ4_XS) X(tq1_0, kSlotTQ1_0) X(tq2_0, kSlotTQ2_0) X(mxfp4, kSlotMXFP4)
+#define TBLOB_GGML_SCALAR_ENTRY(fn, slot) scalar_rows<slot>,
 #define TBLOB_GGML_COUNT_ONE(fn, slot) +1
-static_assert(3 TBLOB_GGML_BLOCK_TYPES(TBLOB_GGML_COUNT_ONE) == kSlotCount, "a block type is missing from the list");
+static_assert(3 TBLOB_GGML_BLOCK_TYPES(TBLOB_GGML_COUNT_ONE) TBLOB_GGML_SCALAR_ONLY_TYPES(TBLOB_GGML_COUNT_ONE) ==
+                  kSlotCount,
+              "a block type is missing from the lists");
 #undef TBLOB_GGML_COUNT_ONE
 
 // ggml get_scale_min_k4: 6-bit scale and min number j (0..7) of a Q4_K/Q5_K block.

@@ -199,6 +199,85 @@ void blk_q8_k(const uint8_t *b, float *y) {
   for (int j = 0; j < 256; ++j) put(y + j, d * static_cast<float>(qs[j]));
 }
 
+// IQ4_NL / IQ4_XS non-linear 4-bit grid (ggml's kvalues_iq4nl).
+constexpr int8_t kIq4Grid[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+// d (f16), then 16 bytes: element j is the low nibble of byte j, element j + 16 the high one.
+void blk_iq4_nl(const uint8_t *b, float *y) {
+  const float d = half(b);
+  const uint8_t *qs = b + 2;
+  for (int j = 0; j < 16; ++j) {
+    put(y + j, d * static_cast<float>(kIq4Grid[qs[j] & 0xF]));
+    put(y + j + 16, d * static_cast<float>(kIq4Grid[qs[j] >> 4]));
+  }
+}
+
+// d (f16), scales_h (u16: 2 high bits per sub-block), scales_l (4 bytes: a nibble per
+// sub-block), then eight IQ4_NL-style 16-byte sub-blocks of 32 with scale d * (ls - 32).
+void blk_iq4_xs(const uint8_t *b, float *y) {
+  const float d = half(b);
+  const uint32_t sh = load_le16(b + 2);
+  const uint8_t *sl = b + 4, *qs = b + 8;
+  for (int ib = 0; ib < 8; ++ib) {
+    const uint32_t ls = ((sl[ib / 2] >> (4 * (ib % 2))) & 0xFu) | (((sh >> (2 * ib)) & 3u) << 4);
+    const float dl = d * static_cast<float>(static_cast<int>(ls) - 32);
+    const uint8_t *q = qs + 16 * ib;
+    float *o = y + 32 * ib;
+    for (int j = 0; j < 16; ++j) {
+      put(o + j, dl * static_cast<float>(kIq4Grid[q[j] & 0xF]));
+      put(o + j + 16, dl * static_cast<float>(kIq4Grid[q[j] >> 4]));
+    }
+  }
+}
+
+// One base-3 digit of a TQ1_0 byte: the byte times 3^n modulo 256 moves digit n to the top,
+// and (x * 3) >> 8 reads it (0..2), minus 1.
+inline float tq1_digit(uint8_t byte, uint32_t pow3) {
+  const uint32_t x = (byte * pow3) & 0xFFu;
+  return static_cast<float>(static_cast<int>((x * 3u) >> 8) - 1);
+}
+
+// qs[48] (five digits per byte: bytes 0-31 give elements n*32 + m, bytes 32-47 give
+// 160 + n*16 + m), qh[4] (four digits: 240 + n*4 + m), d (f16) at byte 52.
+void blk_tq1_0(const uint8_t *b, float *y) {
+  static constexpr uint32_t kPow3[5] = {1, 3, 9, 27, 81};
+  const float d = half(b + 52);
+  for (int n = 0; n < 5; ++n) {
+    for (int m = 0; m < 32; ++m) put(y + n * 32 + m, d * tq1_digit(b[m], kPow3[n]));
+    for (int m = 0; m < 16; ++m) put(y + 160 + n * 16 + m, d * tq1_digit(b[32 + m], kPow3[n]));
+  }
+  for (int n = 0; n < 4; ++n)
+    for (int m = 0; m < 4; ++m) put(y + 240 + n * 4 + m, d * tq1_digit(b[48 + m], kPow3[n]));
+}
+
+// qs[64] (four 2-bit codes per byte, code - 1 in -1..1), d (f16) at byte 64: element
+// j*128 + l*32 + m is bits 2l..2l+1 of byte j*32 + m.
+void blk_tq2_0(const uint8_t *b, float *y) {
+  const float d = half(b + 64);
+  for (int j = 0; j < 2; ++j)
+    for (int l = 0; l < 4; ++l)
+      for (int m = 0; m < 32; ++m)
+        put(y + j * 128 + l * 32 + m, d * static_cast<float>(static_cast<int>((b[j * 32 + m] >> (2 * l)) & 3u) - 1));
+}
+
+// E2M1 codes doubled (so they are integers); the E8M0 scale is halved to match.
+constexpr int8_t kMxfp4Grid[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+// E8M0 byte e as an f32 holding 2^(e-127) / 2: exponent field e - 1, or a subnormal for e < 2.
+inline float e8m0_half(uint8_t e) {
+  return f32_from_bits(e < 2 ? 0x00200000u << e : static_cast<uint32_t>(e - 1) << 23);
+}
+
+// e (E8M0), then 16 bytes: element j is the low nibble of byte j, j + 16 the high one.
+void blk_mxfp4(const uint8_t *b, float *y) {
+  const float d = e8m0_half(b[0]);
+  const uint8_t *qs = b + 1;
+  for (int j = 0; j < 16; ++j) {
+    put(y + j, d * static_cast<float>(kMxfp4Grid[qs[j] & 0xF]));
+    put(y + j + 16, d * static_cast<float>(kMxfp4Grid[qs[j] >> 4]));
+  }
+}
+
 // Float "blocks" of one element: exact widening, values (NaN payloads included) unchanged.
 void blk_f32(const uint8_t *b, float *y) { std::memcpy(y, b, 4); }
 void blk_f16(const uint8_t *b, float *y) {
@@ -213,7 +292,8 @@ void blk_bf16(const uint8_t *b, float *y) {
 using BlockFn = void (*)(const uint8_t *, float *);
 constexpr BlockFn kBlock[kSlotCount] = {blk_f32,  blk_f16,  blk_bf16, blk_q4_0, blk_q4_1,
                                         blk_q5_0, blk_q5_1, blk_q8_0, blk_q8_1, blk_q2_k,
-                                        blk_q3_k, blk_q4_k, blk_q5_k, blk_q6_k, blk_q8_k};
+                                        blk_q3_k, blk_q4_k, blk_q5_k, blk_q6_k, blk_q8_k,
+                                        blk_iq4_nl, blk_iq4_xs, blk_tq1_0, blk_tq2_0, blk_mxfp4};
 
 template <uint32_t SLOT>
 void rows(const uint8_t *src, size_t nblocks, float *dst, uint32_t /*flags*/) {
@@ -239,7 +319,8 @@ constexpr Kernels kScalar = {
     "scalar",
     {rows<kSlotF32>, rows<kSlotF16>, rows<kSlotBF16>, rows<kSlotQ4_0>, rows<kSlotQ4_1>,
      rows<kSlotQ5_0>, rows<kSlotQ5_1>, rows<kSlotQ8_0>, rows<kSlotQ8_1>, rows<kSlotQ2_K>,
-     rows<kSlotQ3_K>, rows<kSlotQ4_K>, rows<kSlotQ5_K>, rows<kSlotQ6_K>, rows<kSlotQ8_K>},
+     rows<kSlotQ3_K>, rows<kSlotQ4_K>, rows<kSlotQ5_K>, rows<kSlotQ6_K>, rows<kSlotQ8_K>,
+     rows<kSlotIQ4_NL>, rows<kSlotIQ4_XS>, rows<kSlotTQ1_0>, rows<kSlotTQ2_0>, rows<kSlotMXFP4>},
     to_f16,
     to_bf16,
 };
@@ -251,6 +332,15 @@ void scalar_block(uint32_t slot, const uint8_t *src, float *dst) {
 }
 
 const Kernels &scalar_kernels() { return kScalar; }
+
+template <uint32_t SLOT>
+void scalar_rows(const uint8_t *src, size_t nblocks, float *dst, uint32_t flags) {
+  rows<SLOT>(src, nblocks, dst, flags);
+}
+#define TBLOB_INSTANTIATE(fn, slot) \
+  template void scalar_rows<slot>(const uint8_t *, size_t, float *, uint32_t);
+TBLOB_GGML_SCALAR_ONLY_TYPES(TBLOB_INSTANTIATE)
+#undef TBLOB_INSTANTIATE
 
 }  // namespace ggml
 }  // namespace tblob
