@@ -19,7 +19,7 @@ Manifest lines (whitespace-separated; names and keys contain no whitespace):
   arr KEY ELEMTYPE COUNT
   tensor NAME TYPE OFFSET BYTES RANK DIMS... DEQ
 
-quant_types.gguf holds the IQ4/TQ/MXFP4 tensors (and an IQ2_XXS one, not decoded yet).
+quant_types.gguf holds the IQ, TQ and MXFP4 tensors (and an NVFP4 one, not decoded yet).
 
 Quantized blocks come from gguf.quants.quantize where gguf-py can quantize the type, else
 random bytes whose f16 scale fields are set to finite values. Deterministic (numpy
@@ -41,11 +41,13 @@ SEEDS = os.path.join(HERE, "..", "..", "fuzz", "corpora", "fuzz_gguf")
 
 # f16 scale fields of block types gguf-py cannot quantize (offsets inside the block)
 SCALES = {T.Q2_K: [80, 82], T.Q3_K: [108], T.Q4_K: [0, 2], T.Q5_K: [0, 2], T.Q6_K: [208],
-          T.IQ4_NL: [0], T.IQ4_XS: [0], T.TQ1_0: [52], T.TQ2_0: [64], T.IQ2_XXS: [0]}
+          T.IQ4_NL: [0], T.IQ4_XS: [0], T.TQ1_0: [52], T.TQ2_0: [64], T.IQ2_XXS: [0], T.IQ2_XS: [0],
+          T.IQ2_S: [0], T.IQ3_XXS: [0], T.IQ3_S: [0], T.IQ1_S: [0]}
 
 # What the test dequantizes and compares (the GGML kernel table's types).
 DECODED = {T.F32, T.F16, T.BF16, T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1, T.Q8_0, T.Q2_K, T.Q3_K, T.Q4_K,
-           T.Q5_K, T.Q6_K, T.IQ4_NL, T.IQ4_XS, T.TQ1_0, T.TQ2_0, T.MXFP4}
+           T.Q5_K, T.Q6_K, T.IQ4_NL, T.IQ4_XS, T.TQ1_0, T.TQ2_0, T.MXFP4, T.IQ2_XXS, T.IQ2_XS, T.IQ2_S,
+           T.IQ3_XXS, T.IQ3_S, T.IQ1_S, T.IQ1_M}
 
 
 def blocks_of(rng, t, rows, cols, raw_only=False):
@@ -60,6 +62,10 @@ def blocks_of(rng, t, rows, cols, raw_only=False):
     for off in SCALES.get(t, []):  # MXFP4's E8M0 scale byte is finite whatever its value
         v = (rng.standard_normal(nb) * 0.02).astype(np.float16).view(np.uint8).reshape(nb, 2)
         raw[:, off:off + 2] = v
+    if t == T.IQ1_M:  # its f16 d lives in the top nibbles of the u16 at bytes 48, 50, 52, 54
+        h = (rng.standard_normal(nb) * 0.02).astype(np.float16).view(np.uint16).astype(np.uint32)
+        for k in range(4):
+            raw[:, 49 + 2 * k] = (raw[:, 49 + 2 * k] & 0x0F) | (((h >> (4 * k)) & 0xF) << 4).astype(np.uint8)
     return raw.reshape(rows, -1)
 
 
@@ -116,7 +122,7 @@ def write_good(path, alignment=None):
 
 def write_types(path):
     """The block types added to the GGML table after good_v3 was written: quantized by gguf
-    where it can, and as random blocks; plus IQ2_XXS, which this library does not decode yet."""
+    where it can, and as random blocks; plus NVFP4, which this library does not decode yet."""
     rng = np.random.default_rng(20261126)
     w = gguf.GGUFWriter(path, "llama")
     for t, cols in ((T.IQ4_NL, 64), (T.IQ4_XS, 512), (T.TQ1_0, 256), (T.TQ2_0, 512), (T.MXFP4, 96)):
@@ -124,7 +130,9 @@ def write_types(path):
         if t in (T.TQ1_0, T.TQ2_0, T.MXFP4):
             w.add_tensor(name + "_q", blocks_of(rng, t, 2, cols), raw_dtype=t)
         w.add_tensor(name, blocks_of(rng, t, 3, cols, raw_only=True), raw_dtype=t)
-    w.add_tensor("iq2_xxs", blocks_of(rng, T.IQ2_XXS, 2, 256), raw_dtype=T.IQ2_XXS)
+    for t in (T.IQ2_XXS, T.IQ2_XS, T.IQ2_S, T.IQ3_XXS, T.IQ3_S, T.IQ1_S, T.IQ1_M):
+        w.add_tensor(t.name.lower(), blocks_of(rng, t, 2, 512), raw_dtype=t)
+    w.add_tensor("nvfp4", blocks_of(rng, T.NVFP4, 2, 128), raw_dtype=T.NVFP4)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()

@@ -221,8 +221,9 @@ TEST(Gguf, V3FileMatchesGgufPy) {
   tblob_model_close(m);
 }
 
-// IQ4_NL, IQ4_XS, TQ1_0, TQ2_0 and MXFP4 tensors equal gguf.quants.dequantize through
-// tblob_tensor_dequantize; IQ2_XXS (listed, not decoded) reports TBLOB_E_UNSUPPORTED.
+// IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, MXFP4 and the IQ1/IQ2/IQ3 tensors equal
+// gguf.quants.dequantize through tblob_tensor_dequantize; NVFP4 (listed, not decoded) reports
+// TBLOB_E_UNSUPPORTED.
 TEST(Gguf, NewBlockTypesMatchGgufPy) {
   const Manifest man = load("quant_types");
   const std::string path = data_dir() + "quant_types.gguf";
@@ -232,7 +233,7 @@ TEST(Gguf, NewBlockTypesMatchGgufPy) {
   check_model(m, man, slurp(path));
   check_dequant(m, man, slurp(data_dir() + "quant_types.f32"));
   uint64_t iq = 0, bytes = 0;
-  ASSERT_EQ(tblob_tensor_find(m, "iq2_xxs", 7, &iq, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_tensor_find(m, "nvfp4", 5, &iq, nullptr), TBLOB_OK);
   EXPECT_EQ(tblob_tensor_dequant_size(m, iq, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, &bytes, &d), TBLOB_E_UNSUPPORTED);
   tblob_model_close(m);
 }

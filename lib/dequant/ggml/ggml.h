@@ -14,6 +14,9 @@
 //    TQ1_0/TQ2_0 `d*t` (t in -1..1; TQ1_0 unpacks base-3 digits by multiplying a byte by a power
 //    of 3 modulo 256 and taking the top of x*3), MXFP4 `e*k` (e: the E8M0 byte as a float
 //    holding half the scale; k: the E2M1 code doubled, -12..12), as gguf-py computes them.
+//    IQ2_XXS/IQ2_XS/IQ2_S `((d*(0.5+s))*0.25*g)*sign`, IQ3_XXS the same with 0.5,
+//    IQ3_S `(d*(1+2s))*g*sign`, IQ1_S/IQ1_M `(d*(2s+1))*(g+-0.125)` (g: a lattice value from
+//    iq_grids.h; sign: +-1 from the block's sign bits or the parity-completed 7-bit pattern).
 //  - Q8_1's `s` and Q8_K's `bsums` are ignored (ggml has no to_float for Q8_1; by the struct's
 //    meaning y = qs*d).
 //  - NaN: a block whose scale fields are not finite (f16 exponent 31, or Q8_K's f32 `d`) is
@@ -46,8 +49,15 @@ enum : uint32_t {
   kTypeQ5_K = 13,
   kTypeQ6_K = 14,
   kTypeQ8_K = 15,
+  kTypeIQ2_XXS = 16,
+  kTypeIQ2_XS = 17,
+  kTypeIQ3_XXS = 18,
+  kTypeIQ1_S = 19,
   kTypeIQ4_NL = 20,
+  kTypeIQ3_S = 21,
+  kTypeIQ2_S = 22,
   kTypeIQ4_XS = 23,
+  kTypeIQ1_M = 29,
   kTypeBF16 = 30,
   kTypeTQ1_0 = 34,
   kTypeTQ2_0 = 35,
@@ -59,7 +69,8 @@ enum Slot : uint32_t {
   kSlotF32 = 0, kSlotF16, kSlotBF16, kSlotQ4_0, kSlotQ4_1, kSlotQ5_0, kSlotQ5_1, kSlotQ8_0,
   kSlotQ8_1, kSlotQ2_K, kSlotQ3_K, kSlotQ4_K, kSlotQ5_K, kSlotQ6_K, kSlotQ8_K,
   // Scalar kernels only so far (the SIMD sets run these through scalar_rows).
-  kSlotIQ4_NL, kSlotIQ4_XS, kSlotTQ1_0, kSlotTQ2_0, kSlotMXFP4, kSlotCount
+  kSlotIQ4_NL, kSlotIQ4_XS, kSlotTQ1_0, kSlotTQ2_0, kSlotMXFP4, kSlotIQ2_XXS, kSlotIQ2_XS,
+  kSlotIQ2_S, kSlotIQ3_XXS, kSlotIQ3_S, kSlotIQ1_S, kSlotIQ1_M, kSlotCount
 };
 
 struct TypeInfo {

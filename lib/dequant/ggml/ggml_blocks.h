@@ -24,7 +24,9 @@ inline bool half_nonfinite(const uint8_t *p) { return (load_le16(p) & 0x7C00u) =
 // Block types the SIMD sets take from the scalar set (scalar_rows<slot>), in slot order after
 // the list above.
 #define TBLOB_GGML_SCALAR_ONLY_TYPES(X) \
-  X(iq4_nl, kSlotIQ4_NL) X(iq4_xs, kSlotIQ4_XS) X(tq1_0, kSlotTQ1_0) X(tq2_0, kSlotTQ2_0) X(mxfp4, kSlotMXFP4)
+  X(iq4_nl, kSlotIQ4_NL) X(iq4_xs, kSlotIQ4_XS) X(tq1_0, kSlotTQ1_0) X(tq2_0, kSlotTQ2_0) X(mxfp4, kSlotMXFP4) \
+  X(iq2_xxs, kSlotIQ2_XXS) X(iq2_xs, kSlotIQ2_XS) X(iq2_s, kSlotIQ2_S) X(iq3_xxs, kSlotIQ3_XXS)            \
+  X(iq3_s, kSlotIQ3_S) X(iq1_s, kSlotIQ1_S) X(iq1_m, kSlotIQ1_M)
 #define TBLOB_GGML_SCALAR_ENTRY(fn, slot) scalar_rows<slot>,
 #define TBLOB_GGML_COUNT_ONE(fn, slot) +1
 static_assert(3 TBLOB_GGML_BLOCK_TYPES(TBLOB_GGML_COUNT_ONE) TBLOB_GGML_SCALAR_ONLY_TYPES(TBLOB_GGML_COUNT_ONE) ==

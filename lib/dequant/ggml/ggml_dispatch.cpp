@@ -39,6 +39,13 @@ constexpr TypeInfo kTypes[kSlotCount] = {
     {kTypeTQ1_0, kSlotTQ1_0, "tq1_0", nullptr, 256, 54, 2},
     {kTypeTQ2_0, kSlotTQ2_0, "tq2_0", nullptr, 256, 66, 2},
     {kTypeMXFP4, kSlotMXFP4, "mxfp4", nullptr, 32, 17, 4},
+    {kTypeIQ2_XXS, kSlotIQ2_XXS, "iq2_xxs", nullptr, 256, 66, 2},
+    {kTypeIQ2_XS, kSlotIQ2_XS, "iq2_xs", nullptr, 256, 74, 2},
+    {kTypeIQ2_S, kSlotIQ2_S, "iq2_s", nullptr, 256, 82, 2},
+    {kTypeIQ3_XXS, kSlotIQ3_XXS, "iq3_xxs", nullptr, 256, 98, 3},
+    {kTypeIQ3_S, kSlotIQ3_S, "iq3_s", nullptr, 256, 110, 3},
+    {kTypeIQ1_S, kSlotIQ1_S, "iq1_s", nullptr, 256, 50, 1},
+    {kTypeIQ1_M, kSlotIQ1_M, "iq1_m", nullptr, 256, 56, 1},
 };
 
 // ggml_type id -> slot + 1 (0: not decoded); ids run 0..39.
