@@ -187,6 +187,8 @@ std::vector<size_t> scale_offsets(uint32_t slot) {
     case g::kSlotQ2_K: return {80, 82};
     case g::kSlotQ3_K: return {108};
     case g::kSlotQ6_K: return {208};
+    case g::kSlotIQ4_NL: case g::kSlotIQ4_XS: return {0};
+    case g::kSlotTQ2_0: return {64};
     default: return {};
   }
 }

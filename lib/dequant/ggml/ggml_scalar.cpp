@@ -200,8 +200,6 @@ void blk_q8_k(const uint8_t *b, float *y) {
   for (int j = 0; j < 256; ++j) put(y + j, d * static_cast<float>(qs[j]));
 }
 
-// IQ4_NL / IQ4_XS non-linear 4-bit grid (ggml's kvalues_iq4nl).
-constexpr int8_t kIq4Grid[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
 // d (f16), then 16 bytes: element j is the low nibble of byte j, element j + 16 the high one.
 void blk_iq4_nl(const uint8_t *b, float *y) {
@@ -261,13 +259,6 @@ void blk_tq2_0(const uint8_t *b, float *y) {
         put(y + j * 128 + l * 32 + m, d * static_cast<float>(static_cast<int>((b[j * 32 + m] >> (2 * l)) & 3u) - 1));
 }
 
-// E2M1 codes doubled (so they are integers); the E8M0 scale is halved to match.
-constexpr int8_t kMxfp4Grid[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
-
-// E8M0 byte e as an f32 holding 2^(e-127) / 2: exponent field e - 1, or a subnormal for e < 2.
-inline float e8m0_half(uint8_t e) {
-  return f32_from_bits(e < 2 ? 0x00200000u << e : static_cast<uint32_t>(e - 1) << 23);
-}
 
 // e (E8M0), then 16 bytes: element j is the low nibble of byte j, j + 16 the high one.
 void blk_mxfp4(const uint8_t *b, float *y) {
@@ -412,7 +403,7 @@ using BlockFn = void (*)(const uint8_t *, float *);
 constexpr BlockFn kBlock[kSlotCount] = {blk_f32,  blk_f16,  blk_bf16, blk_q4_0, blk_q4_1,
                                         blk_q5_0, blk_q5_1, blk_q8_0, blk_q8_1, blk_q2_k,
                                         blk_q3_k, blk_q4_k, blk_q5_k, blk_q6_k, blk_q8_k,
-                                        blk_iq4_nl, blk_iq4_xs, blk_tq1_0, blk_tq2_0, blk_mxfp4,
+                                        blk_iq4_nl, blk_iq4_xs, blk_tq2_0, blk_mxfp4, blk_tq1_0,
                                         blk_iq2_xxs, blk_iq2_xs, blk_iq2_s, blk_iq3_xxs, blk_iq3_s,
                                         blk_iq1_s, blk_iq1_m};
 
@@ -441,7 +432,7 @@ constexpr Kernels kScalar = {
     {rows<kSlotF32>, rows<kSlotF16>, rows<kSlotBF16>, rows<kSlotQ4_0>, rows<kSlotQ4_1>,
      rows<kSlotQ5_0>, rows<kSlotQ5_1>, rows<kSlotQ8_0>, rows<kSlotQ8_1>, rows<kSlotQ2_K>,
      rows<kSlotQ3_K>, rows<kSlotQ4_K>, rows<kSlotQ5_K>, rows<kSlotQ6_K>, rows<kSlotQ8_K>,
-     rows<kSlotIQ4_NL>, rows<kSlotIQ4_XS>, rows<kSlotTQ1_0>, rows<kSlotTQ2_0>, rows<kSlotMXFP4>,
+     rows<kSlotIQ4_NL>, rows<kSlotIQ4_XS>, rows<kSlotTQ2_0>, rows<kSlotMXFP4>, rows<kSlotTQ1_0>,
      rows<kSlotIQ2_XXS>, rows<kSlotIQ2_XS>, rows<kSlotIQ2_S>, rows<kSlotIQ3_XXS>, rows<kSlotIQ3_S>,
      rows<kSlotIQ1_S>, rows<kSlotIQ1_M>},
     to_f16,
@@ -462,6 +453,7 @@ void scalar_rows(const uint8_t *src, size_t nblocks, float *dst, uint32_t flags)
 }
 #define TBLOB_INSTANTIATE(fn, slot) \
   template void scalar_rows<slot>(const uint8_t *, size_t, float *, uint32_t);
+TBLOB_GGML_AVX2_TYPES(TBLOB_INSTANTIATE)
 TBLOB_GGML_SCALAR_ONLY_TYPES(TBLOB_INSTANTIATE)
 #undef TBLOB_INSTANTIATE
 
