@@ -20,6 +20,11 @@
 #include "dequant/arm/neon_kernels.h"
 #endif
 
+// Every SIMD set below is paired with a GGML set of lib/dequant/ggml (meson builds them together).
+#if (defined(TBLOB_DEQUANT_AVX2) && !defined(TBLOB_GGML_AVX2)) || (defined(TBLOB_DEQUANT_NEON) && !defined(TBLOB_GGML_NEON))
+#error "a dequant SIMD set is built without its GGML set"
+#endif
+
 namespace tblob {
 namespace {
 
