@@ -293,9 +293,9 @@ def main():
         bad = [k for k, v in got.items() if v.dtype == np.float32 and not same(v.reshape(-1), dequant(src, k))]
         check(got and not bad, f"{name}: equals tensorblob dequant", bad)
 
-    # A GGUF holding a type this build cannot decode (iq4_nl) is refused before any write.
-    r = run("export", os.path.join(root, "tests", "data", "gguf", "good_v3.gguf"), W("gguf-iq4"))
-    check(r.returncode == 1 and "iq4_nl" in r.stderr and not nothing_left(W("gguf-iq4")),
+    # A GGUF holding a type this build cannot decode (nvfp4) is refused before any write.
+    r = run("export", os.path.join(root, "tests", "data", "gguf", "quant_types.gguf"), W("gguf-nvfp4"))
+    check(r.returncode == 1 and "nvfp4" in r.stderr.lower() and not nothing_left(W("gguf-nvfp4")),
           "GGUF with an undecodable type: refused, nothing left", r.stderr)
 
     print(f"{len(FAILS)} failures" if FAILS else "all export checks passed")
