@@ -1044,6 +1044,29 @@ TBLOB_API tblob_status tblob_gc_result_init(tblob_gc_result *s, size_t struct_si
  * since its blobs would look unreferenced. Files not named like blobs are never touched. */
 TBLOB_API tblob_status tblob_store_gc(const tblob_store *store, const tblob_gc_options *options,
                                       tblob_gc_result *result, tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* ---- Writing safetensors headers (used by `tensorblob export`) ---- */
+typedef struct tblob_st_tensor_spec {
+  const char *name;            /* UTF-8, not NUL-terminated */
+  size_t name_len;
+  uint32_t dtype;              /* tblob_dtype */
+  uint32_t rank;
+  const uint64_t *shape;       /* rank dims; may be NULL when rank is 0 */
+  uint64_t data_bytes;         /* the tensor's byte length */
+} tblob_st_tensor_spec;
+
+/* The start of a safetensors file: the 8-byte little-endian header length and the JSON
+ * header, padded with spaces to a multiple of 8, for tensors whose data follow the header
+ * in list order (keys sorted by name; "__metadata__" first with meta_count string pairs of
+ * NUL-terminated keys and values when meta_count > 0). Writes into buf when it fits;
+ * *out_len is set even on TBLOB_E_BUFFER_TOO_SMALL (buf NULL, capacity 0 to ask).
+ * TBLOB_E_INVALID_ARGUMENT for an unknown dtype, NULL pointers with lengths or offsets past
+ * 2^64. */
+TBLOB_API tblob_status tblob_st_header_write(const tblob_st_tensor_spec *tensors, size_t count,
+                                             const char *const *meta_keys,
+                                             const char *const *meta_values, size_t meta_count,
+                                             void *buf, size_t buf_capacity, size_t *out_len,
+                                             tblob_diag *diag) TBLOB_NOEXCEPT;
 #endif /* TBLOB_EXPERIMENTAL_API */
 
 /* ------------------------------------------------------------------------------------------
@@ -1198,8 +1221,10 @@ TBLOB_API tblob_status tblob_uqff_verify_memory(const void *const *bufs, const s
                                                 tblob_diag *diag) TBLOB_NOEXCEPT;
 
 /* Raw ggml blocks (no model): `elements` values (a multiple of the type's block size) of
- * ggml type `ggml_type` (as tblob_uqff_layer_info.ggml_type) from exactly the bytes they
- * take, to out_dtype F32/F16/BF16. */
+ * ggml type `ggml_type` (ggml's numbering: F32 0, F16 1, Q4_0 2 ... Q8_K 15, IQ2_XXS 16 ...
+ * IQ4_XS 23, IQ1_M 29, BF16 30, TQ1_0 34, TQ2_0 35, MXFP4 39; docs/gguf.md lists what decodes)
+ * from exactly the bytes they take, to out_dtype F32/F16/BF16. TBLOB_E_UNSUPPORTED for a type
+ * with no decoder (NVFP4, Q1_0). */
 TBLOB_API tblob_status tblob_ggml_dequantize(uint32_t ggml_type, const void *src, size_t src_bytes,
                                              uint64_t elements, uint32_t out_dtype, void *dst,
                                              size_t dst_bytes, tblob_diag *diag) TBLOB_NOEXCEPT;

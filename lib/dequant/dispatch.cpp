@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "dequant/ggml/ggml.h"
 #include "dequant/scalar/scalar.h"
 
 #if defined(TBLOB_DEQUANT_AVX2) || defined(TBLOB_DEQUANT_AVX512)
@@ -19,11 +20,16 @@
 #include "dequant/arm/neon_kernels.h"
 #endif
 
+// Every SIMD set below is paired with a GGML set of lib/dequant/ggml (meson builds them together).
+#if (defined(TBLOB_DEQUANT_AVX2) && !defined(TBLOB_GGML_AVX2)) || (defined(TBLOB_DEQUANT_NEON) && !defined(TBLOB_GGML_NEON))
+#error "a dequant SIMD set is built without its GGML set"
+#endif
+
 namespace tblob {
 namespace {
 
 // ---- CPU features (cached once; "detected" bit is the sentinel) ----------------------------
-constexpr uint32_t kFeatAvx2 = 1u << 0;    // AVX2 + F16C, YMM state enabled by the OS
+constexpr uint32_t kFeatAvx2 = 1u << 0;    // AVX2 + FMA + F16C, YMM state enabled by the OS
 constexpr uint32_t kFeatAvx512 = 1u << 1;  // AVX-512 F+BW+VL, ZMM/opmask state enabled
 constexpr uint32_t kFeatDetected = 1u << 31;
 std::atomic<uint32_t> g_features{0};
@@ -33,7 +39,8 @@ uint32_t detect_features() {
 #if defined(TBLOB_DEQUANT_X86)
   unsigned a = 0, b = 0, c = 0, d = 0;
   if (__get_cpuid(1, &a, &b, &c, &d)) {
-    const bool osxsave = (c >> 27) & 1u, avx = (c >> 28) & 1u, f16c = (c >> 29) & 1u;
+    // FMA: the GGML AVX2 kernels (paired with this set) are compiled with -mfma.
+    const bool osxsave = (c >> 27) & 1u, avx = (c >> 28) & 1u, f16c = (c >> 29) & 1u, fma = (c >> 12) & 1u;
     if (osxsave && avx) {
       uint32_t lo, hi;
       __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
@@ -44,7 +51,7 @@ uint32_t detect_features() {
       if (ymm_state && __get_cpuid_count(7, 0, &a7, &b7, &c7, &d7)) {
         const bool avx2 = (b7 >> 5) & 1u;
         const bool avx512f = (b7 >> 16) & 1u, avx512bw = (b7 >> 30) & 1u, avx512vl = (b7 >> 31) & 1u;
-        if (avx2 && f16c) f |= kFeatAvx2;
+        if (avx2 && f16c && fma) f |= kFeatAvx2;
         if ((f & kFeatAvx2) && zmm_state && avx512f && avx512bw && avx512vl) f |= kFeatAvx512;
       }
     }
@@ -98,29 +105,34 @@ const KernelTable &neon_table() {
 }
 #endif
 
+const ggml::Kernels *ggml_scalar() { return &ggml::scalar_kernels(); }
+
 struct KernelSet {
   const char *name;
   const KernelTable &(*table)();
   bool (*runnable)();
   StreamCopyFn stream;
+  const ggml::Kernels *(*ggml)();  // the GGML block set that runs with this one
 };
 
+// lib/dequant/ggml builds its AVX2 / NEON sets exactly when these are built (meson), so the
+// GGML entries below are never nullptr.
 constexpr KernelSet kSets[] = {
 #if defined(TBLOB_DEQUANT_AVX512)
-    {"avx512", &avx512_table, &runs_avx512, &avx512_stream_copy},
+    {"avx512", &avx512_table, &runs_avx512, &avx512_stream_copy, &ggml::avx2_kernels},
 #endif
 #if defined(TBLOB_DEQUANT_AVX2)
-    {"avx2", &avx2_table, &runs_avx2, &avx2_stream_copy},
+    {"avx2", &avx2_table, &runs_avx2, &avx2_stream_copy, &ggml::avx2_kernels},
 #endif
 #if defined(TBLOB_DEQUANT_NEON)
-    {"neon", &neon_table, &runs_always, &neon_stream_copy},
+    {"neon", &neon_table, &runs_always, &neon_stream_copy, &ggml::neon_kernels},
 #endif
-    {"scalar", &scalar_kernel_table, &runs_always, nullptr},
+    {"scalar", &scalar_kernel_table, &runs_always, nullptr, &ggml_scalar},
 };
 constexpr uint32_t kSetCount = sizeof(kSets) / sizeof(kSets[0]);
 
 // The "unavailable" state: TBLOB_KERNEL asked for a set this host cannot run.
-constexpr KernelSet kUnavailable = {"unavailable", nullptr, nullptr, nullptr};
+constexpr KernelSet kUnavailable = {"unavailable", nullptr, nullptr, nullptr, nullptr};
 
 std::atomic<const KernelSet *> g_active{nullptr};
 std::atomic<uint64_t> g_stream_threshold{kDefaultStreamThreshold};
@@ -210,6 +222,16 @@ const KernelTable *active_kernel_table() {
 const KernelTable *kernel_table_by_name(const char *name) {
   if (!kernel_supported(name)) return nullptr;
   return &find_set(name)->table();
+}
+
+const ggml::Kernels *active_ggml_kernels() {
+  const KernelSet *s = active_set();
+  return s->ggml != nullptr ? s->ggml() : nullptr;
+}
+
+const ggml::Kernels *ggml_kernels_by_name(const char *name) {
+  if (!kernel_supported(name)) return nullptr;
+  return find_set(name)->ggml();
 }
 
 StreamCopyFn stream_copy_for(const KernelTable &kernels) {

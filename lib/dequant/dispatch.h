@@ -1,7 +1,8 @@
-// Kernel-set selection for dequantization: which KernelTable dequantize_rows() uses.
+// Kernel-set selection for dequantization: which KernelTable dequantize_rows() uses, and which
+// GGML block set (dequant/ggml/ggml.h) goes with it. This is the one place that asks the CPU.
 //
-// Sets, best first: "avx512" (x86-64: AVX-512 F+BW+VL, with AVX2/F16C), "avx2" (x86-64: AVX2 +
-// F16C), "neon" (arm64 baseline), "scalar" (the reference, always there). A set is compiled in
+// Sets, best first: "avx512" (x86-64: AVX-512 F+BW+VL, with AVX2/FMA/F16C), "avx2" (x86-64:
+// AVX2 + FMA + F16C), "neon" (arm64 baseline), "scalar" (the reference, always there). A set is compiled in
 // unless its meson option (simd_x86 / simd_neon) is disabled; an x86 set is runnable when cpuid
 // reports the instructions AND xgetbv reports that the OS saves the register state.
 //
@@ -24,6 +25,9 @@
 #include "dequant/kernel_table.h"
 
 namespace tblob {
+namespace ggml {
+struct Kernels;
+}
 
 // The named kernel set is unknown, compiled out (-Dsimd_x86/-Dsimd_neon=disabled), or needs
 // instructions this CPU/OS does not provide. (Dequantization range -70..-99; pinned in
@@ -53,6 +57,12 @@ const KernelTable *active_kernel_table();
 
 // The table of a set the host can run, else nullptr (tests and the fuzzer loop over these).
 const KernelTable *kernel_table_by_name(const char *name);
+
+// The GGML block kernels paired with a set: avx512 and avx2 -> the AVX2 GGML kernels (there is
+// no AVX-512 GGML set), neon -> NEON, scalar -> scalar. active_ggml_kernels() is nullptr in
+// the "unavailable" state; ggml_kernels_by_name() is nullptr for a set the host cannot run.
+const ggml::Kernels *active_ggml_kernels();
+const ggml::Kernels *ggml_kernels_by_name(const char *name);
 
 // Non-temporal copy belonging to a runnable table (nullptr: the set has none, e.g. scalar),
 // and the fence that orders those stores before the call returns.

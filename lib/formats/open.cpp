@@ -137,6 +137,7 @@ bool uqff_table(const Input &in, tblob_model *m, tblob_model **out, Status *st) 
 }
 #endif
 
+#if TBLOB_HAVE_SLM1 || TBLOB_HAVE_GGUF
 // A file told by its magic: opened as file 0 of a new model by the format's reader.
 bool open_by_magic(const Input &in, bool is_it, Status (*reader)(tblob_model *, const Limits &, const Diag &),
                    tblob_model **out, Status *st) {
@@ -151,6 +152,7 @@ bool open_by_magic(const Input &in, bool is_it, Status (*reader)(tblob_model *, 
   *st = finish(m, s, out);
   return true;
 }
+#endif
 
 #if TBLOB_HAVE_SLM1
 // Magic "SLM1".

@@ -107,7 +107,7 @@ def test_version_help(cli, version, features):
     rc, out, _ = run(cli, "--help")
     check(rc == 0 and "exit status:" in out and "\n  2  usage error" in out, "--help documents exit codes")
     names = commands_of(cli)
-    want = {"inspect", "dequant", "verify", "diff", "completion", "version", "help"}
+    want = {"inspect", "dequant", "export", "verify", "diff", "completion", "version", "help"}
     if features["ollama"]:
         want |= {"ls", "import", "gc"}
     if features["slm1"]:

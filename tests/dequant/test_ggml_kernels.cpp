@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -108,7 +109,43 @@ TEST(GgmlKernels, ActiveFollowsProcessChoice) {
   ASSERT_EQ(tblob::set_kernel("auto"), TBLOB_OK);
 }
 
-TEST(GgmlKernels, FixturesPresent) { EXPECT_GE(fixtures().size(), 12u); }
+// One registry: the GGML sets are exactly the ones dispatch.h offers on this host (avx512 pairs
+// with the AVX2 GGML set), and an unusable TBLOB_KERNEL stops GGML decoding as it stops the rest.
+TEST(GgmlKernels, ChosenByTheDispatchRegistry) {
+  for (uint32_t i = 0; i < tblob::compiled_kernel_count(); ++i) {
+    const char *name = tblob::compiled_kernel_name(i);
+    const g::Kernels *k = nullptr;
+    const tblob::Status s = g::kernels_by_name(name, &k);
+    if (tblob::kernel_supported(name)) {
+      ASSERT_EQ(s, TBLOB_OK) << name;
+      EXPECT_EQ(k, tblob::ggml_kernels_by_name(name)) << name;
+      const std::string want = std::string(name) == "avx512" ? "avx2" : name;
+      EXPECT_EQ(want, k->name);
+    } else {
+      EXPECT_EQ(s, TBLOB_E_UNSUPPORTED) << name;
+      EXPECT_EQ(tblob::ggml_kernels_by_name(name), nullptr) << name;
+    }
+  }
+  const char *old = std::getenv("TBLOB_KERNEL");
+  const std::string saved = old ? old : "";
+  setenv("TBLOB_KERNEL", "no-such-set", 1);
+  tblob::reset_kernel_selection();
+  EXPECT_STREQ(tblob::active_kernel_name(), "unavailable");
+  EXPECT_EQ(tblob::active_ggml_kernels(), nullptr);
+  const std::string q40(18, '\0');
+  std::vector<float> out(32);
+  EXPECT_EQ(run(g::active_kernels(), g::kTypeQ4_0, q40, 32, TBLOB_DTYPE_F32, out.data(), 128),
+            TBLOB_E_KERNEL_UNAVAILABLE);
+  if (old)
+    setenv("TBLOB_KERNEL", saved.c_str(), 1);
+  else
+    unsetenv("TBLOB_KERNEL");
+  tblob::reset_kernel_selection();
+  ASSERT_NE(tblob::active_ggml_kernels(), nullptr);
+  EXPECT_EQ(run(g::active_kernels(), g::kTypeQ4_0, q40, 32, TBLOB_DTYPE_F32, out.data(), 128), TBLOB_OK);
+}
+
+TEST(GgmlKernels, FixturesPresent) { EXPECT_GE(fixtures().size(), 24u); }
 
 // Scalar and every SIMD set equal gguf.quants.dequantize bit for bit, f32 output, and the
 // f16/bf16 outputs are that result rounded once.
@@ -150,6 +187,8 @@ std::vector<size_t> scale_offsets(uint32_t slot) {
     case g::kSlotQ2_K: return {80, 82};
     case g::kSlotQ3_K: return {108};
     case g::kSlotQ6_K: return {208};
+    case g::kSlotIQ4_NL: case g::kSlotIQ4_XS: return {0};
+    case g::kSlotTQ2_0: return {64};
     default: return {};
   }
 }
@@ -341,6 +380,67 @@ TEST(GgmlKernels, Q8_1AndQ8_KByDefinition) {
     ASSERT_EQ(run(*k, g::kTypeQ8_K, q8k, w8k.size(), TBLOB_DTYPE_F32, b.data(), b.size() * 4), TBLOB_OK);
     EXPECT_EQ(std::memcmp(a.data(), w81.data(), a.size() * 4), 0) << k->name;
     EXPECT_EQ(std::memcmp(b.data(), w8k.data(), b.size() * 4), 0) << k->name;
+  }
+}
+
+// The newer types on hand-worked blocks (an oracle besides gguf-py), through every set.
+TEST(GgmlKernels, NewTypesHandChecked) {
+  for (const g::Kernels *k : kernel_sets()) {
+    // MXFP4: E8M0 128 is 2^1 (stored halved: 1.0); code 7 is E2M1 6.0 -> 12, code 9 is -0.5
+    // -> -1. E8M0 0 is 2^-127: code 1 (0.5) gives 2^-128 (f32 bits 0x00200000).
+    std::string mx(34, '\0');
+    mx[0] = static_cast<char>(128);
+    mx[1] = static_cast<char>(0x97);
+    mx[17] = 0;
+    mx[18] = 0x01;
+    std::vector<float> y(64);
+    ASSERT_EQ(run(*k, g::kTypeMXFP4, mx, 64, TBLOB_DTYPE_F32, y.data(), 256), TBLOB_OK);
+    EXPECT_EQ(y[0], 12.0f) << k->name;
+    EXPECT_EQ(y[16], -1.0f) << k->name;
+    EXPECT_EQ(y[1], 0.0f) << k->name;
+    uint32_t bits;
+    std::memcpy(&bits, &y[32], 4);
+    EXPECT_EQ(bits, 0x00200000u) << k->name;
+    // TQ2_0, d = 1: byte 0xE4 holds codes 0, 1, 2, 3 -> -1, 0, 1, 2 at elements 0, 32, 64, 96.
+    std::string tq2(66, '\0');
+    tq2[0] = static_cast<char>(0xE4);
+    tq2[65] = 0x3C;
+    std::vector<float> t(256);
+    ASSERT_EQ(run(*k, g::kTypeTQ2_0, tq2, 256, TBLOB_DTYPE_F32, t.data(), 1024), TBLOB_OK);
+    EXPECT_EQ(t[0], -1.0f);
+    EXPECT_EQ(t[32], 0.0f);
+    EXPECT_EQ(t[64], 1.0f);
+    EXPECT_EQ(t[96], 2.0f) << k->name;
+    // TQ1_0, d = 1: base-3 digits (2, 0, 1, 0, 0) = 171 are stored as ceil(171 * 256 / 243) =
+    // 181, and decode to 2-1, 0-1, 1-1, 0-1, 0-1 at elements 0, 32, 64, 96, 128.
+    std::string tq1(54, '\0');
+    tq1[0] = static_cast<char>(181);
+    tq1[53] = 0x3C;
+    ASSERT_EQ(run(*k, g::kTypeTQ1_0, tq1, 256, TBLOB_DTYPE_F32, t.data(), 1024), TBLOB_OK);
+    EXPECT_EQ(t[0], 1.0f);
+    EXPECT_EQ(t[32], -1.0f);
+    EXPECT_EQ(t[64], 0.0f);
+    EXPECT_EQ(t[96], -1.0f);
+    EXPECT_EQ(t[128], -1.0f) << k->name;
+    // IQ4_XS, d = 1: sub-block 0's scale 33 (low nibble 1, high bits 2) -> 1; byte 0x0F -> grid
+    // entries 15 (113) and 0 (-127).
+    std::string xs(136, '\0');
+    xs[1] = 0x3C;
+    xs[2] = 0x02;
+    xs[4] = 0x01;
+    xs[8] = 0x0F;
+    ASSERT_EQ(run(*k, g::kTypeIQ4_XS, xs, 256, TBLOB_DTYPE_F32, t.data(), 1024), TBLOB_OK);
+    EXPECT_EQ(t[0], 113.0f);
+    EXPECT_EQ(t[16], -127.0f) << k->name;
+    // IQ1_M: d = 1.0 (f16 0x3C00) spread over the top nibbles of its four scale words; scales
+    // 0 -> 1; grid row 0 is all -1; delta +0.125, or -0.125 when the group's nibble has bit 3.
+    std::string m1(56, '\0');
+    m1[32] = static_cast<char>(0x80);  // group 1's nibble: delta negative
+    m1[53] = static_cast<char>(0xC0);
+    m1[55] = 0x30;
+    ASSERT_EQ(run(*k, g::kTypeIQ1_M, m1, 256, TBLOB_DTYPE_F32, t.data(), 1024), TBLOB_OK);
+    EXPECT_EQ(t[0], -0.875f);
+    EXPECT_EQ(t[8], -1.125f) << k->name;
   }
 }
 

@@ -19,6 +19,8 @@ Manifest lines (whitespace-separated; names and keys contain no whitespace):
   arr KEY ELEMTYPE COUNT
   tensor NAME TYPE OFFSET BYTES RANK DIMS... DEQ
 
+quant_types.gguf holds the IQ, TQ and MXFP4 tensors (and an NVFP4 one, not decoded yet).
+
 Quantized blocks come from gguf.quants.quantize where gguf-py can quantize the type, else
 random bytes whose f16 scale fields are set to finite values. Deterministic (numpy
 default_rng(20261125)). Usage: python3 tests/gguf/gen_gguf_fixtures.py
@@ -39,25 +41,31 @@ SEEDS = os.path.join(HERE, "..", "..", "fuzz", "corpora", "fuzz_gguf")
 
 # f16 scale fields of block types gguf-py cannot quantize (offsets inside the block)
 SCALES = {T.Q2_K: [80, 82], T.Q3_K: [108], T.Q4_K: [0, 2], T.Q5_K: [0, 2], T.Q6_K: [208],
-          T.IQ4_NL: [0]}
+          T.IQ4_NL: [0], T.IQ4_XS: [0], T.TQ1_0: [52], T.TQ2_0: [64], T.IQ2_XXS: [0], T.IQ2_XS: [0],
+          T.IQ2_S: [0], T.IQ3_XXS: [0], T.IQ3_S: [0], T.IQ1_S: [0]}
 
 # What the test dequantizes and compares (the GGML kernel table's types).
 DECODED = {T.F32, T.F16, T.BF16, T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1, T.Q8_0, T.Q2_K, T.Q3_K, T.Q4_K,
-           T.Q5_K, T.Q6_K}
+           T.Q5_K, T.Q6_K, T.IQ4_NL, T.IQ4_XS, T.TQ1_0, T.TQ2_0, T.MXFP4, T.IQ2_XXS, T.IQ2_XS, T.IQ2_S,
+           T.IQ3_XXS, T.IQ3_S, T.IQ1_S, T.IQ1_M}
 
 
-def blocks_of(rng, t, rows, cols):
+def blocks_of(rng, t, rows, cols, raw_only=False):
     """Raw bytes [rows, cols / block * block_bytes] of ggml type t."""
     bs, ts = gguf.GGML_QUANT_SIZES[t]
     x = rng.standard_normal((rows, cols)).astype(np.float32)
-    if t in (T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1, T.Q8_0, T.BF16):
+    if t in (T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1, T.Q8_0, T.BF16, T.TQ1_0, T.TQ2_0, T.MXFP4) and not raw_only:
         q = quants.quantize(x, t)
         return q.view(np.uint8).reshape(rows, -1)
     nb = rows * cols // bs
     raw = rng.integers(0, 256, size=(nb, ts), dtype=np.uint8)
-    for off in SCALES[t]:
+    for off in SCALES.get(t, []):  # MXFP4's E8M0 scale byte is finite whatever its value
         v = (rng.standard_normal(nb) * 0.02).astype(np.float16).view(np.uint8).reshape(nb, 2)
         raw[:, off:off + 2] = v
+    if t == T.IQ1_M:  # its f16 d lives in the top nibbles of the u16 at bytes 48, 50, 52, 54
+        h = (rng.standard_normal(nb) * 0.02).astype(np.float16).view(np.uint16).astype(np.uint32)
+        for k in range(4):
+            raw[:, 49 + 2 * k] = (raw[:, 49 + 2 * k] & 0x0F) | (((h >> (4 * k)) & 0xF) << 4).astype(np.uint8)
     return raw.reshape(rows, -1)
 
 
@@ -106,6 +114,25 @@ def write_good(path, alignment=None):
     w.add_tensor("q5_K", blocks_of(rng, T.Q5_K, 2, 256), raw_dtype=T.Q5_K)
     w.add_tensor("q6_K", blocks_of(rng, T.Q6_K, 2, 256), raw_dtype=T.Q6_K)
     w.add_tensor("iq4_nl", blocks_of(rng, T.IQ4_NL, 2, 64), raw_dtype=T.IQ4_NL)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def write_types(path):
+    """The block types added to the GGML table after good_v3 was written: quantized by gguf
+    where it can, and as random blocks; plus NVFP4, which this library does not decode yet."""
+    rng = np.random.default_rng(20261126)
+    w = gguf.GGUFWriter(path, "llama")
+    for t, cols in ((T.IQ4_NL, 64), (T.IQ4_XS, 512), (T.TQ1_0, 256), (T.TQ2_0, 512), (T.MXFP4, 96)):
+        name = t.name.lower()
+        if t in (T.TQ1_0, T.TQ2_0, T.MXFP4):
+            w.add_tensor(name + "_q", blocks_of(rng, t, 2, cols), raw_dtype=t)
+        w.add_tensor(name, blocks_of(rng, t, 3, cols, raw_only=True), raw_dtype=t)
+    for t in (T.IQ2_XXS, T.IQ2_XS, T.IQ2_S, T.IQ3_XXS, T.IQ3_S, T.IQ1_S, T.IQ1_M):
+        w.add_tensor(t.name.lower(), blocks_of(rng, t, 2, 512), raw_dtype=t)
+    w.add_tensor("nvfp4", blocks_of(rng, T.NVFP4, 2, 128), raw_dtype=T.NVFP4)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
@@ -168,6 +195,9 @@ def main():
     good = os.path.join(OUT, "good_v3.gguf")
     write_good(good)
     manifest(good)
+    types = os.path.join(OUT, "quant_types.gguf")
+    write_types(types)
+    manifest(types)
     a64 = os.path.join(OUT, "align64.gguf")
     write_good(a64, alignment=64)
     manifest(a64, decode=False)

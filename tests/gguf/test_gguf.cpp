@@ -221,6 +221,23 @@ TEST(Gguf, V3FileMatchesGgufPy) {
   tblob_model_close(m);
 }
 
+// IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, MXFP4 and the IQ1/IQ2/IQ3 tensors equal
+// gguf.quants.dequantize through tblob_tensor_dequantize; NVFP4 (listed, not decoded) reports
+// TBLOB_E_UNSUPPORTED.
+TEST(Gguf, NewBlockTypesMatchGgufPy) {
+  const Manifest man = load("quant_types");
+  const std::string path = data_dir() + "quant_types.gguf";
+  tblob_model *m = nullptr;
+  tblob_diag d = TBLOB_DIAG_INIT;
+  ASSERT_EQ(tblob_model_open(path.c_str(), nullptr, &m, &d), TBLOB_OK) << d.message;
+  check_model(m, man, slurp(path));
+  check_dequant(m, man, slurp(data_dir() + "quant_types.f32"));
+  uint64_t iq = 0, bytes = 0;
+  ASSERT_EQ(tblob_tensor_find(m, "nvfp4", 5, &iq, nullptr), TBLOB_OK);
+  EXPECT_EQ(tblob_tensor_dequant_size(m, iq, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, &bytes, &d), TBLOB_E_UNSUPPORTED);
+  tblob_model_close(m);
+}
+
 TEST(Gguf, V2AndAlignment64) {
   for (const char *name : {"small_v2", "align64"}) {
     const Manifest man = load(name);
@@ -262,7 +279,8 @@ TEST(Gguf, DequantOutputsAndStatuses) {
   EXPECT_EQ(tblob_tensor_dequant_size(m, q, TBLOB_DTYPE_F32, 0, 5, &bytes, &d), TBLOB_E_RANGE);
   uint64_t iq = 0;
   ASSERT_EQ(tblob_tensor_find(m, "iq4_nl", 6, &iq, nullptr), TBLOB_OK);
-  EXPECT_EQ(tblob_tensor_dequant_size(m, iq, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, &bytes, &d), TBLOB_E_UNSUPPORTED);
+  ASSERT_EQ(tblob_tensor_dequant_size(m, iq, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, &bytes, &d), TBLOB_OK) << d.message;
+  EXPECT_EQ(bytes, 4u * 2 * 64);
   EXPECT_EQ(tblob_tensor_dequantize(m, q, TBLOB_DTYPE_I8, 0, TBLOB_ALL_ROWS, f32.data(), f32.size() * 4, &d),
             TBLOB_E_DEQUANT_OUT_DTYPE);
   EXPECT_EQ(tblob_tensor_dequantize(m, q, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, f32.data(), f32.size() * 4 - 1, &d),

@@ -32,7 +32,20 @@ TYPES = [
     (T.Q4_0, [0]), (T.Q4_1, [0, 2]), (T.Q5_0, [0]), (T.Q5_1, [0, 2]), (T.Q8_0, [0]),
     (T.Q2_K, [80, 82]), (T.Q3_K, [108]), (T.Q4_K, [0, 2]), (T.Q5_K, [0, 2]), (T.Q6_K, [208]),
     (T.F16, []), (T.BF16, []),
+    # Appended later (appending keeps the rng stream, so the files above do not change).
+    # MXFP4's scale is an E8M0 byte: every value is finite (large ones overflow to inf).
+    (T.IQ4_NL, [0]), (T.IQ4_XS, [0]), (T.TQ1_0, [52]), (T.TQ2_0, [64]), (T.MXFP4, []),
+    (T.IQ2_XXS, [0]), (T.IQ2_XS, [0]), (T.IQ2_S, [0]), (T.IQ3_XXS, [0]), (T.IQ3_S, [0]),
+    (T.IQ1_S, [0]), (T.IQ1_M, []),
 ]
+
+
+def iq1_m_finite_d(rng, raw):
+    """IQ1_M keeps its f16 d in the top nibbles of the four u16 at bytes 48-55: make it finite."""
+    h = finite_f16(rng, raw.shape[0]).astype(np.uint32)
+    for k in range(4):
+        nib = (h >> (4 * k)) & 0xF
+        raw[:, 49 + 2 * k] = (raw[:, 49 + 2 * k] & 0x0F) | (nib << 4).astype(np.uint8)
 
 SPECIAL_F16 = [0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x0400, 0x7BFF, 0xFBFF, 0x3C00, 0xBC00]
 
@@ -80,6 +93,8 @@ def main():
                 h = finite_f16(rng, nb)
                 raw[:, off] = (h & 0xFF).astype(np.uint8)
                 raw[:, off + 1] = (h >> 8).astype(np.uint8)
+            if t == T.IQ1_M:
+                iq1_m_finite_d(rng, raw)
             parts.append(raw.tobytes())
         blob = b"".join(parts)
         nblocks = len(blob) // ts

@@ -308,6 +308,9 @@ TEST(Uqff, StructuralProblems) {
   EXPECT_EQ(open_one(with([](Shard &s) { s.ggml("a", 8, {2, 16}, q8_0_block()); })), TBLOB_E_UQFF_LAYER_SIZE);
   // unknown ggml type id (4 and 5 were removed from ggml)
   EXPECT_EQ(open_one(with([](Shard &s) { s.ggml("a", 4, {1, 32}, std::string(20, '\0')); })), TBLOB_E_UQFF_GGML_TYPE);
+  // types the GGML table decodes (for GGUF) but mistral.rs never writes: IQ4_NL, MXFP4
+  EXPECT_EQ(open_one(with([](Shard &s) { s.ggml("a", 20, {1, 32}, std::string(18, '\0')); })), TBLOB_E_UQFF_GGML_TYPE);
+  EXPECT_EQ(open_one(with([](Shard &s) { s.ggml("a", 39, {1, 32}, std::string(17, '\0')); })), TBLOB_E_UQFF_GGML_TYPE);
   // shape product overflow
   EXPECT_EQ(open_one(with([](Shard &s) { s.ggml("a", 0, {0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF}, ""); })),
             TBLOB_E_SHAPE_OVERFLOW);

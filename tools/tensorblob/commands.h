@@ -27,6 +27,7 @@ int cmd_store_inspect(const Args &a);   // inspect --store
 int cmd_uqff_verify(const Args &a, const char *path);
 int cmd_uqff_dequant(const Args &a);
 int cmd_convert(const Args &a);
+int cmd_export(const Args &a);          // cmd_export.cpp
 // Shared value parsers (cmd_dequant.cpp): "f32"/"f16"/"bf16" -> TBLOB_DTYPE_*; "A:B", "A:",
 // ":B" -> [A, B) with B = TBLOB_ALL_ROWS when omitted.
 uint32_t dtype_from_name(const char *name);

@@ -178,6 +178,13 @@ const Option kInspectOptions[] = {
      Complete::kNone, nullptr},
     STORE_OPTION("the arguments are models MODEL[:TAG] of this Ollama store")};
 
+const Option kExportOptions[] = {
+    STORE_OPTION("MODEL is a model MODEL[:TAG] of this Ollama store")
+    {"--dtype", nullptr, "keep|bf16|f16|f32", "values written: dequantized to this type (default bf16), or keep: "
+     "stored bytes, MLX affine tensors in the mlx-community layout", Complete::kChoices, "keep bf16 f16 f32"},
+    {"--max-shard-size", nullptr, "SIZE", "largest shard, e.g. 5GB (default), 500MB, 64KiB", Complete::kNone, nullptr},
+};
+
 const Option kDequantOptions[] = {
     {"--out", "-o", "FILE", "output file (raw little-endian values, row-major); - for stdout", Complete::kFile,
      nullptr},
@@ -249,6 +256,16 @@ const Command kCommands[] = {
      "tensor) as f32, f16 or bf16, streaming in chunks. A progress bar is drawn on a terminal\n"
      "for outputs larger than 16 MiB. --json prints a summary object.\n",
      OPTS(kDequantOptions), 2, 2, Complete::kFile, nullptr, run_dequant},
+    {"export",
+     "[--dtype keep|bf16|f16|f32] [--max-shard-size SIZE] [--json] PATH OUT_DIR\n"
+     "[--dtype keep|bf16|f16|f32] [--max-shard-size SIZE] [--json] --store DIR MODEL[:TAG] OUT_DIR",
+     "write a model as a Hugging Face safetensors directory",
+     "Writes model-0000N-of-0000M.safetensors shards, model.safetensors.index.json and the\n"
+     "config/tokenizer JSON files the source carries. Quantized tensors are dequantized (default\n"
+     "bf16; their scale/bias companions are folded in); --dtype keep copies tensors as stored.\n"
+     "Blobs of a store model are SHA-256 checked first. The output is built in OUT_DIR.tmp-PID\n"
+     "and renamed to OUT_DIR when complete; an existing non-empty OUT_DIR is refused.\n",
+     OPTS(kExportOptions), 2, 2, Complete::kFile, nullptr, cmd_export},
     {"verify",
 #if TBLOB_HAVE_OLLAMA
      "--store DIR [MODEL[:TAG]] [--json] [--threads N] [--map]\n"

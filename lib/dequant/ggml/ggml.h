@@ -10,6 +10,13 @@
 //    `q*d`, Q2_K/Q4_K/Q5_K `(d*sc)*q - (dmin*m)`, Q3_K `(d*(sc-32))*q`, Q6_K `(d*sc)*q`.
 //    For finite scales every product is exact in f32 (at most 24 significant bits), so only
 //    the final add/subtract rounds and FMA contraction could not change a result anyway.
+//  - IQ4_NL `d*kv[q]`, IQ4_XS `(d*(ls-32))*kv[q]` (kv: the 16-entry non-linear grid),
+//    TQ1_0/TQ2_0 `d*t` (t in -1..1; TQ1_0 unpacks base-3 digits by multiplying a byte by a power
+//    of 3 modulo 256 and taking the top of x*3), MXFP4 `e*k` (e: the E8M0 byte as a float
+//    holding half the scale; k: the E2M1 code doubled, -12..12), as gguf-py computes them.
+//    IQ2_XXS/IQ2_XS/IQ2_S `((d*(0.5+s))*0.25*g)*sign`, IQ3_XXS the same with 0.5,
+//    IQ3_S `(d*(1+2s))*g*sign`, IQ1_S/IQ1_M `(d*(2s+1))*(g+-0.125)` (g: a lattice value from
+//    iq_grids.h; sign: +-1 from the block's sign bits or the parity-completed 7-bit pattern).
 //  - Q8_1's `s` and Q8_K's `bsums` are ignored (ggml has no to_float for Q8_1; by the struct's
 //    meaning y = qs*d).
 //  - NaN: a block whose scale fields are not finite (f16 exponent 31, or Q8_K's f32 `d`) is
@@ -42,20 +49,38 @@ enum : uint32_t {
   kTypeQ5_K = 13,
   kTypeQ6_K = 14,
   kTypeQ8_K = 15,
+  kTypeIQ2_XXS = 16,
+  kTypeIQ2_XS = 17,
+  kTypeIQ3_XXS = 18,
+  kTypeIQ1_S = 19,
+  kTypeIQ4_NL = 20,
+  kTypeIQ3_S = 21,
+  kTypeIQ2_S = 22,
+  kTypeIQ4_XS = 23,
+  kTypeIQ1_M = 29,
   kTypeBF16 = 30,
+  kTypeTQ1_0 = 34,
+  kTypeTQ2_0 = 35,
+  kTypeMXFP4 = 39,
 };
 
 // Kernel slots, one per supported type.
 enum Slot : uint32_t {
   kSlotF32 = 0, kSlotF16, kSlotBF16, kSlotQ4_0, kSlotQ4_1, kSlotQ5_0, kSlotQ5_1, kSlotQ8_0,
-  kSlotQ8_1, kSlotQ2_K, kSlotQ3_K, kSlotQ4_K, kSlotQ5_K, kSlotQ6_K, kSlotQ8_K, kSlotCount
+  kSlotQ8_1, kSlotQ2_K, kSlotQ3_K, kSlotQ4_K, kSlotQ5_K, kSlotQ6_K, kSlotQ8_K,
+  // AVX2 kernels; the NEON set runs the scalar ones (scalar_rows).
+  kSlotIQ4_NL, kSlotIQ4_XS, kSlotTQ2_0, kSlotMXFP4,
+  // Scalar kernels only so far (the SIMD sets run these through scalar_rows).
+  kSlotTQ1_0, kSlotIQ2_XXS, kSlotIQ2_XS, kSlotIQ2_S, kSlotIQ3_XXS, kSlotIQ3_S, kSlotIQ1_S, kSlotIQ1_M,
+  kSlotCount
 };
 
 struct TypeInfo {
   uint32_t id;           // ggml_type
   Slot slot;
   const char *name;      // ggml's name: "q4_K", "f16", ...
-  const char *uqff_name; // mistral.rs's IsqType label: "q4k", "q8_0", ... ("f16" for floats)
+  const char *uqff_name; // mistral.rs's IsqType label: "q4k", "q8_0", ... ("f16" for floats);
+                         // nullptr for types mistral.rs does not write (IQ4_NL, TQ*, MXFP4...)
   uint32_t block_elems;  // 32, 256, or 1 for the float types
   uint32_t block_bytes;
   uint32_t bits;         // nominal bits per weight (4 for Q4_K, 16 for F16, ...)
@@ -84,26 +109,28 @@ struct Kernels {
 };
 
 const Kernels &scalar_kernels();
-// The AVX2 set (ggml_avx2.cpp, x86-64), or nullptr when not compiled in (the caller checks
-// the CPU).
+// The AVX2 set (ggml_avx2.cpp, x86-64; needs AVX2+FMA+F16C), or nullptr when not compiled in.
+// Whether the CPU runs it is dequant/dispatch.h's question, not this file's.
 const Kernels *avx2_kernels();
 // The NEON set (ggml_neon.cpp, AArch64 baseline Advanced SIMD, built unless simd_neon is
 // disabled), or nullptr when not compiled in. Every AArch64 CPU runs it.
 const Kernels *neon_kernels();
-// True when this CPU and OS can run AVX2+FMA+F16C code (cpuid + xgetbv).
-bool cpu_has_avx2();
 
-// The set in use, following dequant/dispatch.h's process-wide choice (TBLOB_KERNEL,
-// tblob_kernel_set): avx2/avx512 -> the AVX2 GGML set, neon -> the NEON GGML set, scalar ->
-// scalar.
+// The set in use: dequant/dispatch.h's process-wide choice (TBLOB_KERNEL, tblob_kernel_set)
+// pairs avx2/avx512 with the AVX2 GGML set, neon with NEON, scalar with scalar.
 const Kernels &active_kernels();
-// Looks up a set by name for this host: TBLOB_OK, TBLOB_E_UNSUPPORTED when the host cannot
-// run it or it is not built, TBLOB_E_INVALID_ARGUMENT for an unknown name.
+// The GGML set paired with dispatch.h's set `name` ("avx512" gives the AVX2 set): TBLOB_OK,
+// TBLOB_E_UNSUPPORTED when the host cannot run it or it is not built,
+// TBLOB_E_INVALID_ARGUMENT for an unknown name.
 Status kernels_by_name(const char *name, const Kernels **out);
 
 // The scalar per-block decoders (the definition). Used by SIMD sets for blocks with
 // non-finite scales.
 void scalar_block(uint32_t slot, const uint8_t *src, float *dst);
+// The scalar whole-row kernel of a slot (instantiated for the slots SIMD sets do not
+// implement), so every set's table is complete.
+template <uint32_t SLOT>
+void scalar_rows(const uint8_t *src, size_t nblocks, float *dst, uint32_t flags);
 
 // Checked entry point: decodes `elements` values (a multiple of the block size) starting at
 // block 0 of src into dst as out_dtype (TBLOB_DTYPE_F32 / F16 / BF16).

@@ -2,7 +2,8 @@
 // at run time). Bit-exact with ggml_scalar.cpp: every product below is exact in f32 for finite
 // scales (see ggml.h), so fused multiply-add/subtract rounds exactly like the scalar
 // multiply-then-add; blocks with non-finite scales go to the scalar block decoder.
-// Hand-tuned: Q4_0, Q8_0, Q4_K, Q6_K. The others use the same building blocks.
+// Hand-tuned: Q4_0, Q8_0, Q4_K, Q6_K. The others use the same building blocks; IQ4_NL, IQ4_XS
+// and MXFP4 look their values up with a byte shuffle.
 #include <immintrin.h>
 
 #include <cstring>
@@ -290,6 +291,68 @@ inline void q6_k(const uint8_t *b, float *y) {
   }
 }
 
+// ---- IQ4_NL, IQ4_XS, TQ2_0, MXFP4: one rounding (scale * exact value) per element ---------
+// 16 signed bytes widened to 2 x 8 f32.
+inline void widen16s(__m128i v, __m256 out[2]) {
+  out[0] = cvt(_mm256_cvtepi8_epi32(v));
+  out[1] = cvt(_mm256_cvtepi8_epi32(_mm_srli_si128(v, 8)));
+}
+
+// 16 bytes of nibbles looked up in a 16-entry signed table: low nibbles -> y[0..15], high
+// nibbles -> y[16..31], each times s.
+template <int M>
+inline void nibble_lut32(const uint8_t *qs, __m128i lut, __m256 s, float *y) {
+  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i *>(qs));
+  const __m128i m15 = _mm_set1_epi8(0x0F);
+  __m256 f[2];
+  widen16s(_mm_shuffle_epi8(lut, _mm_and_si128(q, m15)), f);
+  st<M>(y + 0, _mm256_mul_ps(s, f[0]));
+  st<M>(y + 8, _mm256_mul_ps(s, f[1]));
+  widen16s(_mm_shuffle_epi8(lut, _mm_and_si128(_mm_srli_epi16(q, 4), m15)), f);
+  st<M>(y + 16, _mm256_mul_ps(s, f[0]));
+  st<M>(y + 24, _mm256_mul_ps(s, f[1]));
+}
+
+inline __m128i lut16(const int8_t *t) { return _mm_loadu_si128(reinterpret_cast<const __m128i *>(t)); }
+
+template <int M>
+inline void iq4_nl(const uint8_t *b, float *y) {
+  nibble_lut32<M>(b + 2, lut16(kIq4Grid), _mm256_set1_ps(f16s(b)), y);
+}
+
+template <int M>
+inline void iq4_xs(const uint8_t *b, float *y) {
+  const float d = f16s(b);
+  const uint32_t sh = load_le16(b + 2);
+  const __m128i lut = lut16(kIq4Grid);
+  for (int ib = 0; ib < 8; ++ib) {
+    const uint32_t ls = ((b[4 + ib / 2] >> (4 * (ib % 2))) & 0xFu) | (((sh >> (2 * ib)) & 3u) << 4);
+    const float dl = d * static_cast<float>(static_cast<int>(ls) - 32);
+    nibble_lut32<M>(b + 8 + 16 * ib, lut, _mm256_set1_ps(dl), y + 32 * ib);
+  }
+}
+
+template <int M>
+inline void tq2_0(const uint8_t *b, float *y) {
+  const __m256 d = _mm256_set1_ps(f16s(b + 64));
+  const __m256i m3 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
+  for (int j = 0; j < 2; ++j) {
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(b + 32 * j));
+    for (int l = 0; l < 4; ++l) {
+      // bits 2l..2l+1 of each byte (a 16-bit shift: the mask drops what crossed a byte)
+      const __m256i t = _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(q, 2 * l), m3), one);
+      __m256 f[4];
+      widen32s(t, f);
+      for (int k = 0; k < 4; ++k) st<M>(y + 128 * j + 32 * l + 8 * k, _mm256_mul_ps(d, f[k]));
+    }
+  }
+}
+
+template <int M>
+inline void mxfp4(const uint8_t *b, float *y) {
+  nibble_lut32<M>(b + 1, lut16(kMxfp4Grid), _mm256_set1_ps(e8m0_half(b[0])), y);
+}
+
 // ---- row drivers ----------------------------------------------------------------------------
 #define TBLOB_BLOCK_FN(fn, slot) \
   template <int M>         \
@@ -297,6 +360,7 @@ inline void q6_k(const uint8_t *b, float *y) {
     static void run(const uint8_t *b, float *y) { fn<M>(b, y); } \
   };
 TBLOB_GGML_BLOCK_TYPES(TBLOB_BLOCK_FN)
+TBLOB_GGML_AVX2_TYPES(TBLOB_BLOCK_FN)
 #undef TBLOB_BLOCK_FN
 
 template <uint32_t SLOT, template <int> class B, int M>
@@ -376,7 +440,9 @@ void to_bf16(const float *src, size_t n, uint16_t *dst) {
 #define TBLOB_ROWS_ENTRY(fn, slot) rows<slot, fn##_t>,
 const Kernels kAvx2 = {
     "avx2",
-    {rows_f32, rows_f16, rows_bf16, TBLOB_GGML_BLOCK_TYPES(TBLOB_ROWS_ENTRY)},
+    {rows_f32, rows_f16, rows_bf16,
+     TBLOB_GGML_BLOCK_TYPES(TBLOB_ROWS_ENTRY) TBLOB_GGML_AVX2_TYPES(TBLOB_ROWS_ENTRY)
+         TBLOB_GGML_SCALAR_ONLY_TYPES(TBLOB_GGML_SCALAR_ENTRY)},
     to_f16,
     to_bf16,
 };

@@ -21,9 +21,30 @@ inline bool half_nonfinite(const uint8_t *p) { return (load_le16(p) & 0x7C00u) =
   X(q4_0, kSlotQ4_0) X(q4_1, kSlotQ4_1) X(q5_0, kSlotQ5_0) X(q5_1, kSlotQ5_1) X(q8_0, kSlotQ8_0) \
   X(q8_1, kSlotQ8_1) X(q2_k, kSlotQ2_K) X(q3_k, kSlotQ3_K) X(q4_k, kSlotQ4_K) X(q5_k, kSlotQ5_K) \
   X(q6_k, kSlotQ6_K) X(q8_k, kSlotQ8_K)
+// Block types with an AVX2 kernel but none in NEON (which takes scalar_rows<slot>), in slot
+// order after the list above.
+#define TBLOB_GGML_AVX2_TYPES(X) X(iq4_nl, kSlotIQ4_NL) X(iq4_xs, kSlotIQ4_XS) X(tq2_0, kSlotTQ2_0) X(mxfp4, kSlotMXFP4)
+// Block types every SIMD set takes from the scalar set (scalar_rows<slot>), last in slot order.
+#define TBLOB_GGML_SCALAR_ONLY_TYPES(X)                                                            \
+  X(tq1_0, kSlotTQ1_0) X(iq2_xxs, kSlotIQ2_XXS) X(iq2_xs, kSlotIQ2_XS) X(iq2_s, kSlotIQ2_S)          \
+  X(iq3_xxs, kSlotIQ3_XXS) X(iq3_s, kSlotIQ3_S) X(iq1_s, kSlotIQ1_S) X(iq1_m, kSlotIQ1_M)
+#define TBLOB_GGML_SCALAR_ENTRY(fn, slot) scalar_rows<slot>,
 #define TBLOB_GGML_COUNT_ONE(fn, slot) +1
-static_assert(3 TBLOB_GGML_BLOCK_TYPES(TBLOB_GGML_COUNT_ONE) == kSlotCount, "a block type is missing from the list");
+static_assert(3 TBLOB_GGML_BLOCK_TYPES(TBLOB_GGML_COUNT_ONE) TBLOB_GGML_AVX2_TYPES(TBLOB_GGML_COUNT_ONE)
+                      TBLOB_GGML_SCALAR_ONLY_TYPES(TBLOB_GGML_COUNT_ONE) ==
+                  kSlotCount,
+              "a block type is missing from the lists");
 #undef TBLOB_GGML_COUNT_ONE
+
+// IQ4_NL / IQ4_XS non-linear 4-bit grid (ggml's kvalues_iq4nl).
+inline constexpr int8_t kIq4Grid[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+// MXFP4: E2M1 codes doubled (so they are integers); the E8M0 scale is halved to match.
+inline constexpr int8_t kMxfp4Grid[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+// E8M0 byte e as an f32 holding 2^(e-127) / 2: exponent field e - 1, or a subnormal for e < 2.
+inline float e8m0_half(uint8_t e) {
+  return dq::f32_from_bits(e < 2 ? 0x00200000u << e : static_cast<uint32_t>(e - 1) << 23);
+}
 
 // ggml get_scale_min_k4: 6-bit scale and min number j (0..7) of a Q4_K/Q5_K block.
 inline void scale_min_k4(int j, const uint8_t *q, uint8_t *d, uint8_t *m) {
@@ -70,6 +91,8 @@ inline bool block_finite(uint32_t slot, const uint8_t *b) {
     case kSlotQ3_K: return !half_nonfinite(b + 108);
     case kSlotQ6_K: return !half_nonfinite(b + 208);
     case kSlotQ8_K: return (load_le32(b) & 0x7F800000u) != 0x7F800000u;
+    case kSlotIQ4_NL: case kSlotIQ4_XS: return !half_nonfinite(b);
+    case kSlotTQ2_0: return !half_nonfinite(b + 64);
     default: return true;
   }
 }

@@ -1,13 +1,11 @@
-// GGML type table, kernel-set choice (cpuid + xgetbv, TBLOB_KERNEL) and the checked entry point.
+// GGML type table, the set lookups (answered by dequant/dispatch.cpp, which detects the CPU and
+// reads TBLOB_KERNEL) and the checked entry point.
 #include <cstring>
+#include <initializer_list>
 
 #include "core/checked.h"
 #include "dequant/dispatch.h"
 #include "dequant/ggml/ggml.h"
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
 
 namespace tblob {
 namespace ggml {
@@ -36,11 +34,23 @@ constexpr TypeInfo kTypes[kSlotCount] = {
     {kTypeQ5_K, kSlotQ5_K, "q5_K", "q5k", 256, 176, 5},
     {kTypeQ6_K, kSlotQ6_K, "q6_K", "q6k", 256, 210, 6},
     {kTypeQ8_K, kSlotQ8_K, "q8_K", "q8k", 256, 292, 8},
+    {kTypeIQ4_NL, kSlotIQ4_NL, "iq4_nl", nullptr, 32, 18, 4},
+    {kTypeIQ4_XS, kSlotIQ4_XS, "iq4_xs", nullptr, 256, 136, 4},
+    {kTypeTQ2_0, kSlotTQ2_0, "tq2_0", nullptr, 256, 66, 2},
+    {kTypeMXFP4, kSlotMXFP4, "mxfp4", nullptr, 32, 17, 4},
+    {kTypeTQ1_0, kSlotTQ1_0, "tq1_0", nullptr, 256, 54, 2},
+    {kTypeIQ2_XXS, kSlotIQ2_XXS, "iq2_xxs", nullptr, 256, 66, 2},
+    {kTypeIQ2_XS, kSlotIQ2_XS, "iq2_xs", nullptr, 256, 74, 2},
+    {kTypeIQ2_S, kSlotIQ2_S, "iq2_s", nullptr, 256, 82, 2},
+    {kTypeIQ3_XXS, kSlotIQ3_XXS, "iq3_xxs", nullptr, 256, 98, 3},
+    {kTypeIQ3_S, kSlotIQ3_S, "iq3_s", nullptr, 256, 110, 3},
+    {kTypeIQ1_S, kSlotIQ1_S, "iq1_s", nullptr, 256, 50, 1},
+    {kTypeIQ1_M, kSlotIQ1_M, "iq1_m", nullptr, 256, 56, 1},
 };
 
-// ggml_type id -> slot + 1 (0: not decoded); ids run 0..30.
+// ggml_type id -> slot + 1 (0: not decoded); ids run 0..39.
 struct SlotOfId {
-  uint8_t v[31] = {};
+  uint8_t v[40] = {};
   constexpr SlotOfId() {
     for (uint32_t i = 0; i < kSlotCount; ++i) v[kTypes[i].id] = static_cast<uint8_t>(i + 1);
   }
@@ -65,80 +75,29 @@ bool bytes_for(const TypeInfo &t, uint64_t elements, uint64_t *bytes) {
   return checked_mul(elements >> block_shift(t), t.block_bytes, bytes);
 }
 
-namespace {
-bool detect_avx2() {
-#if defined(__x86_64__) || defined(__i386__)
-  unsigned a, b, c, d;
-  if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
-  const bool osxsave = (c >> 27) & 1u, avx = (c >> 28) & 1u, fma = (c >> 12) & 1u, f16c = (c >> 29) & 1u;
-  if (!osxsave || !avx || !fma || !f16c) return false;
-  unsigned xlo, xhi;
-  __asm__ volatile("xgetbv" : "=a"(xlo), "=d"(xhi) : "c"(0));
-  (void)xhi;
-  if ((xlo & 6u) != 6u) return false;  // XMM and YMM state enabled by the OS
-  if (__get_cpuid_max(0, nullptr) < 7) return false;
-  __cpuid_count(7, 0, a, b, c, d);
-  return (b >> 5) & 1u;  // AVX2
-#else
-  return false;
-#endif
-}
-}  // namespace
-
-// cpuid traps to the hypervisor on virtual machines: ask once.
-bool cpu_has_avx2() {
-  static const bool has = detect_avx2();
-  return has;
-}
-
 Status kernels_by_name(const char *name, const Kernels **out) {
   if (!name) return TBLOB_E_INVALID_ARGUMENT;
-  if (std::strcmp(name, "scalar") == 0) {
-    *out = &scalar_kernels();
+  const Kernels *k = ggml_kernels_by_name(name);
+  if (k) {
+    *out = k;
     return TBLOB_OK;
   }
-  if (std::strcmp(name, "avx2") == 0 || std::strcmp(name, "avx512") == 0) {
-    // No AVX-512 GGML set: an AVX-512 host runs the AVX2 kernels (a subset of its ISA).
-    if (!avx2_kernels() || !cpu_has_avx2()) return TBLOB_E_UNSUPPORTED;
-    if (std::strcmp(name, "avx512") == 0) {
-#if defined(__x86_64__) || defined(__i386__)
-      unsigned a, b, c, d;
-      __cpuid_count(7, 0, a, b, c, d);
-      unsigned xlo, xhi;
-      __asm__ volatile("xgetbv" : "=a"(xlo), "=d"(xhi) : "c"(0));
-      (void)xhi;
-      if (!((b >> 16) & 1u) || (xlo & 0xE6u) != 0xE6u) return TBLOB_E_UNSUPPORTED;
-#endif
-    }
-    *out = avx2_kernels();
-    return TBLOB_OK;
-  }
-  if (std::strcmp(name, "neon") == 0) {
-    // AArch64 baseline: compiled in means runnable.
-    if (!neon_kernels()) return TBLOB_E_UNSUPPORTED;
-    *out = neon_kernels();
-    return TBLOB_OK;
-  }
+  for (const char *known : {"scalar", "avx2", "avx512", "neon"})
+    if (std::strcmp(name, known) == 0) return TBLOB_E_UNSUPPORTED;  // not built, or not this CPU
   return TBLOB_E_INVALID_ARGUMENT;
 }
 
-// The GGML set follows the process-wide choice of dequant/dispatch.h (TBLOB_KERNEL,
-// tblob_kernel_set): "avx2" and "avx512" run the AVX2 GGML kernels (AVX-512 hosts run AVX2
-// code; there is no AVX-512 GGML set), "neon" the NEON GGML kernels, "scalar" the scalar ones.
-// Called on every tblob_ggml_dequantize (a 64 KiB decode takes under a microsecond), so the
-// static names of dispatch.h ("avx512", "avx2", "neon", "scalar", "unavailable") are told
-// apart by their first byte.
+// dispatch.cpp's process-wide choice; scalar in the "unavailable" state, where dequantize()
+// refuses to run.
 const Kernels &active_kernels() {
-  const char c = active_kernel_name()[0];
-  if (c == 'a' && avx2_kernels() && cpu_has_avx2()) return *avx2_kernels();
-  if (c == 'n' && neon_kernels()) return *neon_kernels();
-  return scalar_kernels();
+  const Kernels *k = active_ggml_kernels();
+  return k ? *k : scalar_kernels();
 }
 
 Status dequantize(const Kernels &k, uint32_t ggml_type, const uint8_t *src, uint64_t src_bytes,
                   uint64_t elements, uint32_t out_dtype, void *dst, uint64_t dst_bytes,
                   const Diag &diag) {
-  if (active_kernel_name()[0] == 'u' && &k == &active_kernels())  // "unavailable"
+  if (&k == &active_kernels() && active_ggml_kernels() == nullptr)  // "unavailable"
     return diag.fail(kStatusKernelUnavailable, TBLOB_NO_OFFSET, -1,
                      "TBLOB_KERNEL names a kernel set this host or build cannot run");
   const TypeInfo *t = type_info(ggml_type);

@@ -407,7 +407,9 @@ void to_bf16(const float *src, size_t n, uint16_t *dst) {
 #define TBLOB_ROWS_ENTRY(fn, slot) rows<slot, fn##_t>,
 const Kernels kNeon = {
     "neon",
-    {rows_f32, rows_f16, rows_bf16, TBLOB_GGML_BLOCK_TYPES(TBLOB_ROWS_ENTRY)},
+    {rows_f32, rows_f16, rows_bf16,
+     TBLOB_GGML_BLOCK_TYPES(TBLOB_ROWS_ENTRY) TBLOB_GGML_AVX2_TYPES(TBLOB_GGML_SCALAR_ENTRY)
+         TBLOB_GGML_SCALAR_ONLY_TYPES(TBLOB_GGML_SCALAR_ENTRY)},
     to_f16,
     to_bf16,
 };

@@ -45,7 +45,8 @@ bool go_json_string(ByteBuf *b, const char *p, size_t n) {
   return b->append(p + n - run, run) && b->push('"');
 }
 
-bool go_writer_header(const HeaderTensor *ts, size_t n, ByteBuf *out) {
+bool go_writer_header(const HeaderTensor *ts, size_t n, ByteBuf *out, const char *const *meta_keys,
+                      const char *const *meta_values, size_t meta_n) {
   const Allocator libc;
   PodVec<uint32_t> order(&libc);
   PodVec<uint64_t> begin(&libc);
@@ -64,11 +65,19 @@ bool go_writer_header(const HeaderTensor *ts, size_t n, ByteBuf *out) {
   const size_t start = out->size();
   const uint8_t zero[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   if (!out->append(zero, 8) || !out->push('{')) return false;
+  if (meta_n) {
+    if (!out->append("\"__metadata__\":{")) return false;
+    for (size_t k = 0; k < meta_n; ++k)
+      if ((k && !out->push(',')) || !go_json_string(out, meta_keys[k], std::strlen(meta_keys[k])) ||
+          !out->push(':') || !go_json_string(out, meta_values[k], std::strlen(meta_values[k])))
+        return false;
+    if (!out->push('}')) return false;
+  }
   for (size_t k = 0; k < n; ++k) {
     const HeaderTensor &t = ts[order[k]];
     const DtypeInfo *info = dtype_info(t.dtype);
     if (!info) return false;
-    if (k && !out->push(',')) return false;
+    if ((k || meta_n) && !out->push(',')) return false;
     if (!go_json_string(out, t.name, t.name_len) || !out->append(":{\"dtype\":\"") || !out->append(info->name) ||
         !out->append("\",\"shape\":["))
       return false;

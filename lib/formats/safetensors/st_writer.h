@@ -21,6 +21,9 @@ struct HeaderTensor {
   uint32_t rank;
   uint64_t bytes;
 };
-bool go_writer_header(const HeaderTensor *ts, size_t n, ByteBuf *out);
+// meta_n > 0: a "__metadata__" object of string pairs first (in the given order), as the
+// export writes {"format":"pt"}; the Ollama import passes none.
+bool go_writer_header(const HeaderTensor *ts, size_t n, ByteBuf *out, const char *const *meta_keys = nullptr,
+                      const char *const *meta_values = nullptr, size_t meta_n = 0);
 
 }  // namespace tblob

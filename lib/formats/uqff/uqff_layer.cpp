@@ -221,7 +221,7 @@ bool Checker::ggml() {
   uint32_t id;
   if (!scalar_u32(kSufDtype, &id)) return false;
   const ggml::TypeInfo *ti = ggml::type_info(id);
-  if (!ti) {
+  if (!ti || !ti->uqff_name) {  // the GGML table also holds types mistral.rs never writes
     err(TBLOB_E_UQFF_GGML_TYPE, "%.*s%s.weight.dtype is %u, not a ggml type id mistral.rs writes "
         "(0, 1, 2, 3, 6, 7, 8, 9, 10-15, 30)", k_.n, k_.p, k_.ell, id);
     return false;

@@ -736,6 +736,25 @@ pub struct tblob_gc_result {
     pub removed_files: u64,
     pub removed_bytes: u64,
 }
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct tblob_st_tensor_spec {
+    pub name: *const ::core::ffi::c_char,
+    pub name_len: usize,
+    pub dtype: u32,
+    pub rank: u32,
+    pub shape: *const u64,
+    pub data_bytes: u64,
+}
+impl Default for tblob_st_tensor_spec {
+    fn default() -> Self {
+        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
 pub const TBLOB_UQFF_GGUF: tblob_uqff_family = 0;
 pub const TBLOB_UQFF_UNQUANT: tblob_uqff_family = 1;
 pub const TBLOB_UQFF_HQQ: tblob_uqff_family = 2;
@@ -1312,6 +1331,17 @@ extern "C" {
         store: *const tblob_store,
         options: *const tblob_gc_options,
         result: *mut tblob_gc_result,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_st_header_write(
+        tensors: *const tblob_st_tensor_spec,
+        count: usize,
+        meta_keys: *const *const ::core::ffi::c_char,
+        meta_values: *const *const ::core::ffi::c_char,
+        meta_count: usize,
+        buf: *mut ::core::ffi::c_void,
+        buf_capacity: usize,
+        out_len: *mut usize,
         diag: *mut tblob_diag,
     ) -> tblob_status;
     pub fn tblob_uqff_open(

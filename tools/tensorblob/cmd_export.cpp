@@ -1,0 +1,556 @@
+// tensorblob export [--store DIR] [--dtype keep|bf16|f16|f32] [--max-shard-size SIZE] [--json] SRC OUT_DIR
+// Writes a Hugging Face style directory: model-0000N-of-0000M.safetensors shards, their
+// model.safetensors.index.json and the JSON files (config, tokenizer) the source carries.
+// Memory stays bounded: each shard's header is computed from the tensor sizes first, the
+// file is sized with ftruncate and filled with pwrite, one tensor (or a 16 MiB row chunk)
+// at a time. Everything goes to OUT_DIR.tmp-<pid>, renamed to OUT_DIR only when complete.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "commands.h"
+#include "json_writer.h"
+#include "term.h"
+#include "tblob_config.h"
+#include "tensorblob.h"
+
+namespace tbcli {
+
+namespace {
+
+constexpr uint32_t kKeep = 0;  // --dtype keep: bytes as stored
+constexpr uint64_t kChunk = uint64_t{16} << 20;
+
+struct Plan {
+  uint64_t index;       // tensor index in the model
+  std::string name;     // name written
+  uint32_t dtype;       // dtype written
+  std::vector<uint64_t> shape;
+  uint64_t bytes;
+  bool convert;         // dequantize (else copy the stored bytes)
+  uint64_t rows;        // logical rows (convert)
+  uint32_t shard;
+};
+
+bool g_json = false;
+
+int fail_msg(const char *what, const char *status, const std::string &msg) {
+  std::fprintf(stderr, "tensorblob export: %s: %s: %s\n", what, status, msg.c_str());
+  if (g_json) {
+    JsonWriter w;
+    w.lit("{\"path\":");
+    w.str(what);
+    w.lit(",\"ok\":false,\"error\":{\"status\":");
+    w.str(status);
+    w.field("message", msg.c_str());
+    w.lit("}}");
+    w.flush_line(stdout);
+  }
+  return kExitInvalid;
+}
+
+int fail(const char *what, tblob_status s, const tblob_diag &d) {
+  return fail_msg(what, tblob_status_name(s), d.message[0] ? d.message : tblob_status_message(s));
+}
+
+int fail_errno(const std::string &what, int e) { return fail_msg(what.c_str(), "TBLOB_E_IO", std::strerror(e)); }
+
+// "5GB", "500MB", "100KB", "1GiB", "4096" -> bytes (decimal units as Hugging Face reads them).
+bool parse_size(const char *s, uint64_t *out) {
+  uint64_t v = 0;
+  const char *p = s;
+  if (*p < '0' || *p > '9') return false;
+  for (; *p >= '0' && *p <= '9'; ++p) {
+    const uint64_t dg = static_cast<uint64_t>(*p - '0');
+    if (v > (UINT64_MAX - dg) / 10) return false;
+    v = v * 10 + dg;
+  }
+  struct Unit { const char *name; uint64_t mul; };
+  static const Unit kUnits[] = {{"", 1},           {"B", 1},
+                                {"KB", 1000},      {"MB", 1000000},  {"GB", 1000000000},
+                                {"KiB", 1024},     {"MiB", 1 << 20}, {"GiB", uint64_t{1} << 30}};
+  for (const Unit &u : kUnits)
+    if (std::strcmp(p, u.name) == 0) {
+      if (v > UINT64_MAX / u.mul) return false;
+      *out = v * u.mul;
+      return *out != 0;
+    }
+  return false;
+}
+
+bool write_all(int fd, const void *p, uint64_t n, uint64_t off) {
+  const char *c = static_cast<const char *>(p);
+  while (n) {
+    const size_t step = n > (uint64_t{1} << 30) ? size_t{1} << 30 : static_cast<size_t>(n);
+    const ssize_t w = ::pwrite(fd, c, step, static_cast<off_t>(off));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    c += w;
+    off += static_cast<uint64_t>(w);
+    n -= static_cast<uint64_t>(w);
+  }
+  return true;
+}
+
+bool write_file(const std::string &path, const void *p, size_t n) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  const bool ok = write_all(fd, p, n, 0) && ::fsync(fd) == 0;
+  const int e = errno;
+  ::close(fd);
+  errno = e;
+  return ok;
+}
+
+bool read_small_file(const std::string &path, std::string *out) {
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f) return false;
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out->append(buf, n);
+  const bool ok = !std::ferror(f);
+  std::fclose(f);
+  return ok;
+}
+
+// Removes the temporary directory and what the export put in it (one level of files).
+void remove_tree(const std::string &dir) {
+  if (DIR *dp = ::opendir(dir.c_str())) {
+    while (const dirent *e = ::readdir(dp))
+      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+        ::unlink((dir + "/" + e->d_name).c_str());
+    ::closedir(dp);
+  }
+  ::rmdir(dir.c_str());
+}
+
+// 0: absent, 1: an empty directory, 2: anything else.
+int out_dir_state(const char *path) {
+  struct stat st;
+  if (::lstat(path, &st) != 0) return errno == ENOENT ? 0 : 2;
+  if (!S_ISDIR(st.st_mode)) return 2;
+  DIR *dp = ::opendir(path);
+  if (!dp) return 2;
+  int state = 1;
+  while (const dirent *e = ::readdir(dp))
+    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) state = 2;
+  ::closedir(dp);
+  return state;
+}
+
+std::string dir_of(const std::string &p) {
+  const size_t k = p.find_last_of('/');
+  return k == std::string::npos ? "." : k == 0 ? "/" : p.substr(0, k);
+}
+
+bool is_dir(const std::string &p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// The JSON files a Hugging Face directory carries next to its weights.
+bool wanted_json(const char *n) {
+  const size_t len = std::strlen(n);
+  if (len < 5 || std::strcmp(n + len - 5, ".json") != 0) return false;
+  return std::strcmp(n, "config.json") == 0 || std::strcmp(n, "generation_config.json") == 0 ||
+         std::strcmp(n, "special_tokens_map.json") == 0 || std::strcmp(n, "preprocessor_config.json") == 0 ||
+         std::strncmp(n, "tokenizer", 9) == 0;
+}
+
+struct JsonFile {
+  std::string name, bytes;
+};
+
+}  // namespace
+
+int cmd_export(const Args &a) {
+  const auto t0 = std::chrono::steady_clock::now();
+  g_json = a.json;
+  const char *src = a.positional[0];
+  // "out/" names the same directory as "out"; the temporary must be its sibling, not inside.
+  std::string out_str = a.positional[1];
+  while (out_str.size() > 1 && out_str.back() == '/') out_str.pop_back();
+  const char *out_dir = out_str.c_str();
+  const char *dtype_arg = a.get("--dtype") ? a.get("--dtype") : "bf16";
+  const uint32_t out_dtype = std::strcmp(dtype_arg, "keep") == 0 ? kKeep : dtype_from_name(dtype_arg);
+  uint64_t max_shard = 5000000000ull;
+  if (const char *v = a.get("--max-shard-size"))
+    if (!parse_size(v, &max_shard)) return usage_error(*a.cmd, "--max-shard-size wants e.g. 5GB, 500MB, 4096; not '%s'", v);
+  if (out_dir_state(out_dir) == 2)
+    return fail_msg(out_dir, "TBLOB_E_IO", "exists and is not an empty directory; refusing to overwrite it");
+
+  tblob_diag d = TBLOB_DIAG_INIT;
+  tblob_status s;
+  tblob_model *m = nullptr;
+  std::vector<JsonFile> json_files;
+  const char *verified = "no";  // "store": every blob's SHA-256 checked first
+  std::string store_root, model_name;
+  const char *store_arg = a.get("--store");
+#if TBLOB_HAVE_OLLAMA
+  if (store_arg) {
+    store_root = store_arg;
+    model_name = src;
+  }
+#endif
+  std::string single;  // a directory with one model.safetensors and no index: that file
+  if (!store_arg && is_dir(src)) {
+    struct stat st;
+    const std::string dir(src);
+    if (::stat((dir + "/model.safetensors.index.json").c_str(), &st) != 0 &&
+        ::stat((dir + "/model.safetensors").c_str(), &st) == 0)
+      single = dir + "/model.safetensors";
+  }
+  if (!store_arg) {
+    if ((s = tblob_model_open(single.empty() ? src : single.c_str(), nullptr, &m, &d)) != TBLOB_OK)
+      return fail(src, s, d);
+    bool beside = true;
+#if TBLOB_HAVE_OLLAMA
+    // A store model named by path: its blobs live in <root>/blobs/, so the store and the
+    // model name are known, and the blobs get the same check as with --store.
+    if (tblob_model_format(m) == TBLOB_FORMAT_OLLAMA) {
+      const char *fp = nullptr, *nm = nullptr;
+      size_t nl = 0;
+      if (tblob_model_file_count(m) > 0 && tblob_model_file_path(m, 0, &fp, nullptr, &d) == TBLOB_OK &&
+          tblob_metadata_find(m, "ollama.name", 11, &nm, &nl, &d) == TBLOB_OK) {
+        store_root = dir_of(dir_of(fp));
+        model_name.assign(nm, nl);
+      }
+      tblob_model_close(m);
+      m = nullptr;
+      if (store_root.empty()) return fail_msg(src, "TBLOB_E_UNSUPPORTED", "cannot tell the store of this model");
+      beside = false;
+    }
+#endif
+    if (beside) {
+      // JSON files beside a safetensors / UQFF source.
+      const std::string dir = is_dir(src) ? std::string(src) : dir_of(src);
+      if (DIR *dp = ::opendir(dir.c_str())) {
+        while (const dirent *e = ::readdir(dp)) {
+          if (!wanted_json(e->d_name)) continue;
+          JsonFile f{e->d_name, {}};
+          if (!read_small_file(dir + "/" + e->d_name, &f.bytes)) {
+            const int en = errno;
+            ::closedir(dp);
+            tblob_model_close(m);
+            return fail_errno(dir + "/" + e->d_name, en);
+          }
+          json_files.push_back(std::move(f));
+        }
+        ::closedir(dp);
+      }
+    }
+  }
+#if TBLOB_HAVE_OLLAMA
+  tblob_store *store = nullptr;
+  if (!store_root.empty()) {
+    if ((s = tblob_store_open(store_root.c_str(), nullptr, &store, &d)) != TBLOB_OK) return fail(store_root.c_str(), s, d);
+    const char *what = src;
+    tblob_manifest *man = nullptr;
+    tblob_verify_options vo = TBLOB_VERIFY_OPTIONS_INIT;
+    if ((s = tblob_store_verify(store, model_name.data(), model_name.size(), &vo, nullptr, &d)) != TBLOB_OK ||
+        (s = tblob_store_manifest_open(store, model_name.data(), model_name.size(), &man, &d)) != TBLOB_OK) {
+      tblob_store_close(store);
+      return fail(what, s, d);
+    }
+    verified = "store";
+    // The manifest's JSON layers (config.json, tokenizer*.json, ...) by their names.
+    const uint64_t nl = tblob_manifest_layer_count(man);
+    for (uint64_t i = 0; i < nl && s == TBLOB_OK; ++i) {
+      tblob_layer_info li = TBLOB_LAYER_INFO_INIT;
+      if ((s = tblob_manifest_layer_at(man, i, &li, &d)) != TBLOB_OK) break;
+      if (li.kind != TBLOB_LAYER_JSON || li.name_len == 0) continue;
+      JsonFile f{std::string(li.name, li.name_len), {}};
+      // A bare file name only: nothing may land outside OUT_DIR.
+      if (f.name.find('/') != std::string::npos || f.name[0] == '.') continue;
+      size_t len = 0;
+      s = tblob_store_read_layer(store, man, i, nullptr, 0, &len, &d);
+      if (s != TBLOB_OK && s != TBLOB_E_BUFFER_TOO_SMALL) break;
+      f.bytes.resize(len);
+      if ((s = tblob_store_read_layer(store, man, i, &f.bytes[0], len, &len, &d)) != TBLOB_OK) break;
+      json_files.push_back(std::move(f));
+    }
+    tblob_manifest_close(man);
+    if (s == TBLOB_OK) s = tblob_store_open_model(store, model_name.data(), model_name.size(), nullptr, &m, &d);
+    tblob_store_close(store);
+    if (s != TBLOB_OK) return fail(what, s, d);
+  }
+#endif
+
+  int rc = kExitOk;
+  std::vector<Plan> plan;
+  std::vector<std::string> refused;
+  const uint64_t n = tblob_model_tensor_count(m);
+  std::vector<tblob_tensor_info> infos(static_cast<size_t>(n));
+  if (n && (s = tblob_tensors_at(m, 0, n, infos.data(), sizeof(tblob_tensor_info), &d)) != TBLOB_OK) {
+    tblob_model_close(m);
+    return fail(src, s, d);
+  }
+  // keep: an Ollama blob's N.scale / N.bias become X.scales / X.biases (mlx-community names).
+  std::vector<std::string> rename(static_cast<size_t>(n));
+  for (uint64_t i = 0; i < n && rc == kExitOk; ++i) {
+    const tblob_tensor_info &t = infos[i];
+    tblob_quant_info qi = TBLOB_QUANT_INFO_INIT;
+    if ((s = tblob_tensor_quant_info(m, i, &qi, &d)) != TBLOB_OK) {
+      rc = fail(src, s, d);
+      break;
+    }
+    Plan p{i, std::string(t.name, t.name_len), t.dtype, {}, t.data_length, false, 0, 0};
+    p.shape.assign(t.shape, t.shape + t.rank);
+    // Stored bytes can be written under the stored dtype and shape only when they agree
+    // (packed formats such as UQFF report the logical shape beside packed bytes).
+    uint64_t bits = tblob_dtype_bits(t.dtype), elems = 1;
+    for (uint32_t r = 0; r < t.rank; ++r) elems = t.shape[r] && elems > UINT64_MAX / t.shape[r] ? 0 : elems * t.shape[r];
+    const bool plain_bytes = bits && elems <= UINT64_MAX / bits && (elems * bits + 7) / 8 == t.data_length;
+    if (out_dtype == kKeep) {
+      if (t.quant_flags & TBLOB_TENSOR_QUANTIZED) {
+        if (qi.scheme != TBLOB_QUANT_MLX_AFFINE || !plain_bytes) {
+          const char *sn = tblob_quant_scheme_name(qi.scheme);
+          refused.push_back(p.name + " (" + (sn ? sn : "?") + ")");
+          continue;
+        }
+        if (qi.source == TBLOB_QUANT_SOURCE_OLLAMA) {
+          std::string base = p.name;
+          if (base.size() > 7 && base.compare(base.size() - 7, 7, ".weight") == 0) base.resize(base.size() - 7);
+          if (qi.scale_index >= 0) rename[static_cast<size_t>(qi.scale_index)] = base + ".scales";
+          if (qi.bias_index >= 0) rename[static_cast<size_t>(qi.bias_index)] = base + ".biases";
+        }
+      } else if (!plain_bytes) {
+        const char *sn = tblob_quant_scheme_name(qi.scheme);
+        refused.push_back(p.name + " (packed " + (sn ? sn : "?") + ")");
+        continue;
+      }
+    } else if (t.quant_flags & TBLOB_TENSOR_COMPANION) {
+      continue;  // folded into its owner's values
+    } else if ((s = tblob_tensor_dequant_size(m, i, out_dtype, 0, TBLOB_ALL_ROWS, &p.bytes, &d)) == TBLOB_OK) {
+      p.convert = true;
+      p.dtype = out_dtype;
+      p.rows = qi.rows;
+      p.shape.assign(t.logical_shape, t.logical_shape + t.logical_rank);
+    } else if (s == TBLOB_E_NOT_DEQUANTIZABLE && plain_bytes && !(t.quant_flags & TBLOB_TENSOR_QUANTIZED)) {
+      p.bytes = t.data_length;  // integers, bool, F64: as stored
+    } else {
+      rc = fail(src, s, d);
+      break;
+    }
+    plan.push_back(std::move(p));
+  }
+  if (rc == kExitOk && !refused.empty()) {
+    std::string msg = "--dtype keep writes plain tensors and MLX affine quantized ones only; refusing:";
+    for (const std::string &r : refused) msg += " " + r;
+    rc = fail_msg(src, "TBLOB_E_UNSUPPORTED", msg);
+  }
+  if (rc != kExitOk) {
+    tblob_model_close(m);
+    return rc;
+  }
+  for (Plan &p : plan)
+    if (!rename[static_cast<size_t>(p.index)].empty()) p.name = rename[static_cast<size_t>(p.index)];
+  {
+    // One name, one tensor: a directory cannot hold two (e.g. after the keep renames).
+    std::vector<const std::string *> names;
+    for (const Plan &p : plan) names.push_back(&p.name);
+    std::sort(names.begin(), names.end(), [](const std::string *x, const std::string *y) { return *x < *y; });
+    for (size_t k = 1; k < names.size(); ++k)
+      if (*names[k] == *names[k - 1]) {
+        tblob_model_close(m);
+        return fail_msg(src, "TBLOB_E_UNSUPPORTED", "two tensors would be written as \"" + *names[k] + "\"");
+      }
+  }
+
+  // Shards in source order, each under max_shard unless one tensor alone is larger.
+  uint32_t shards = 0;
+  uint64_t in_shard = 0, total_bytes = 0;
+  for (Plan &p : plan) {
+    if (shards == 0 || (in_shard && in_shard + p.bytes > max_shard)) {
+      ++shards;
+      in_shard = 0;
+    }
+    p.shard = shards - 1;
+    in_shard += p.bytes;
+    total_bytes += p.bytes;
+  }
+  if (shards == 0) shards = 1;  // no tensors: one empty shard keeps the layout loadable
+  auto shard_name = [shards](uint32_t k) {
+    char b[64];
+    std::snprintf(b, sizeof b, "model-%05u-of-%05u.safetensors", k + 1, shards);
+    return std::string(b);
+  };
+
+  const std::string tmp = std::string(out_dir) + ".tmp-" + std::to_string(::getpid());
+  if (::mkdir(tmp.c_str(), 0755) != 0) {
+    tblob_model_close(m);
+    return fail_errno(tmp, errno);
+  }
+  ProgressBar bar("exporting", total_bytes > kChunk);  // as dequant: no flash for small models
+  std::vector<unsigned char> buf;
+  std::vector<std::string> files;
+  uint64_t written = 0, file_bytes = 0;
+  size_t at = 0;
+  for (uint32_t k = 0; k < shards && rc == kExitOk; ++k) {
+    size_t end = at;
+    while (end < plan.size() && plan[end].shard == k) ++end;
+    std::vector<tblob_st_tensor_spec> specs;
+    for (size_t i = at; i < end; ++i)
+      specs.push_back({plan[i].name.data(), plan[i].name.size(), plan[i].dtype,
+                       static_cast<uint32_t>(plan[i].shape.size()), plan[i].shape.data(), plan[i].bytes});
+    const char *mk[] = {"format"}, *mv[] = {"pt"};
+    size_t hlen = 0;
+    s = tblob_st_header_write(specs.data(), specs.size(), mk, mv, 1, nullptr, 0, &hlen, &d);
+    std::vector<char> header(hlen);
+    if ((s != TBLOB_OK && s != TBLOB_E_BUFFER_TOO_SMALL) ||
+        (s = tblob_st_header_write(specs.data(), specs.size(), mk, mv, 1, header.data(), hlen, &hlen, &d)) != TBLOB_OK) {
+      rc = fail(src, s, d);
+      break;
+    }
+    uint64_t size = hlen;
+    for (size_t i = at; i < end; ++i) size += plan[i].bytes;
+    const std::string fname = shard_name(k), path = tmp + "/" + fname;
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(size)) != 0 || !write_all(fd, header.data(), hlen, 0)) {
+      rc = fail_errno(path, errno);
+      if (fd >= 0) ::close(fd);
+      break;
+    }
+    uint64_t off = hlen;
+    for (size_t i = at; i < end && rc == kExitOk; ++i) {
+      const Plan &p = plan[i];
+      if (!p.convert) {
+        const void *data = nullptr;
+        uint64_t len = 0;
+        if ((s = tblob_tensor_data(m, p.index, &data, &len, &d)) != TBLOB_OK) {
+          rc = fail(src, s, d);
+          break;
+        }
+        for (uint64_t o = 0; o < len && rc == kExitOk; o += kChunk) {
+          const uint64_t step = len - o < kChunk ? len - o : kChunk;
+          if (!write_all(fd, static_cast<const char *>(data) + o, step, off + o)) rc = fail_errno(path, errno);
+          bar.update(written + o + step, total_bytes);
+        }
+      } else if (p.rows && p.bytes) {  // nothing to decode for an empty tensor
+        const uint64_t row_bytes = p.bytes / p.rows;
+        uint64_t chunk_rows = row_bytes ? kChunk / row_bytes : p.rows;
+        if (chunk_rows == 0) chunk_rows = 1;
+        if (chunk_rows > p.rows) chunk_rows = p.rows;
+        if (buf.size() < chunk_rows * row_bytes) buf.resize(static_cast<size_t>(chunk_rows * row_bytes));
+        for (uint64_t r = 0; r < p.rows && rc == kExitOk; r += chunk_rows) {
+          const uint64_t e = p.rows - r < chunk_rows ? p.rows : r + chunk_rows;
+          if ((s = tblob_tensor_dequantize(m, p.index, p.dtype, r, e, buf.data(), buf.size(), &d)) != TBLOB_OK) {
+            bar.clear();
+            rc = fail(src, s, d);
+          } else if (!write_all(fd, buf.data(), (e - r) * row_bytes, off + r * row_bytes)) {
+            rc = fail_errno(path, errno);
+          }
+          bar.update(written + e * row_bytes, total_bytes);
+        }
+      }
+      off += p.bytes;
+      written += p.bytes;
+    }
+    if (rc == kExitOk && ::fsync(fd) != 0) rc = fail_errno(path, errno);
+    ::close(fd);
+    files.push_back(fname);
+    file_bytes += size;
+    at = end;
+  }
+  bar.finish(rc == kExitOk);
+  tblob_model_close(m);
+
+  if (rc == kExitOk) {
+    // The index: total_size counts tensor data bytes, as transformers writes it.
+    std::vector<size_t> order(plan.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&plan](size_t x, size_t y) { return plan[x].name < plan[y].name; });
+    const std::string ipath = tmp + "/model.safetensors.index.json";
+    FILE *f = std::fopen(ipath.c_str(), "wbx");
+    if (!f) {
+      rc = fail_errno(ipath, errno);
+    } else {
+      {
+        JsonWriter w(f);
+        w.lit("{\"metadata\":{\"total_size\":");
+        w.u64(total_bytes);
+        w.lit("},\"weight_map\":{");
+        for (size_t k = 0; k < order.size(); ++k) {
+          if (k) w.raw(',');
+          w.key(plan[order[k]].name.c_str());
+          w.str(shard_name(plan[order[k]].shard).c_str());
+          w.maybe_flush();
+        }
+        w.lit("}}\n");
+      }
+      if (std::fflush(f) != 0 || ::fsync(fileno(f)) != 0) rc = fail_errno(ipath, errno);
+      std::fclose(f);
+      files.push_back("model.safetensors.index.json");
+    }
+  }
+  for (size_t k = 0; k < json_files.size() && rc == kExitOk; ++k) {
+    const std::string p = tmp + "/" + json_files[k].name;
+    if (!write_file(p, json_files[k].bytes.data(), json_files[k].bytes.size())) {
+      // Two layers with one name: the first wins (files are written once).
+      if (errno == EEXIST) continue;
+      rc = fail_errno(p, errno);
+    } else {
+      files.push_back(json_files[k].name);
+      file_bytes += json_files[k].bytes.size();
+    }
+  }
+  if (rc == kExitOk) {
+    // The directory's entries are durable before it takes the final name.
+    const int dfd = ::open(tmp.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+      ::fsync(dfd);
+      ::close(dfd);
+    }
+    if (out_dir_state(out_dir) == 2) rc = fail_msg(out_dir, "TBLOB_E_IO", "appeared during the export; left as it was");
+    else if (::rename(tmp.c_str(), out_dir) != 0) rc = fail_errno(out_dir, errno);
+  }
+  if (rc != kExitOk) {
+    remove_tree(tmp);
+    return rc;
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (a.json) {
+    JsonWriter w;
+    w.lit("{\"path\":");
+    w.str(src);
+    w.lit(",\"ok\":true");
+    w.field("out", out_dir);
+    w.field("dtype", out_dtype == kKeep ? "keep" : tblob_dtype_name(out_dtype));
+    w.field("verified", verified);
+    w.lit(",\"files\":[");
+    for (size_t k = 0; k < files.size(); ++k) {
+      if (k) w.raw(',');
+      w.str(files[k].c_str());
+    }
+    w.raw(']');
+    w.field_u64("shards", shards);
+    w.field_u64("tensors", plan.size());
+    w.field_u64("tensor_bytes", total_bytes);
+    w.field_u64("bytes", file_bytes);
+    char sec[32];
+    std::snprintf(sec, sizeof sec, "%.3f", secs);
+    w.lit(",\"seconds\":");
+    w.raw(sec);
+    w.raw('}');
+    w.flush_line(stdout);
+  } else {
+    std::printf("%s: %zu tensors, %u shard%s, %s in %.1f s\n", out_dir, plan.size(), shards, shards == 1 ? "" : "s",
+                human_bytes(file_bytes).c_str(), secs);
+  }
+  return kExitOk;
+}
+
+}  // namespace tbcli
