@@ -677,7 +677,8 @@ TBLOB_API tblob_status tblob_tensor_quant_desc(const tblob_model *model, uint64_
  * atomically, from TBLOB_KERNEL or the best the host runs. tblob_kernel_set forces one
  * (NULL or "auto": back to the automatic choice); a set that is unknown, compiled out or
  * that this host cannot run is TBLOB_E_KERNEL_UNAVAILABLE, never a silent fallback.
- * Every set gives the same bits. Do not call it while other threads dequantize. */
+ * Every set gives the same bits, so it may be called while other threads dequantize (work
+ * already running uses the old or the new set). */
 TBLOB_API tblob_status tblob_kernel_set(const char *name, tblob_diag *diag) TBLOB_NOEXCEPT;
 /* Name of the kernel set in use ("scalar", "avx2", ...). Static. */
 TBLOB_API const char *tblob_kernel_active(void) TBLOB_NOEXCEPT;

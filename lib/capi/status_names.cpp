@@ -1,4 +1,6 @@
 // Names and one-line messages of every status; docs/errors.md explains each at length.
+#include <cstring>
+
 #include "tensorblob.h"
 
 namespace {
@@ -137,9 +139,14 @@ const StatusText kStatusText[] = {
 };
 #undef TBLOB_S
 
-const StatusText *find(tblob_status s) {
+// A C caller may pass any int as a tblob_status. In C++ a value outside the enumerators' range
+// is undefined behaviour to load as the enum, so the argument is read as the int it is.
+const StatusText *find(const tblob_status &arg) {
+  static_assert(sizeof(tblob_status) == sizeof(int), "tblob_status is int-sized");
+  int s;
+  std::memcpy(&s, &arg, sizeof(s));
   for (const StatusText &t : kStatusText)
-    if (t.status == s) return &t;
+    if (static_cast<int>(t.status) == s) return &t;
   return nullptr;
 }
 }  // namespace

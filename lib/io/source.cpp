@@ -10,19 +10,41 @@
 namespace tblob {
 
 namespace {
+const char *file_kind(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISSOCK(m)) return "a socket";
+  return "a special file";
+}
+
 // Opens path for reading and checks it is a regular file small enough for this platform;
-// never blocks on a FIFO (O_NONBLOCK).
+// never blocks on a FIFO or device (O_NONBLOCK, cleared once fstat says it is a regular file).
+// A non-regular file is named by what fstat says, never by a stale errno.
 Status open_regular(const char *path, int *fd_out, size_t *len, const Diag &diag) {
   const int fd = ::open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0)
-    return diag.fail(errno == ENOENT ? TBLOB_E_NOT_FOUND : TBLOB_E_IO, TBLOB_NO_OFFSET, -1,
-                     "cannot open %s: %s", path, std::strerror(errno));
+  if (fd < 0) {
+    const int e = errno;
+    return diag.fail(e == ENOENT ? TBLOB_E_NOT_FOUND : TBLOB_E_IO, TBLOB_NO_OFFSET, -1,
+                     "cannot open %s: %s", path, std::strerror(e));
+  }
   struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    int e = errno;
+  if (::fstat(fd, &st) != 0) {
+    const int e = errno;
     ::close(fd);
-    return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "%s is not a regular file%s%s", path,
-                     e ? ": " : "", e ? std::strerror(e) : "");
+    return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "cannot stat %s: %s", path, std::strerror(e));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "%s is %s, not a regular file", path,
+                     file_kind(st.st_mode));
+  }
+  const int fl = ::fcntl(fd, F_GETFL);
+  if (fl < 0 || ::fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+    const int e = errno;
+    ::close(fd);
+    return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "cannot read %s: %s", path, std::strerror(e));
   }
   if (static_cast<unsigned long long>(st.st_size) > SIZE_MAX) {
     ::close(fd);
@@ -146,8 +168,9 @@ uint64_t path_file_size(const char *path) {
 }
 
 long long read_file_prefix(const char *path, uint8_t *dst, size_t cap) {
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
+  int fd = -1;
+  size_t len = 0;
+  if (open_regular(path, &fd, &len, Diag{}) != TBLOB_OK) return -1;  // callers reopen to say why
   size_t got = 0;
   while (got < cap) {
     ssize_t r = ::read(fd, dst + got, cap - got);

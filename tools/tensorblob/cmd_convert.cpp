@@ -7,6 +7,11 @@
 // --config); the tokenizer section defaults to the byte tokenizer BTOK, --tokenizer takes a
 // whole BTOK/BPE1 section from a file. The output is written atomically, then reopened and
 // fully validated (checksum included).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -24,14 +29,42 @@ namespace tbcli {
 
 namespace {
 
-bool read_whole(const std::string &path, std::string *out) {
-  FILE *f = std::fopen(path.c_str(), "rb");
-  if (!f) return false;
+// Reads a whole regular file. On failure *why says what went wrong. O_NONBLOCK keeps open()
+// of a FIFO without a writer from waiting forever; anything but a regular file is refused
+// after fstat (whose answer, not a stale errno, names it).
+bool read_whole(const std::string &path, std::string *out, std::string *why) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    *why = std::strerror(errno);
+    return false;
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    *why = std::strerror(errno);
+    ::close(fd);
+    return false;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    *why = S_ISDIR(st.st_mode)    ? "is a directory"
+           : S_ISFIFO(st.st_mode) ? "is a FIFO, not a regular file"
+           : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "is a device, not a regular file"
+                                                         : "is not a regular file";
+    ::close(fd);
+    return false;
+  }
+  const int fl = ::fcntl(fd, F_GETFL);
+  FILE *f = fl >= 0 && ::fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 ? ::fdopen(fd, "rb") : nullptr;
+  if (!f) {
+    *why = std::strerror(errno);
+    ::close(fd);
+    return false;
+  }
   out->clear();
   char buf[65536];
   size_t n;
   while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) out->append(buf, n);
   const bool ok = !std::ferror(f);
+  if (!ok) *why = "read error";
   std::fclose(f);
   return ok;
 }
@@ -159,9 +192,11 @@ int cmd_convert(const Args &a) {
   tblob_slm1_writer_options wo = TBLOB_SLM1_WRITER_OPTIONS_INIT;
   const std::string config_path = config_arg ? config_arg : config_beside(src);
   std::string config, tokenizer;
-  if (!read_whole(config_path, &config)) {
+  std::string why;
+  if (!read_whole(config_path, &config, &why)) {
     tblob_model_close(m);
-    return fail_text("cannot read " + config_path + " (the SLM1 header needs its hyperparameters; pass --config FILE)");
+    return fail_text("cannot read " + config_path + ": " + why +
+                     " (the SLM1 header needs its hyperparameters; pass --config FILE)");
   }
   s = tblob_slm1_writer_options_from_config(&wo, config.data(), config.size(), &d);
   if (s != TBLOB_OK) {
@@ -169,9 +204,9 @@ int cmd_convert(const Args &a) {
     return fail(config_path.c_str(), d, s);
   }
   if (tokenizer_arg) {
-    if (!read_whole(tokenizer_arg, &tokenizer)) {
+    if (!read_whole(tokenizer_arg, &tokenizer, &why)) {
       tblob_model_close(m);
-      return fail_text(std::string("cannot read ") + tokenizer_arg);
+      return fail_text(std::string("cannot read ") + tokenizer_arg + ": " + why);
     }
     wo.tokenizer = tokenizer.data();
     wo.tokenizer_length = tokenizer.size();
