@@ -6,7 +6,10 @@
 #   build-aarch64 cross build for arm64 with NEON; the dequant tests run under qemu-aarch64
 #   bindings     Rust (cargo test, clippy, doc), Go (vet, test -race, fuzz) and Python (pytest)
 #                against build-test's library, each summing into the closing line
-#   fuzz smoke   every libFuzzer harness for FUZZ_SECONDS under ASan+UBSan (clang)
+#   sanitizers   the suite under clang ASan+UBSan, the C API test under valgrind memcheck, the
+#                threads tests under TSan (scripts/sanitize.sh)
+#   fuzz smoke   every libFuzzer harness for FUZZ_SECONDS under ASan+UBSan (clang), and the
+#                OSS-Fuzz build script checked with local clang (fuzz/check-oss-fuzz-build.sh)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh || { echo "dependency installation failed"; echo "0 passed, 1 failed"; exit 1; }
@@ -53,6 +56,10 @@ run_config build-core -Dollama=disabled -Duqff=disabled -Dslm1=disabled -Dgguf=d
 
 run_config build-nosimd -Dsimd_x86=disabled -Dsimd_neon=disabled -Dbenchmarks=disabled
 
+if [ "${TBLOB_SKIP_SANITIZE:-0}" != 1 ]; then
+  MEMCHECK_BUILD="$PWD/build-test" run_binding sanitize scripts/sanitize.sh
+fi
+
 if [ "${TBLOB_SKIP_CROSS:-0}" != 1 ]; then
   rm -rf build-aarch64
   bash scripts/cross-test.sh || rc=1
@@ -61,6 +68,8 @@ fi
 
 if [ -x fuzz/ci-smoke.sh ] && [ "${TBLOB_SKIP_FUZZ:-0}" != 1 ]; then
   FUZZ_SECONDS=${FUZZ_SECONDS:-30} bash fuzz/ci-smoke.sh || rc=1
+  bash fuzz/check-oss-fuzz-build.sh >build-test.oss-fuzz.log 2>&1 || { tail -30 build-test.oss-fuzz.log; rc=1; }
+  tail -1 build-test.oss-fuzz.log
 fi
 
 passed=0; failed=0
