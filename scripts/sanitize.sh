@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The test suite under the sanitizers and valgrind (issue 18). Three parts:
+# The test suite under the sanitizers and valgrind. Three parts:
 #   asan      clang ASan+UBSan build of everything (leaks detected, first report fatal, UBSan
 #             not recoverable); `meson test` runs the whole suite there except 'install'
 #             (packaging: plain consumer programs cannot link an instrumented library)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CLI given a FIFO, a device or a directory where a file is expected (issue 18): exit 1 at
+# The CLI given a FIFO, a device or a directory where a file is expected: exit 1 at
 # once with a message naming what the path is. A FIFO without a writer used to block open()
 # forever; `timeout` turns such a hang into a failure here instead of a stuck CI job.
 # Usage: special_files_cli.sh TENSORBLOB EXAMPLES_DIR HAVE_SLM1(0|1)
