@@ -32,17 +32,6 @@ bool resolve_names(const tblob_slm1_open_options *o, tblob::slm1::NameList *out)
   return true;
 }
 
-Status open_common(tblob_model *m, const tblob::Limits &limits, const tblob::slm1::NameList &names,
-                   tblob_model **out, const Diag &d) {
-  Status s = tblob::slm1_open_model(m, limits, &names, d);
-  if (s != TBLOB_OK) {
-    tblob::model_free(m);
-    return s;
-  }
-  *out = m;
-  return TBLOB_OK;
-}
-
 }  // namespace
 
 namespace tblob {
@@ -81,28 +70,10 @@ TBLOB_API tblob_status tblob_slm1_open_path(const char *path, const tblob_open_o
   if (!tblob::resolve_limits(options, &limits)) return bad_arg(d, "options: struct_size or mode");
   tblob::slm1::NameList names;
   if (!resolve_names(slm1_options, &names)) return bad_arg(d, "slm1_options: struct_size or reserved");
-  tblob_model *m = tblob::model_new(limits.allocator);
-  if (!m) return d.fail_plain(TBLOB_E_OUT_OF_MEMORY);
-  tblob::FileDesc f{};
-  const size_t n = std::strlen(path);
-  char *p = m->arena.copy(path, n + 1);
-  if (!p) {
-    tblob::model_free(m);
-    return d.fail_plain(TBLOB_E_OUT_OF_MEMORY);
-  }
-  f.path = p;
-  f.path_len = n;
-  Status s = tblob::source_open_file(path, limits.mode, m->alloc, &f.source, d);
-  if (s != TBLOB_OK) {
-    tblob::model_free(m);
-    return s;
-  }
-  if (!m->files.push(f)) {
-    tblob::source_close(&f.source, m->alloc);
-    tblob::model_free(m);
-    return d.fail_plain(TBLOB_E_OUT_OF_MEMORY);
-  }
-  return open_common(m, limits, names, out, d);
+  return tblob::model_build(limits.allocator, out, d, [&](tblob_model *m) {
+    const Status s = tblob::model_add_file(m, path, limits.mode, d);
+    return s == TBLOB_OK ? tblob::slm1_open_model(m, limits, &names, d) : s;
+  });
 }
 
 TBLOB_API tblob_status tblob_slm1_open_memory(const void *buf, size_t len,
@@ -116,16 +87,10 @@ TBLOB_API tblob_status tblob_slm1_open_memory(const void *buf, size_t len,
   if (!tblob::resolve_limits(options, &limits)) return bad_arg(d, "options: struct_size or mode");
   tblob::slm1::NameList names;
   if (!resolve_names(slm1_options, &names)) return bad_arg(d, "slm1_options: struct_size or reserved");
-  tblob_model *m = tblob::model_new(limits.allocator);
-  if (!m) return d.fail_plain(TBLOB_E_OUT_OF_MEMORY);
-  tblob::FileDesc f{};
-  f.path = "";
-  tblob::source_borrow(buf, len, &f.source);
-  if (!m->files.push(f)) {
-    tblob::model_free(m);
-    return d.fail_plain(TBLOB_E_OUT_OF_MEMORY);
-  }
-  return open_common(m, limits, names, out, d);
+  return tblob::model_build(limits.allocator, out, d, [&](tblob_model *m) {
+    const Status s = tblob::model_add_buffer(m, buf, len, d);
+    return s == TBLOB_OK ? tblob::slm1_open_model(m, limits, &names, d) : s;
+  });
 }
 
 TBLOB_API tblob_status tblob_slm1_header(const tblob_model *model, tblob_slm1_header_info *info,

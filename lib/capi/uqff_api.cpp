@@ -112,15 +112,9 @@ TBLOB_API tblob_status tblob_uqff_open(const char *const *paths, size_t path_cou
   if (!out || !paths || path_count == 0) return bad_arg(d, "paths (path_count > 0) and out are required");
   tblob::Limits limits;
   if (!tblob::resolve_limits(options, &limits)) return bad_arg(d, "options: struct_size or mode");
-  tblob_model *m = tblob::model_new(limits.allocator);
-  if (!m) return d.fail_plain(TBLOB_E_OUT_OF_MEMORY);
-  const Status s = tblob::uqff::open_set(m, paths, path_count, limits, d);
-  if (s != TBLOB_OK) {
-    tblob::model_free(m);
-    return s;
-  }
-  *out = m;
-  return TBLOB_OK;
+  return tblob::model_build(limits.allocator, out, d, [&](tblob_model *m) {
+    return tblob::uqff::open_set(m, paths, path_count, limits, d);
+  });
 }
 
 TBLOB_API tblob_status tblob_uqff_layer_info_at(const tblob_model *model, uint64_t index,
@@ -171,16 +165,10 @@ TBLOB_API tblob_status tblob_uqff_open_memory(const void *const *bufs, const siz
     if (!bufs[i] && lens[i]) return bad_arg(d, "a buffer is NULL with a non-zero length");
   tblob::Limits limits;
   if (!tblob::resolve_limits(options, &limits)) return bad_arg(d, "options: struct_size or mode");
-  tblob_model *m = tblob::model_new(limits.allocator);
-  if (!m) return d.fail_plain(TBLOB_E_OUT_OF_MEMORY);
-  const Status s = tblob::uqff::open_buffers(m, reinterpret_cast<const uint8_t *const *>(bufs), lens, count, limits,
-                                             nullptr, nullptr, nullptr, d);
-  if (s != TBLOB_OK) {
-    tblob::model_free(m);
-    return s;
-  }
-  *out = m;
-  return TBLOB_OK;
+  return tblob::model_build(limits.allocator, out, d, [&](tblob_model *m) {
+    return tblob::uqff::open_buffers(m, reinterpret_cast<const uint8_t *const *>(bufs), lens, count, limits,
+                                     nullptr, nullptr, nullptr, d);
+  });
 }
 
 TBLOB_API tblob_status tblob_uqff_verify_memory(const void *const *bufs, const size_t *lens, size_t count,

@@ -24,22 +24,6 @@ namespace {
 
 constexpr char kShardIndexName[] = "model.safetensors.index.json";
 
-Status add_file(tblob_model *m, const char *path, uint32_t mode, const Diag &diag) {
-  FileDesc f{};
-  const size_t n = std::strlen(path);
-  char *p = m->arena.copy(path, n + 1);
-  if (!p) return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
-  f.path = p;
-  f.path_len = n;
-  Status s = source_open_file(path, mode, m->alloc, &f.source, diag);
-  if (s != TBLOB_OK) return s;
-  if (!m->files.push(f)) {
-    source_close(&f.source, m->alloc);
-    return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
-  }
-  return TBLOB_OK;
-}
-
 // Opens the shard index at index_path (its directory holds the shards).
 Status open_shard_index(tblob_model *m, const char *index_path, const Limits &limits,
                         const Diag &diag) {
@@ -147,7 +131,7 @@ bool open_by_magic(const Input &in, bool is_it, Status (*reader)(tblob_model *, 
     *st = in.diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
     return true;
   }
-  Status s = add_file(m, in.path, in.limits.mode, in.diag);
+  Status s = model_add_file(m, in.path, in.limits.mode, in.diag);
   if (s == TBLOB_OK) s = reader(m, in.limits, in.diag);
   *st = finish(m, s, out);
   return true;
@@ -210,7 +194,7 @@ Status open_path(const char *path, const Limits &limits, tblob_model **out, cons
   uint8_t head[4096];
   const long long got = read_file_prefix(path, head, sizeof(head));
   if (got < 0) {
-    st = add_file(m, path, limits.mode, diag);  // reports the open error
+    st = model_add_file(m, path, limits.mode, diag);  // reports the open error
     return finish(m, st == TBLOB_OK ? diag.fail_plain(TBLOB_E_IO) : st, out);
   }
   in.head = head;
@@ -223,7 +207,7 @@ Status open_path(const char *path, const Limits &limits, tblob_model **out, cons
   if (st_looks_like_shard_index(head, in.head_len, path_file_size(path)))
     return finish(m, open_shard_index(m, path, limits, diag), out);
   // Anything else is read as safetensors, whose checks say precisely what is wrong.
-  st = add_file(m, path, limits.mode, diag);
+  st = model_add_file(m, path, limits.mode, diag);
   if (st == TBLOB_OK) st = st_scan_single(m, limits, diag);
   if (st == TBLOB_OK)
     for (const FormatHooks &f : kFormats)
@@ -236,10 +220,8 @@ Status open_memory(const void *buf, size_t len, const Limits &limits, tblob_mode
                    const Diag &diag) {
   tblob_model *m = model_new(limits.allocator);
   if (!m) return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
-  FileDesc f{};
-  f.path = "";
-  source_borrow(buf, len, &f.source);
-  if (!m->files.push(f)) return finish(m, diag.fail_plain(TBLOB_E_OUT_OF_MEMORY), out);
+  const Status st = model_add_buffer(m, buf, len, diag);
+  if (st != TBLOB_OK) return finish(m, st, out);
 #if TBLOB_HAVE_GGUF
   if (gguf::looks_like(static_cast<const uint8_t *>(buf), len)) return finish(m, gguf::open_detected(m, limits, diag), out);
 #endif

@@ -1,5 +1,6 @@
 #include "table/model.h"
 
+#include <cstring>
 #include <new>
 
 namespace tblob {
@@ -22,6 +23,29 @@ tblob_model *model_new(const tblob_allocator *hook) {
   void *mem = a.alloc(sizeof(tblob_model));
   if (!mem) return nullptr;
   return new (mem) tblob_model(hook);
+}
+
+Status model_add_file(tblob_model *m, const char *path, uint32_t mode, const Diag &diag) {
+  FileDesc f{};
+  const size_t n = std::strlen(path);
+  char *p = m->arena.copy(path, n + 1);
+  if (!p) return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  f.path = p;
+  f.path_len = n;
+  const Status s = source_open_file(path, mode, m->alloc, &f.source, diag);
+  if (s != TBLOB_OK) return s;
+  if (!m->files.push(f)) {
+    source_close(&f.source, m->alloc);
+    return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  }
+  return TBLOB_OK;
+}
+
+Status model_add_buffer(tblob_model *m, const void *buf, size_t len, const Diag &diag) {
+  FileDesc f{};
+  f.path = "";
+  source_borrow(buf, len, &f.source);
+  return m->files.push(f) ? TBLOB_OK : diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
 }
 
 void model_free(tblob_model *m) {

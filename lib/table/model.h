@@ -123,6 +123,26 @@ namespace tblob {
 // Creates an empty model through the allocator in options (nullptr on OOM).
 tblob_model *model_new(const tblob_allocator *hook);
 void model_free(tblob_model *m);
+
+// Every opener's frame: a new model from the options' allocator, built by fill(m); on success
+// *out takes it, otherwise it is freed and fill's status returned.
+template <class Fill>
+Status model_build(const tblob_allocator *hook, tblob_model **out, const Diag &diag, Fill &&fill) {
+  tblob_model *m = model_new(hook);
+  if (!m) return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  const Status s = fill(m);
+  if (s != TBLOB_OK) {
+    model_free(m);
+    return s;
+  }
+  *out = m;
+  return TBLOB_OK;
+}
+
+// Appends the next file of m: the file at path (mapped or read as mode says; path copied into
+// the arena), or a caller buffer borrowed as it is (path "").
+Status model_add_file(tblob_model *m, const char *path, uint32_t mode, const Diag &diag);
+Status model_add_buffer(tblob_model *m, const void *buf, size_t len, const Diag &diag);
 // Fills the dequantization fields appended to tblob_tensor_info (logical shape, quant scheme
 // and flags) that fit in info->struct_size (lib/capi/dequant_api.cpp).
 void tensor_info_quant_fields(const tblob_model *m, size_t index, tblob_tensor_info *info);
