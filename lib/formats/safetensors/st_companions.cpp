@@ -2,6 +2,8 @@
 // logical tensor (a QuantRecord in tblob_model::quant), for the three layouts of
 // docs/dequant.md. Nothing here fails the open except running out of memory: a companion set
 // that does not make sense is recorded with the status dequantizing it will return.
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
 
 #include "core/checked.h"
@@ -19,9 +21,19 @@ using json::StringSlice;
 
 // ---- config.json: the quantization block -----------------------------------------------------
 
+// A "group_size" or "bits" entry: absent, an unsigned integer, or present with any other
+// value (null, string, negative, fraction, beyond 64 bits), which is an error, never absent.
+struct QuantParam {
+  enum : uint8_t { kAbsent = 0, kNumber, kOther };
+  uint8_t state;
+  uint64_t value;
+  const uint8_t *text;  // the value as written, for messages
+  size_t text_len;
+};
+
 struct QuantOverride {
   StringSlice key;  // module path, e.g. "model.layers.0.mlp.down_proj"
-  uint64_t group_size, bits;
+  QuantParam group_size, bits;
   StringSlice mode;
   bool disabled;    // "path": false
 };
@@ -29,7 +41,8 @@ struct QuantOverride {
 struct QuantConfig {
   explicit QuantConfig(const Allocator *a) : overrides(a) {}
   bool present = false;       // a quantization / quantization_config object was found
-  uint64_t group_size = 0, bits = 0;
+  const char *block_name = "";  // which of the two
+  QuantParam group_size = QuantParam(), bits = QuantParam();
   StringSlice mode;           // "affine", "mxfp4", ... (len 0: absent)
   uint64_t block[2] = {0, 0}; // weight_block_size
   uint32_t block_n = 0;
@@ -43,18 +56,33 @@ bool parse_u64(Cursor &c, uint64_t *v) {
   return true;
 }
 
-bool parse_params(Cursor &c, uint32_t depth, uint32_t max_depth, uint64_t *group,
-                  uint64_t *bits, StringSlice *mode, uint64_t *block, uint32_t *block_n,
+bool parse_param(Cursor &c, uint32_t depth, uint32_t max_depth, QuantParam *p) {
+  const uint8_t *start = c.p;
+  const uint8_t ch = c.p < c.end ? *c.p : 0;
+  bool ok;
+  *p = QuantParam();
+  if (ch == '-' || (ch >= '0' && ch <= '9')) {
+    json::NumKind k;
+    ok = json::scan_number(c, &k, &p->value);
+    p->state = k == json::NumKind::kUnsigned ? QuantParam::kNumber : QuantParam::kOther;
+  } else {
+    ok = json::skip_value(c, depth, max_depth);
+    p->state = QuantParam::kOther;
+  }
+  if (p->state != QuantParam::kNumber) p->value = 0;
+  p->text = start;
+  p->text_len = static_cast<size_t>(c.p - start);
+  return ok;
+}
+
+bool parse_params(Cursor &c, uint32_t depth, uint32_t max_depth, QuantParam *group,
+                  QuantParam *bits, StringSlice *mode, uint64_t *block, uint32_t *block_n,
                   QuantConfig *cfg, bool top) {
   return json::walk_object(c, depth, max_depth, [&](const StringSlice &k, Cursor &) -> bool {
     const uint32_t d = depth + 1;
     const uint8_t ch = c.p < c.end ? *c.p : 0;
-    if (json::decoded_equals(k, "group_size", 10) && ch != '"' && ch != '{' && ch != '[' &&
-        ch != 'n' && ch != 't' && ch != 'f')
-      return parse_u64(c, group);
-    if (json::decoded_equals(k, "bits", 4) && ch != '"' && ch != '{' && ch != '[' && ch != 'n' &&
-        ch != 't' && ch != 'f')
-      return parse_u64(c, bits);
+    if (json::decoded_equals(k, "group_size", 10)) return parse_param(c, d, max_depth, group);
+    if (json::decoded_equals(k, "bits", 4)) return parse_param(c, d, max_depth, bits);
     if (json::decoded_equals(k, "mode", 4) && ch == '"') return json::scan_string(c, mode);
     if (top && block && json::decoded_equals(k, "weight_block_size", 17) && ch == '[') {
       ++c.p;
@@ -114,7 +142,8 @@ bool parse_config(Cursor &c, uint32_t max_depth, QuantConfig *cfg, uint32_t dept
     const int r_here = depth == 0 ? r : r - 1 > 0 ? r - 1 : 0;
     if (r && c.p < c.end && *c.p == '{' && r_here > *rank) {
       // Reset and refill: the winning block replaces an earlier, weaker one.
-      cfg->group_size = cfg->bits = 0;
+      cfg->group_size = cfg->bits = QuantParam();
+      cfg->block_name = is_q ? "quantization" : "quantization_config";
       cfg->mode = StringSlice();
       cfg->block_n = 0;
       while (cfg->overrides.size()) cfg->overrides.pop();
@@ -208,6 +237,9 @@ class Resolver {
   QuantType infer(uint64_t packed_cols, uint64_t scale_cols, uint32_t scale_dtype,
                   const char *hint, size_t hint_len) const;
   void check_companion_shapes(QuantRecord &r);
+  // Formats a resolution note into the model's arena (it lives as long as the model); a
+  // static fallback when that fails.
+  const char *note(const char *fallback, const char *fmt, ...);
 
   tblob_model *m_;
   const CompanionOptions &o_;
@@ -218,6 +250,32 @@ class Resolver {
   Source cfg_src_;
   Status oom_ = TBLOB_OK;
 };
+
+// Printable ASCII of a key or value for a message, clipped; other bytes become '?'.
+void clip_text(const void *src, size_t n, char *out, size_t cap) {
+  const unsigned char *p = static_cast<const unsigned char *>(src);
+  const size_t keep = n < cap - 1 ? n : cap - 4;
+  size_t o = 0;
+  for (size_t i = 0; i < keep; ++i) out[o++] = p[i] >= 0x20 && p[i] < 0x7F ? static_cast<char>(p[i]) : '?';
+  if (keep < n)
+    for (int i = 0; i < 3; ++i) out[o++] = '.';
+  out[o] = '\0';
+}
+
+const char *Resolver::note(const char *fallback, const char *fmt, ...) {
+  char buf[200];
+  va_list ap;
+  va_start(ap, fmt);
+  const int n = std::vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  if (n < 0) return fallback;
+  const size_t len = static_cast<size_t>(n) < sizeof(buf) ? static_cast<size_t>(n) : sizeof(buf) - 1;
+  char *text = static_cast<char *>(m_->arena.alloc(len + 1));
+  if (!text) return fallback;
+  std::memcpy(text, buf, len);
+  text[len] = '\0';
+  return text;
+}
 
 uint64_t Resolver::find_with(const char *base, size_t n, const char *suffix) {
   const size_t k = std::strlen(suffix);
@@ -451,39 +509,58 @@ void Resolver::ollama(uint64_t i) {
   const uint64_t packed_cols = w.rank ? w.shape[w.rank - 1] : 0;
   const uint64_t scale_cols = s.rank ? s.shape[s.rank - 1] : 0;
 
-  // Parameters: per-tensor metadata, then the blob's global pair, then shapes.
+  // Parameters: per-tensor metadata, then the blob's global pair, then shapes. A key that is
+  // present with a value that is not a known type or a positive 32-bit group size is an
+  // error of this tensor: the shapes never stand in for it.
   const char *qt = nullptr, *gs_text = nullptr;
   size_t qt_n = 0, gs_n = 0;
-  bool per_tensor = meta_suffixed(w.file_index, w.name, w.name_len, ".quant_type", &qt, &qt_n);
-  per_tensor = meta_suffixed(w.file_index, w.name, w.name_len, ".group_size", &gs_text, &gs_n) || per_tensor;
+  const bool qt_local = meta_suffixed(w.file_index, w.name, w.name_len, ".quant_type", &qt, &qt_n);
+  const bool gs_local = meta_suffixed(w.file_index, w.name, w.name_len, ".group_size", &gs_text, &gs_n);
+  const bool per_tensor = qt_local || gs_local;
   if (!qt) meta(w.file_index, "quant_type", 10, &qt, &qt_n);
   if (!gs_text) meta(w.file_index, "group_size", 10, &gs_text, &gs_n);
   QuantType t = qt ? parse_type(qt, qt_n) : QuantType();
+  char key[72], val[40];
+  if (qt && t.scheme == QuantScheme::kInvalid) {
+    clip_text(w.name, w.name_len, key, sizeof(key) - 12);
+    clip_text(qt, qt_n, val, sizeof(val));
+    r.status = TBLOB_E_QUANT_SCHEME;
+    r.note = note("__metadata__ quant_type is not a known quantization type",
+                  "__metadata__ \"%s%s\" = \"%s\" is not a known quantization type or width",
+                  qt_local ? key : "", qt_local ? ".quant_type" : "quant_type", val);
+  }
   uint64_t g = 0;
-  if (gs_text && parse_dec(gs_text, gs_n, &g) && g <= UINT32_MAX) t.group = static_cast<uint32_t>(g);
-  else if (gs_text && t.scheme != QuantScheme::kInvalid) {
-    r.status = TBLOB_E_QUANT_GROUP_SIZE;
-    r.note = "__metadata__ group_size is not a decimal number";
+  if (r.status == TBLOB_OK && gs_text) {
+    if (parse_dec(gs_text, gs_n, &g) && g != 0 && g <= UINT32_MAX) {
+      t.group = static_cast<uint32_t>(g);
+    } else {
+      clip_text(w.name, w.name_len, key, sizeof(key) - 12);
+      clip_text(gs_text, gs_n, val, sizeof(val));
+      r.status = TBLOB_E_QUANT_GROUP_SIZE;
+      r.note = note("__metadata__ group_size is not a positive 32-bit decimal number",
+                    "__metadata__ \"%s%s\" = \"%s\" is not a positive 32-bit decimal group size",
+                    gs_local ? key : "", gs_local ? ".group_size" : "group_size", val);
+    }
   }
-  if (t.scheme == QuantScheme::kMlxAffine && t.bits != 0 && t.group == 0 && scale_cols) {
-    // "intN" without a group size: the one the shapes give.
-    uint64_t b;
-    if (checked_mul(packed_cols, 32, &b) && b % t.bits == 0 && (b / t.bits) % scale_cols == 0)
-      t.group = static_cast<uint32_t>((b / t.bits) / scale_cols);
-  }
-  const bool complete = t.scheme != QuantScheme::kInvalid && t.bits != 0 && t.group != 0;
-  if (!complete || (!per_tensor && !consistent(t, packed_cols, scale_cols, s.dtype))) {
-    // Missing metadata, or a blob-wide pair these shapes contradict (Ollama then prefers
-    // the shapes too): infer.
-    const QuantType inf = infer(packed_cols, scale_cols, s.dtype, qt, qt_n);
-    if (inf.scheme != QuantScheme::kInvalid) {
-      t = inf;
-      r.status = TBLOB_OK;
-      r.note = nullptr;
-    } else if (!complete && r.status == TBLOB_OK) {
-      r.status = TBLOB_E_QUANT_SCHEME;
-      r.note = qt ? "__metadata__ quant_type is not a known type and the shapes fit none"
-                  : "no quant_type/group_size in __metadata__ and the shapes fit no known type";
+  if (r.status == TBLOB_OK) {
+    if (t.scheme == QuantScheme::kMlxAffine && t.bits != 0 && t.group == 0 && scale_cols) {
+      // "intN" without a group size: the one the shapes give.
+      uint64_t b;
+      if (checked_mul(packed_cols, 32, &b) && b % t.bits == 0 && (b / t.bits) % scale_cols == 0)
+        t.group = static_cast<uint32_t>((b / t.bits) / scale_cols);
+    }
+    const bool complete = t.scheme != QuantScheme::kInvalid && t.bits != 0 && t.group != 0;
+    if (!complete || (!per_tensor && !consistent(t, packed_cols, scale_cols, s.dtype))) {
+      // Missing metadata, or a blob-wide pair these shapes contradict (Ollama then prefers
+      // the shapes too): infer.
+      const QuantType inf = infer(packed_cols, scale_cols, s.dtype, qt, qt_n);
+      if (inf.scheme != QuantScheme::kInvalid) {
+        t = inf;
+      } else if (!complete) {
+        r.status = TBLOB_E_QUANT_SCHEME;
+        r.note = qt ? "__metadata__ quant_type gives no group size and the shapes fit no known type"
+                    : "no quant_type/group_size in __metadata__ and the shapes fit no known type";
+      }
     }
   }
   if (t.scheme == QuantScheme::kInvalid) t.scheme = QuantScheme::kMlxAffine;  // for the record
@@ -529,38 +606,56 @@ void Resolver::mlx_community(uint64_t i, uint64_t scale, const char *base, size_
   QuantType t;
   bool from_config = false;
   if (cfg.present) {
-    uint64_t g = cfg.group_size, b = cfg.bits;
+    QuantParam g = cfg.group_size, b = cfg.bits;
+    bool g_module = false, b_module = false;
     StringSlice mode = cfg.mode;
     for (size_t k = 0; k < cfg.overrides.size(); ++k) {
       const QuantOverride &o = cfg.overrides[k];
       if (json::decoded_equals(o.key, base, base_len)) {
         if (!o.disabled) {
-          if (o.group_size) g = o.group_size;
-          if (o.bits) b = o.bits;
+          if (o.group_size.state != QuantParam::kAbsent) g = o.group_size, g_module = true;
+          if (o.bits.state != QuantParam::kAbsent) b = o.bits, b_module = true;
           if (o.mode.len) mode = o.mode;
         }
         break;
       }
     }
-    if (g && b && g <= UINT32_MAX && b <= 32) {
-      char mbuf[16];
-      const size_t mn = mode.len ? json::decode_into(mode, mbuf, sizeof(mbuf)) : 0;
-      if (mn > sizeof(mbuf)) {
-        // longer than any mode name: unknown
-      } else if (mn == 0 || ieq(mbuf, mn, "affine")) {
-        t = {QuantScheme::kMlxAffine, static_cast<uint32_t>(b), static_cast<uint32_t>(g)};
-      } else if (mn <= sizeof(mbuf)) {
-        t = parse_type(mbuf, mn);
-        if (t.scheme != QuantScheme::kInvalid) {
-          t.bits = static_cast<uint32_t>(b);
-          t.group = static_cast<uint32_t>(g);
-        }
-      }
-      from_config = t.scheme != QuantScheme::kInvalid;
-      if (!from_config) {
-        r.status = TBLOB_E_QUANT_SCHEME;
-        r.note = "config.json quantization mode is not a known mode";
-      }
+    char mbuf[16];
+    const size_t mn = mode.len ? json::decode_into(mode, mbuf, sizeof(mbuf)) : 0;
+    QuantType named;  // the scheme the mode names (affine when absent)
+    if (mn == 0 || (mn <= sizeof(mbuf) && ieq(mbuf, mn, "affine")))
+      named = {QuantScheme::kMlxAffine, 0, 0};
+    else if (mn <= sizeof(mbuf))
+      named = parse_type(mbuf, mn);
+    // A present value must be valid: bits a width the scheme has, group size in 1..2^32-1.
+    const bool b_bad = b.state == QuantParam::kOther ||
+                       (b.state == QuantParam::kNumber &&
+                        (b.value == 0 || b.value > 8 || b.value == 7 ||
+                         (named.scheme != QuantScheme::kInvalid && named.scheme != QuantScheme::kMlxAffine &&
+                          b.value != named.bits)));
+    const bool g_bad = g.state == QuantParam::kOther ||
+                       (g.state == QuantParam::kNumber && (g.value == 0 || g.value > UINT32_MAX));
+    char path[96], val[40];
+    if (named.scheme == QuantScheme::kInvalid) {
+      clip_text(mbuf, mn <= sizeof(mbuf) ? mn : sizeof(mbuf), val, sizeof(val));
+      r.status = TBLOB_E_QUANT_SCHEME;
+      r.note = note("config.json quantization mode is not a known mode",
+                    "config.json %s mode \"%s%s\" is not a known mode", cfg.block_name, val,
+                    mn > sizeof(mbuf) ? "..." : "");
+    } else if (b_bad || g_bad) {
+      const QuantParam &p = b_bad ? b : g;
+      const bool module = b_bad ? b_module : g_module;
+      clip_text(base, base_len, path, sizeof(path));
+      clip_text(p.text, p.text_len, val, sizeof(val));
+      r.status = b_bad ? TBLOB_E_QUANT_SCHEME : TBLOB_E_QUANT_GROUP_SIZE;
+      r.note = note(b_bad ? "config.json quantization bits is not a supported width"
+                          : "config.json quantization group_size is not a positive 32-bit integer",
+                    "config.json %s.%s%s%s = %s is not %s", cfg.block_name, module ? path : "",
+                    module ? "." : "", b_bad ? "bits" : "group_size", val,
+                    b_bad ? "a bit width this scheme has" : "a group size in 1..4294967295");
+    } else if (g.state == QuantParam::kNumber && b.state == QuantParam::kNumber) {
+      t = {named.scheme, static_cast<uint32_t>(b.value), static_cast<uint32_t>(g.value)};
+      from_config = true;
     }
   }
   if (!from_config && r.status == TBLOB_OK) {
