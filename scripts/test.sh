@@ -3,7 +3,8 @@
 #   build-test   the default configuration, warnings as errors: every suite
 #   build-core   every optional feature disabled: the core must build and pass alone
 #   build-nosimd the x86 and NEON kernel sets compiled out (scalar dequantization only)
-#   build-aarch64 cross build for arm64 with NEON; the dequant tests run under qemu-aarch64
+#   build-aarch64 cross build for arm64 with NEON (every part but Ollama); the whole suite runs
+#                under qemu-aarch64
 #   bindings     Rust (cargo test, clippy, doc), Go (vet, test -race, fuzz) and Python (pytest)
 #                against build-test's library, each summing into the closing line
 #   sanitizers   the suite under clang ASan+UBSan, the C API test under valgrind memcheck, the
