@@ -295,6 +295,31 @@ TEST_F(Import, BadSources) {
   EXPECT_NE(::stat((root + "/manifests/registry.ollama.ai/library/x").c_str(), &sb), 0);
 }
 
+TEST_F(Import, ManifestAboveStoreLimitIsRefusedBeforeWriting) {
+  const std::string src = dir + "/src";
+  tw::mkdirs(src);
+  // 40 tensors with 200-byte names: each layer's entry is over 300 bytes, so about 13 KB.
+  std::vector<T> ts;
+  for (int i = 0; i < 40; ++i) ts.push_back(T{std::string(200, 'a') + std::to_string(i), "F32", {1}, tw::pattern(4, i)});
+  tw::write_file(src + "/model.safetensors", tw::go_blob(ts));
+  tblob_store_options so = TBLOB_STORE_OPTIONS_INIT;
+  so.flags = TBLOB_STORE_CREATE;
+  so.max_manifest_bytes = 8192;
+  tblob_store *s = nullptr;
+  tblob_diag d = TBLOB_DIAG_INIT;
+  ASSERT_EQ(tblob_store_open(root.c_str(), &so, &s, &d), TBLOB_OK) << d.message;
+  tblob_import_result res = TBLOB_IMPORT_RESULT_INIT;
+  EXPECT_EQ(tblob_store_import(s, "long", 4, src.c_str(), nullptr, &res, &d), TBLOB_E_OLLAMA_LIMIT_MANIFEST);
+  EXPECT_NE(std::string(d.message).find("8192"), std::string::npos) << d.message;
+  EXPECT_EQ(res.manifest_written, 0u);
+  struct stat sb;
+  EXPECT_NE(::lstat((root + "/manifests/registry.ollama.ai/library/long/latest").c_str(), &sb), 0);
+  // The store stays usable: gc still runs (it would refuse the store over an oversized manifest).
+  tblob_gc_result r = TBLOB_GC_RESULT_INIT;
+  EXPECT_EQ(tblob_store_gc(s, nullptr, &r, &d), TBLOB_OK) << d.message;
+  tblob_store_close(s);
+}
+
 TEST_F(Import, GcListsThenRemovesOnlyUnreferenced) {
   const std::string src = dir + "/src";
   tw::mkdirs(src);
