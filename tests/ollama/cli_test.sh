@@ -38,6 +38,9 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['ok'] and 
 # dequant from a store model equals dequant of the source file (bf16 -> f32 is exact)
 "$TB" dequant --store "$T/store" --out "$T/a.bin" tiny lm_head.weight; check "dequant --store" 0 $?
 "$TB" dequant --out "$T/b.bin" "$T/src/model.safetensors" lm_head.weight; check "dequant file" 0 $?
+mkdir -p "$T/notastore"
+"$TB" dequant --store "$T/notastore" --out "$T/c.bin" tiny lm_head.weight > "$T/out" 2>&1
+grep -q "NOT_A_STORE" "$T/out" || { echo "FAIL: dequant --store on a non-store does not say NOT_A_STORE"; cat "$T/out"; fail=1; }
 cmp -s "$T/a.bin" "$T/b.bin" && [ "$(wc -c < "$T/a.bin")" -eq 1024 ] || { echo "FAIL: dequant --store output differs"; fail=1; }
 
 "$TB" verify --store "$T/store" > "$T/out"; check "verify" 0 $?

@@ -100,6 +100,7 @@ TEST_F(BadInput, ManifestFramingStatuses) {
   EXPECT_NE(std::string(d.message).find("second JSON document"), std::string::npos) << d.message;
   EXPECT_EQ(parse(good + "x", &d), TBLOB_E_OLLAMA_MANIFEST_DOUBLED);
   EXPECT_EQ(parse("{\"schemaVersion\":2,}", &d), TBLOB_E_OLLAMA_MANIFEST_JSON);
+  EXPECT_EQ(parse("{\"schemaVersion\":2.}", &d), TBLOB_E_OLLAMA_MANIFEST_JSON);  // malformed, not out of range
   EXPECT_EQ(parse("[1,2]", &d), TBLOB_E_OLLAMA_MANIFEST_SCHEMA);
   EXPECT_EQ(parse("{}", &d), TBLOB_E_OLLAMA_MANIFEST_SCHEMA);
   std::string v1 = good;
@@ -114,6 +115,11 @@ TEST_F(BadInput, ManifestFramingStatuses) {
   std::string flt = good;
   flt.replace(flt.find("\"size\":16"), 9, "\"size\":1e1");
   EXPECT_EQ(parse(flt, &d), TBLOB_E_OLLAMA_MANIFEST_SCHEMA);
+  std::string huge = good;
+  huge.replace(huge.find("\"size\":16"), 9, "\"size\":18446744073709551616");  // 2^64
+  EXPECT_EQ(parse(huge, &d), TBLOB_E_OLLAMA_MANIFEST_SCHEMA) << d.message;
+  EXPECT_EQ(parse(good + std::string(7, '\0'), &d), TBLOB_E_OLLAMA_MANIFEST_DOUBLED);
+  EXPECT_NE(std::string(d.message).find("7 NUL bytes"), std::string::npos) << d.message;
   std::string dupkey = good;
   dupkey.replace(dupkey.find("\"name\":\"w\""), 10, "\"name\":\"w\",\"name\":\"v\"");
   EXPECT_EQ(parse(dupkey, &d), TBLOB_E_OLLAMA_MANIFEST_SCHEMA);

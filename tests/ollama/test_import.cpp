@@ -295,6 +295,31 @@ TEST_F(Import, BadSources) {
   EXPECT_NE(::stat((root + "/manifests/registry.ollama.ai/library/x").c_str(), &sb), 0);
 }
 
+TEST_F(Import, ManifestAboveStoreLimitIsRefusedBeforeWriting) {
+  const std::string src = dir + "/src";
+  tw::mkdirs(src);
+  // 40 tensors with 200-byte names: each layer's entry is over 300 bytes, so about 13 KB.
+  std::vector<T> ts;
+  for (int i = 0; i < 40; ++i) ts.push_back(T{std::string(200, 'a') + std::to_string(i), "F32", {1}, tw::pattern(4, i)});
+  tw::write_file(src + "/model.safetensors", tw::go_blob(ts));
+  tblob_store_options so = TBLOB_STORE_OPTIONS_INIT;
+  so.flags = TBLOB_STORE_CREATE;
+  so.max_manifest_bytes = 8192;
+  tblob_store *s = nullptr;
+  tblob_diag d = TBLOB_DIAG_INIT;
+  ASSERT_EQ(tblob_store_open(root.c_str(), &so, &s, &d), TBLOB_OK) << d.message;
+  tblob_import_result res = TBLOB_IMPORT_RESULT_INIT;
+  EXPECT_EQ(tblob_store_import(s, "long", 4, src.c_str(), nullptr, &res, &d), TBLOB_E_OLLAMA_LIMIT_MANIFEST);
+  EXPECT_NE(std::string(d.message).find("8192"), std::string::npos) << d.message;
+  EXPECT_EQ(res.manifest_written, 0u);
+  struct stat sb;
+  EXPECT_NE(::lstat((root + "/manifests/registry.ollama.ai/library/long/latest").c_str(), &sb), 0);
+  // The store stays usable: gc still runs (it would refuse the store over an oversized manifest).
+  tblob_gc_result r = TBLOB_GC_RESULT_INIT;
+  EXPECT_EQ(tblob_store_gc(s, nullptr, &r, &d), TBLOB_OK) << d.message;
+  tblob_store_close(s);
+}
+
 TEST_F(Import, GcListsThenRemovesOnlyUnreferenced) {
   const std::string src = dir + "/src";
   tw::mkdirs(src);
@@ -342,6 +367,49 @@ TEST_F(Import, GcListsThenRemovesOnlyUnreferenced) {
   st.blob("another orphan");
   EXPECT_EQ(tblob_store_gc(s, &o, &r, &d), TBLOB_E_OLLAMA_CORRUPT_STORE);
   EXPECT_NE(std::string(d.message).find("broken"), std::string::npos) << d.message;
+  tblob_store_close(s);
+}
+
+TEST_F(Import, GcFindsTemporaryManifestsLeftByAKilledImport) {
+  const std::string src = dir + "/src";
+  tw::mkdirs(src);
+  tw::write_file(src + "/model.safetensors", tw::read_file(examples() + "/tiny-llama/model.safetensors"));
+  tblob_diag d = TBLOB_DIAG_INIT;
+  ASSERT_EQ(import("tiny", src, nullptr, &d), TBLOB_OK) << d.message;
+  const std::string mdir = root + "/manifests/registry.ollama.ai/library/tiny";
+  const std::string stale = mdir + "/.tblob-tmp-latest-12345";
+  tw::write_file(stale, "{\"schemaVersion\":2");  // cut short by the kill
+  ASSERT_EQ(::symlink((outside + "/secret").c_str(), (mdir + "/.tblob-tmp-link-1").c_str()), 0);
+  const std::string before = outside_snapshot();
+  tblob_store *s = open_store();
+  std::vector<std::string> listed;
+  tblob_gc_options o = TBLOB_GC_OPTIONS_INIT;
+  o.on_entry = [](void *u, const tblob_gc_entry *e) {
+    static_cast<std::vector<std::string> *>(u)->emplace_back(e->file_name, e->file_name_len);
+    return 0;
+  };
+  o.user = &listed;
+  o.flags = TBLOB_GC_REMOVE;
+  tblob_gc_result r = TBLOB_GC_RESULT_INIT;
+  // A young temporary manifest may be an import in progress: left alone by default.
+  ASSERT_EQ(tblob_store_gc(s, &o, &r, &d), TBLOB_OK) << d.message;
+  EXPECT_TRUE(listed.empty());
+  struct stat sb;
+  EXPECT_EQ(::lstat(stale.c_str(), &sb), 0);
+  o.flags = 0;
+  o.min_age_seconds = 0;
+  ASSERT_EQ(tblob_store_gc(s, &o, &r, &d), TBLOB_OK) << d.message;
+  EXPECT_EQ(listed, std::vector<std::string>{"manifests/registry.ollama.ai/library/tiny/.tblob-tmp-latest-12345"});
+  EXPECT_EQ(::lstat(stale.c_str(), &sb), 0);  // dry run
+  listed.clear();
+  o.flags = TBLOB_GC_REMOVE;
+  ASSERT_EQ(tblob_store_gc(s, &o, &r, &d), TBLOB_OK) << d.message;
+  EXPECT_EQ(listed.size(), 1u);
+  EXPECT_EQ(r.removed_files, 1u);
+  EXPECT_NE(::lstat(stale.c_str(), &sb), 0);
+  EXPECT_EQ(::lstat((mdir + "/.tblob-tmp-link-1").c_str(), &sb), 0);  // symlinks are never touched
+  EXPECT_EQ(outside_snapshot(), before);
+  EXPECT_EQ(verify("tiny", &d), TBLOB_OK) << d.message;
   tblob_store_close(s);
 }
 

@@ -320,6 +320,47 @@ TEST_F(Layouts, ManifestDtypeOrShapeDisagreeingWithTheBlob) {
   EXPECT_NE(std::string(d.message).find("shape"), std::string::npos) << d.message;
 }
 
+TEST_F(Layouts, ManyLayersSharingOneDataBlobOpenItOnce) {
+  // Image-generation models repeat one "data" blob (e.g. zeros) under many layer names: one
+  // file per distinct blob, so a low max_files still opens them all.
+  tw::Store st(root);
+  tw::Layer shared = st.blob(tw::go_blob({T{"data", "BF16", {2, 2}, bf16(4, 7)}}));
+  shared.extra = ",\"dtype\":\"BF16\",\"shape\":[2,2]";
+  tw::Layer other = st.blob(tw::go_blob({T{"data", "F32", {1}, tw::pattern(4, 8)}}), "vae/other");
+  std::vector<tw::Layer> ls;
+  const size_t n = 3000;
+  for (size_t i = 0; i < n; ++i) {
+    tw::Layer l = shared;
+    l.name = "transformer/blocks." + std::to_string(i) + ".weight";
+    ls.push_back(l);
+  }
+  ls.push_back(other);
+  st.manifest("shared", ls);
+  tblob_open_options oo = TBLOB_OPEN_OPTIONS_INIT;
+  oo.max_files = 2;
+  tblob_store_open_options so = TBLOB_STORE_OPEN_OPTIONS_INIT;
+  so.open = &oo;
+  tblob_store *s = open_store();
+  tblob_model *m = nullptr;
+  tblob_diag d = TBLOB_DIAG_INIT;
+  ASSERT_EQ(tblob_store_open_model(s, "shared", 6, &so, &m, &d), TBLOB_OK) << d.message;
+  EXPECT_EQ(tblob_model_file_count(m), 2u);
+  EXPECT_EQ(tblob_model_tensor_count(m), n + 1);
+  EXPECT_EQ(tt::tensor_bytes(m, "transformer/blocks.0.weight"), bf16(4, 7));
+  EXPECT_EQ(tt::tensor_bytes(m, "transformer/blocks.2999.weight"), bf16(4, 7));
+  EXPECT_EQ(tt::tensor_bytes(m, "vae/other"), tw::pattern(4, 8));
+  tblob_model_close(m);
+  // The manifest's dtype/shape is still checked for every layer sharing the blob, and a
+  // mismatch shows both shapes.
+  ls[1].extra = ",\"dtype\":\"BF16\",\"shape\":[4]";
+  st.manifest("shared-bad", ls);
+  EXPECT_EQ(tblob_store_open_model(s, "shared-bad", 10, &so, &m, &d), TBLOB_E_OLLAMA_LAYER_MISMATCH);
+  EXPECT_NE(std::string(d.message).find("blocks.1.weight"), std::string::npos) << d.message;
+  EXPECT_NE(std::string(d.message).find("[4]"), std::string::npos) << d.message;
+  EXPECT_NE(std::string(d.message).find("[2, 2]"), std::string::npos) << d.message;
+  tblob_store_close(s);
+}
+
 TEST_F(Layouts, BlobHeaderErrorsNameTheBlobAndLayer) {
   tw::Store st(root);
   std::string b = tw::go_blob({T{"w", "F32", {4}, tw::pattern(16, 1)}});

@@ -112,6 +112,12 @@ int cmd_dequant(const Args &a) {
     const tblob_status s = tblob_kernel_set(kernel, &d);
     if (s != TBLOB_OK) return fail(kernel, s, d);
   }
+  if (store) {  // a non-store says so, as inspect --store does (not "model not found")
+    tblob_store *st = nullptr;
+    const tblob_status r = tblob_store_open(store, nullptr, &st, &d);
+    if (r != TBLOB_OK) return fail(store, r, d);
+    tblob_store_close(st);
+  }
   tblob_model *m = nullptr;
   tblob_status s = tblob_model_open(path, nullptr, &m, &d);
   if (s != TBLOB_OK) return fail(path, s, d);

@@ -181,9 +181,11 @@ int gc_entry(void *user, const tblob_gc_entry *e) {
     w.raw(st->remove && e->removed == TBLOB_OK ? "true" : "false");
     w.raw('}');
   } else {
-    std::printf("%s blobs/%.*s (%s, %s)%s\n", st->remove ? (e->removed == TBLOB_OK ? "removed" : "FAILED to remove")
-                                                          : "would remove",
-                static_cast<int>(e->file_name_len), e->file_name, gc_kind(e->kind), human_bytes(e->size).c_str(),
+    // Blob-directory entries are bare names; temporary manifests come as "manifests/...".
+    const bool in_blobs = std::memchr(e->file_name, '/', e->file_name_len) == nullptr;
+    std::printf("%s %s%.*s (%s, %s)%s\n", st->remove ? (e->removed == TBLOB_OK ? "removed" : "FAILED to remove")
+                                                     : "would remove",
+                in_blobs ? "blobs/" : "", static_cast<int>(e->file_name_len), e->file_name, gc_kind(e->kind), human_bytes(e->size).c_str(),
                 "");
   }
   ++st->count;

@@ -9,6 +9,7 @@
 // packed expert groups (all three historical layouts) need no rule: their headers list
 // their tensors, which are listed as stored.
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -32,6 +33,47 @@ Status reframe(const Diag &diag, const tblob_diag &inner, const char *file, cons
 
 bool starts_with(const char *p, size_t n, const char *q, size_t k) {
   return n >= k && std::memcmp(p, q, k) == 0;
+}
+
+// "[2, 3]" into buf (cut with "..." when long); for messages that show two shapes.
+const char *shape_text(const uint64_t *shape, uint32_t rank, char *buf, size_t cap) {
+  size_t at = 0;
+  buf[at++] = '[';
+  for (uint32_t k = 0; k < rank; ++k) {
+    const int w = std::snprintf(buf + at, cap - at, "%s%llu", k ? ", " : "", static_cast<unsigned long long>(shape[k]));
+    if (w < 0 || static_cast<size_t>(w) + 5 >= cap - at) {
+      std::snprintf(buf + at, cap - at, ", ...");
+      at = std::strlen(buf);
+      break;
+    }
+    at += static_cast<size_t>(w);
+  }
+  buf[at++] = ']';
+  buf[at] = '\0';
+  return buf;
+}
+
+// The dtype/shape a layer states against its blob's tensor t.
+Status check_layer_tensor(const LayerRec &layer, const TensorDesc &t, size_t row, const char *file,
+                          const Diag &diag) {
+  const char *ell;
+  const int shown = clip_name(layer.name_len, &ell);
+  if (layer.dtype != TBLOB_DTYPE_INVALID && layer.dtype != t.dtype)
+    return diag.fail(TBLOB_E_OLLAMA_LAYER_MISMATCH, t.key_offset, static_cast<int64_t>(row),
+                     "layer \"%.*s%s\": manifest dtype %s, blob %s header dtype %s", shown, layer.name, ell,
+                     tblob_dtype_name(layer.dtype), file, tblob_dtype_name(t.dtype));
+  if (layer.has_shape) {
+    bool same = layer.rank == t.rank;
+    for (uint32_t k = 0; same && k < t.rank; ++k) same = layer.shape[k] == t.shape[k];
+    if (!same) {
+      char a[160], b[160];
+      return diag.fail(TBLOB_E_OLLAMA_LAYER_MISMATCH, t.key_offset, static_cast<int64_t>(row),
+                       "layer \"%.*s%s\": manifest shape %s differs from blob %s header shape %s", shown,
+                       layer.name, ell, shape_text(layer.shape, layer.rank, a, sizeof(a)), file,
+                       shape_text(t.shape, t.rank, b, sizeof(b)));
+    }
+  }
+  return TBLOB_OK;
 }
 
 Status scan_and_layout(tblob_model *m, uint32_t fi, const LayerRec &layer, const char *file,
@@ -85,19 +127,8 @@ Status scan_and_layout(tblob_model *m, uint32_t fi, const LayerRec &layer, const
       return diag.fail(TBLOB_E_OLLAMA_LAYER_MISMATCH, TBLOB_NO_OFFSET, -1,
                        "layer \"%.*s%s\" states a dtype/shape but blob %s has no tensor of that name",
                        shown, layer.name, ell, file);
-    const TensorDesc &t = m->tensors[hit];
-    if (layer.dtype != TBLOB_DTYPE_INVALID && layer.dtype != t.dtype)
-      return diag.fail(TBLOB_E_OLLAMA_LAYER_MISMATCH, t.key_offset, static_cast<int64_t>(hit),
-                       "layer \"%.*s%s\": manifest dtype %s, blob %s header dtype %s", shown, layer.name, ell,
-                       tblob_dtype_name(layer.dtype), file, tblob_dtype_name(t.dtype));
-    if (layer.has_shape) {
-      bool same = layer.rank == t.rank;
-      for (uint32_t k = 0; same && k < t.rank; ++k) same = layer.shape[k] == t.shape[k];
-      if (!same)
-        return diag.fail(TBLOB_E_OLLAMA_LAYER_MISMATCH, t.key_offset, static_cast<int64_t>(hit),
-                         "layer \"%.*s%s\": manifest shape (rank %u) differs from blob %s header shape (rank %u)",
-                         shown, layer.name, ell, layer.rank, file, t.rank);
-    }
+    const Status c = check_layer_tensor(layer, m->tensors[hit], hit, file, diag);
+    if (c != TBLOB_OK) return c;
   }
   inner = TBLOB_DIAG_INIT;
   st_sort_rows(m, fi);
@@ -166,6 +197,22 @@ Status add_blob(tblob_model *m, const tblob_store &s, const LayerRec &layer, siz
   const Status r = add_blob_file(m, s, layer, layer_index, limits, &file, diag);
   if (r != TBLOB_OK) return r;
   return scan_and_layout(m, static_cast<uint32_t>(m->files.size() - 1), layer, file, limits, is_data_blob, diag);
+}
+
+Status add_data_alias(tblob_model *m, const LayerRec &layer, size_t row, const Diag &diag) {
+  const FileDesc &f = m->files[m->tensors[row].file_index];
+  const char *file = f.path + f.path_len - kDigestChars;
+  if (layer.name_len == 0)
+    return diag.fail(TBLOB_E_OLLAMA_LAYER_MISMATCH, TBLOB_NO_OFFSET, -1,
+                     "blob %s holds the single tensor \"data\", which takes its layer's name, "
+                     "but the layer has no name", file);
+  TensorDesc t = m->tensors[row];
+  t.name = layer.name;  // copied into m's arena by the caller
+  t.name_len = layer.name_len;
+  const Status c = check_layer_tensor(layer, t, m->tensors.size(), file, diag);
+  if (c != TBLOB_OK) return c;
+  if (!m->tensors.push(t)) return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  return TBLOB_OK;
 }
 
 }  // namespace ollama

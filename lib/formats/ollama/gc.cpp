@@ -1,4 +1,5 @@
-// Garbage collection: files in blobs/ that no manifest references. Dry run by default.
+// Garbage collection: files in blobs/ that no manifest references, and temporary manifests
+// (manifests/<host>/<ns>/<model>/.tblob-tmp-*) left by an interrupted import. Dry run by default.
 // Refuses when any manifest cannot be read (its blobs would look unreferenced: Ollama's
 // "corrupt manifests detected, skipping prune"). Only files named like blobs, partial
 // downloads or temporary files are ever listed; anything else, and any symlink or
@@ -9,9 +10,13 @@
 #include <ctime>
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <string>
+
 #include "formats/ollama/ollama.h"
+#include "io/file.h"
 
 namespace tblob {
 namespace ollama {
@@ -23,10 +28,12 @@ struct Hex {
 };
 
 struct Entry {
-  const char *name;
+  const char *name;  // as reported: "sha256-..." in blobs/, or "manifests/.../.tblob-tmp-..."
   size_t len;
   uint32_t kind;
   uint64_t size;
+  int dirfd;         // -1: blobs/
+  const char *base;  // the name inside dirfd
 };
 
 bool is_hex64(const char *p) {
@@ -49,6 +56,58 @@ uint32_t classify(const char *name, size_t n) {
     if (digits) return TBLOB_GC_TEMP;
   }
   return 0;
+}
+
+constexpr char kTmpPrefix[] = ".tblob-tmp-";
+
+// Temporary manifests, exactly three directory levels under manifests/ (where import writes
+// them); directories are opened without following symlinks and only regular files are listed.
+// Each directory holding one stays open in *fds for the removal.
+bool scan_manifest_temps(int dirfd, const std::string &rel, int level, int64_t now, int64_t min_age,
+                         Arena *arena, PodVec<Entry> *entries, PodVec<int> *fds) {
+  const int fd = open_dir_nofollow(dirfd, ".");
+  if (fd < 0) return true;
+  DIR *dir = ::fdopendir(fd);
+  if (!dir) {
+    ::close(fd);
+    return true;
+  }
+  int kept = -1;
+  bool ok = true;
+  while (ok) {
+    struct dirent *e = ::readdir(dir);
+    if (!e) break;
+    const char *name = e->d_name;
+    if (std::strcmp(name, ".") == 0 || std::strcmp(name, "..") == 0) continue;
+    struct stat stt;
+    if (::fstatat(::dirfd(dir), name, &stt, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    const std::string path = rel + "/" + name;
+    if (level < 3) {
+      if (!S_ISDIR(stt.st_mode) || name[0] == '.') continue;
+      const int sub = open_dir_nofollow(::dirfd(dir), name);
+      if (sub < 0) continue;
+      ok = scan_manifest_temps(sub, path, level + 1, now, min_age, arena, entries, fds);
+      ::close(sub);
+      continue;
+    }
+    if (std::strncmp(name, kTmpPrefix, sizeof(kTmpPrefix) - 1) != 0 || !S_ISREG(stt.st_mode)) continue;
+    if (now - static_cast<int64_t>(stt.st_mtime) < min_age) continue;  // an import in progress
+    if (kept < 0) {
+      kept = open_dir_nofollow(::dirfd(dir), ".");
+      if (kept < 0) continue;
+      if (!fds->push(kept)) {
+        ::close(kept);
+        ok = false;
+        break;
+      }
+    }
+    char *full = arena->copy(path.c_str(), path.size() + 1);
+    Entry en{full, path.size(), TBLOB_GC_TEMP, static_cast<uint64_t>(stt.st_size), kept,
+             full ? full + path.size() - std::strlen(name) : nullptr};
+    ok = full && entries->push(en);
+  }
+  ::closedir(dir);
+  return ok;
 }
 
 }  // namespace
@@ -127,11 +186,24 @@ Status gc_store(const tblob_store &s, const tblob_gc_options *opt, tblob_gc_resu
     } else if (now - static_cast<int64_t>(stt.st_mtime) < o.min_age_seconds) {
       continue;  // may belong to a download or import in progress
     }
-    Entry en{arena.copy(e->d_name, n + 1), n, kind, static_cast<uint64_t>(stt.st_size)};
+    const char *copy = arena.copy(e->d_name, n + 1);
+    Entry en{copy, n, kind, static_cast<uint64_t>(stt.st_size), -1, copy};
     if (!en.name || !entries.push(en)) {
       ::closedir(dir);
       return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
     }
+  }
+  PodVec<int> manifest_dirs(&s.alloc);
+  struct CloseAll {
+    PodVec<int> &v;
+    ~CloseAll() {
+      for (size_t i = 0; i < v.size(); ++i) ::close(v[i]);
+    }
+  } close_all{manifest_dirs};
+  if (!scan_manifest_temps(s.manifests_fd, "manifests", 0, now, o.min_age_seconds, &arena, &entries,
+                           &manifest_dirs)) {
+    ::closedir(dir);
+    return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
   }
   std::sort(entries.data(), entries.data() + entries.size(),
             [](const Entry &a, const Entry &b) { return std::strcmp(a.name, b.name) < 0; });
@@ -148,13 +220,13 @@ Status gc_store(const tblob_store &s, const tblob_gc_options *opt, tblob_gc_resu
     ge.size = en.size;
     ge.removed = TBLOB_OK;
     if (o.flags & TBLOB_GC_REMOVE) {
-      if (::unlinkat(::dirfd(dir), en.name, 0) == 0) {
+      if (::unlinkat(en.dirfd >= 0 ? en.dirfd : ::dirfd(dir), en.base, 0) == 0) {
         ++r.removed_files;
         r.removed_bytes += en.size;
       } else {
         ge.removed = TBLOB_E_IO;
         if (result == TBLOB_OK)
-          result = diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "cannot remove blobs/%s: %s", en.name, std::strerror(errno));
+          result = diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "cannot remove %s%s: %s", en.dirfd >= 0 ? "" : "blobs/", en.name, std::strerror(errno));
       }
     }
     if (o.on_entry && o.on_entry(o.user, &ge) != 0) {

@@ -533,6 +533,13 @@ Status Importer::write_manifest(const ModelName &name, const OutLayer &config) {
   for (size_t i = 0; ok && i < layers_.size(); ++i) ok = (i == 0 || b.push(',')) && layer_json(layers_[i]);
   ok = ok && b.append("]}\n");
   if (!ok) return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  // The reader refuses manifests above this store's limit, and one such manifest would stop gc
+  // for the whole store, so it is never written.
+  if (b.size() > s_.max_manifest_bytes)
+    return diag_.fail(TBLOB_E_OLLAMA_LIMIT_MANIFEST, TBLOB_NO_OFFSET, -1,
+                      "the manifest for %s would be %zu bytes, above the store's limit of %llu "
+                      "(max_manifest_bytes); manifest not written",
+                      name.tag, b.size(), static_cast<unsigned long long>(s_.max_manifest_bytes));
   res_.layers = layers_.size();
   // manifests/<host>/<namespace>/<model>/, each level created and opened without following links.
   const char *parts[3] = {name.host, name.ns, name.model};

@@ -186,6 +186,12 @@ Status frame(const uint8_t *p, size_t n, size_t *begin, size_t *end, const Diag 
   *end = static_cast<size_t>(c.p - p);
   json::skip_ws(c);
   if (c.p < c.end) {
+    const uint8_t *q = c.p;
+    while (q < c.end && *q == 0) ++q;
+    if (q == c.end)  // a zero-filled tail (preallocation, a crash), not a second writer
+      return diag.fail(TBLOB_E_OLLAMA_MANIFEST_DOUBLED, c.offset(c.p), -1,
+                       "the manifest's JSON document is followed by %llu NUL bytes from byte %llu",
+                       static_cast<unsigned long long>(c.end - c.p), static_cast<unsigned long long>(c.offset(c.p)));
     const bool second = *c.p == '{' || *c.p == '[';
     return diag.fail(TBLOB_E_OLLAMA_MANIFEST_DOUBLED, c.offset(c.p), -1,
                      second ? "a second JSON document starts at byte %llu after the manifest"
@@ -247,6 +253,11 @@ Status parse_manifest(const uint8_t *p, size_t n, uint64_t max_bytes, tblob_mani
   simdjson::dom::element doc;
   const simdjson::error_code err = parser.parse(p + begin, end - begin, true).get(doc);
   if (err == simdjson::MEMALLOC) return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  // The framing above checked the grammar, so a number error here is a well-formed number out of
+  // range (2^64, 1e400): no manifest field holds one.
+  if (err == simdjson::NUMBER_ERROR || err == simdjson::NUMBER_OUT_OF_RANGE)
+    return diag.fail(TBLOB_E_OLLAMA_MANIFEST_SCHEMA, TBLOB_NO_OFFSET, -1,
+                     "manifest holds a number out of range (an integer of 2^64 or more?): %s", simdjson::error_message(err));
   if (err)
     return diag.fail(TBLOB_E_OLLAMA_MANIFEST_JSON, TBLOB_NO_OFFSET, -1, "manifest is not valid JSON: %s",
                      simdjson::error_message(err));

@@ -90,12 +90,17 @@ Status fill_model(tblob_model *m, const tblob_store &s, const tblob_manifest &ma
                      "application/vnd.ollama.image.tensor", n);
   }
   // First layer of each digest; state per first layer: 0 not opened, 1 opened, 2 opened
-  // as a renamed "data" blob (each further layer of that digest needs its own row).
+  // as a renamed "data" blob (each further layer of that digest gets its own row over the
+  // same file, data_row[first]: one file per distinct blob, however many layers share it).
   NameIndex by_digest;
   if (!by_digest.build(&m->alloc, n, digest_of, man.layers.data())) return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
   PodVec<uint8_t> state(&m->alloc);
-  if (!state.reserve(n)) return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
-  for (size_t i = 0; i < n; ++i) state.push(0);
+  PodVec<size_t> data_row(&m->alloc);
+  if (!state.reserve(n) || !data_row.reserve(n)) return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  for (size_t i = 0; i < n; ++i) {
+    state.push(0);
+    data_row.push(0);
+  }
   size_t opened = 0;
   for (size_t i = 0; i < n; ++i) {
     const LayerRec &layer = man.layers[i];
@@ -113,10 +118,22 @@ Status fill_model(tblob_model *m, const tblob_store &s, const tblob_manifest &ma
       copy.name = m->arena.copy(layer.name, layer.name_len);
       if (!copy.name) return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
     }
+    if (first < n && state[first] == 2) {
+      if (m->tensors.size() >= limits.max_tensors)
+        return diag.fail(TBLOB_E_LIMIT_TENSORS, TBLOB_NO_OFFSET, -1, "the model has more than %llu tensors (max_tensors)",
+                         static_cast<unsigned long long>(limits.max_tensors));
+      const Status st = add_data_alias(m, copy, data_row[first], diag);
+      if (st != TBLOB_OK) return st;
+      ++opened;
+      continue;
+    }
     bool is_data = false;
     const Status st = add_blob(m, s, copy, i, limits, &is_data, diag);
     if (st != TBLOB_OK) return st;
-    if (first < n) state[first] = is_data ? 2 : 1;
+    if (first < n) {
+      state[first] = is_data ? 2 : 1;
+      if (is_data) data_row[first] = m->files[m->files.size() - 1].tensor_begin;
+    }
     ++opened;
   }
   if (opened == 0)

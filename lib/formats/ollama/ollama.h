@@ -167,6 +167,9 @@ Status add_blob(tblob_model *m, const tblob_store &s, const LayerRec &layer, siz
 // to m's files without reading its content; *file_name: its "sha256-..." name (arena).
 Status add_blob_file(tblob_model *m, const tblob_store &s, const LayerRec &layer, size_t layer_index,
                      const Limits &limits, const char **file_name, const Diag &diag);
+// A further layer of a "data" blob already opened: one more row (the layer's name) over the
+// tensor at `row`, so the blob stays one file however many layers share it.
+Status add_data_alias(tblob_model *m, const LayerRec &layer, size_t row, const Diag &diag);
 
 // ---- model.cpp -------------------------------------------------------------------------
 Status open_model(const tblob_store &s, const ModelName &name, const Limits &limits,
