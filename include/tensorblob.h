@@ -1008,7 +1008,7 @@ typedef enum tblob_gc_kind {
 typedef struct tblob_gc_entry {
   uint32_t struct_size;
   uint32_t kind;               /* tblob_gc_kind */
-  const char *file_name;       /* inside blobs/ */
+  const char *file_name;       /* inside blobs/, or manifests/<h>/<n>/<m>/.tblob-tmp-... (TBLOB_GC_TEMP) */
   size_t file_name_len;
   uint64_t size;
   tblob_status removed;        /* with TBLOB_GC_REMOVE: TBLOB_OK or why unlink failed */
