@@ -14,6 +14,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dequant/convert.h"
@@ -95,6 +96,20 @@ TEST(GgmlKernels, SetsPresent) {
 #endif
   EXPECT_EQ(g::kernels_by_name("nope", &k), TBLOB_E_INVALID_ARGUMENT);
   for (const g::Kernels *s : sets) std::printf("GGML kernel set: %s\n", s->name);
+}
+
+// The NEON set has its own kernel for every type added after the classic twelve (none of them
+// is the scalar rows), so the per-set tests below compare NEON code, not scalar with scalar.
+template <uint32_t... S>
+void expect_own_kernels(const g::Kernels &k) {
+  for (const auto &e : {std::make_pair(S, k.to_f32[S] != &g::scalar_rows<S>)...})
+    EXPECT_TRUE(e.second) << k.name << " runs the scalar rows for " << g::type_info_by_slot(e.first)->name;
+}
+TEST(GgmlKernels, NeonCoversTheNewTypes) {
+  if (!g::neon_kernels()) GTEST_SKIP() << "no NEON set in this build";
+  expect_own_kernels<g::kSlotIQ4_NL, g::kSlotIQ4_XS, g::kSlotTQ2_0, g::kSlotMXFP4, g::kSlotTQ1_0, g::kSlotIQ2_XXS,
+                     g::kSlotIQ2_XS, g::kSlotIQ2_S, g::kSlotIQ3_XXS, g::kSlotIQ3_S, g::kSlotIQ1_S, g::kSlotIQ1_M>(
+      *g::neon_kernels());
 }
 
 // The process-wide choice picks the matching GGML set.
@@ -189,7 +204,10 @@ std::vector<size_t> scale_offsets(uint32_t slot) {
     case g::kSlotQ6_K: return {208};
     case g::kSlotIQ4_NL: case g::kSlotIQ4_XS: return {0};
     case g::kSlotTQ2_0: return {64};
-    default: return {};
+    case g::kSlotTQ1_0: return {52};
+    case g::kSlotIQ2_XXS: case g::kSlotIQ2_XS: case g::kSlotIQ2_S: case g::kSlotIQ3_XXS: case g::kSlotIQ3_S:
+    case g::kSlotIQ1_S: return {0};
+    default: return {};  // IQ1_M: its d is spread over four nibbles (random_blocks)
   }
 }
 
@@ -211,6 +229,11 @@ std::string random_blocks(uint32_t slot, size_t nblocks, std::mt19937_64 &rng) {
     if (slot == g::kSlotQ8_K) {
       const uint32_t v = kF32[(r >> 8) % (sizeof kF32 / sizeof kF32[0])];
       std::memcpy(p, &v, 4);
+      continue;
+    }
+    if (slot == g::kSlotIQ1_M) {  // d's nibbles are the top nibbles of the u16s at 48..55
+      const uint16_t h = kHalf[(r >> 8) % (sizeof kHalf / sizeof kHalf[0])];
+      for (int k = 0; k < 4; ++k) p[49 + 2 * k] = static_cast<uint8_t>((p[49 + 2 * k] & 0x0F) | (((h >> (4 * k)) & 0xF) << 4));
       continue;
     }
     for (size_t off : scale_offsets(slot)) {

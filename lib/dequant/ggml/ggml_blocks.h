@@ -93,6 +93,11 @@ inline bool block_finite(uint32_t slot, const uint8_t *b) {
     case kSlotQ8_K: return (load_le32(b) & 0x7F800000u) != 0x7F800000u;
     case kSlotIQ4_NL: case kSlotIQ4_XS: return !half_nonfinite(b);
     case kSlotTQ2_0: return !half_nonfinite(b + 64);
+    case kSlotTQ1_0: return !half_nonfinite(b + 52);
+    case kSlotIQ2_XXS: case kSlotIQ2_XS: case kSlotIQ2_S: case kSlotIQ3_XXS: case kSlotIQ3_S: case kSlotIQ1_S:
+      return !half_nonfinite(b);
+    case kSlotIQ1_M:  // d's exponent: bits 14-15 of the u16 at 52, bits 12-14 of the one at 54
+      return (load_le16(b + 52) & 0xC000u) != 0xC000u || (load_le16(b + 54) & 0x7000u) != 0x7000u;
     default: return true;
   }
 }

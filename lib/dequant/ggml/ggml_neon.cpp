@@ -9,12 +9,15 @@
 // Codes are prepared 16 bytes at a time as signed bytes; TBL moves byte k of a vector into the
 // top byte of lane k (the other bytes 0), and SCVTF with 24 fraction bits turns q * 2^24 back
 // into q exactly: one TBL and one convert per 4 outputs, no widening chain.
-// Hand-tuned: Q4_0, Q8_0, Q4_K, Q6_K. The others use the same building blocks.
+// Hand-tuned: Q4_0, Q8_0, Q4_K, Q6_K. The others use the same building blocks; the IQ types
+// gather lattice rows from iq_grids.h (the scalar set's copy: inline variables) 8 or 4 bytes
+// at a time and apply sign bits as byte masks.
 #include <arm_neon.h>
 
 #include <cstring>
 
 #include "dequant/ggml/ggml_blocks.h"
+#include "dequant/ggml/iq_grids.h"
 
 namespace tblob {
 namespace ggml {
@@ -319,13 +322,221 @@ inline void q6_k(const Idx &x, const uint8_t *b, float *y) {
   }
 }
 
+// ---- IQ4_NL, IQ4_XS, MXFP4: a 16-entry signed table looked up by nibble (TBL) --------------
+// y[0..15] = lut[low nibbles of qs] * s, y[16..31] = lut[high nibbles] * s.
+template <int M>
+inline void lut32(const Idx &x, const uint8_t *qs, const int8_t *table, float32x4_t s, float *y) {
+  const uint8x16_t q = vld1q_u8(qs), lut = vreinterpretq_u8_s8(vld1q_s8(table));
+  mul16<M>(x, vqtbl1q_u8(lut, vandq_u8(q, vdupq_n_u8(15))), s, y);
+  mul16<M>(x, vqtbl1q_u8(lut, vshrq_n_u8(q, 4)), s, y + 16);
+}
+
+template <int M>
+inline void iq4_nl(const Idx &x, const uint8_t *b, float *y) {
+  lut32<M>(x, b + 2, kIq4Grid, vdupq_n_f32(f16s(b)), y);
+}
+
+template <int M>
+inline void iq4_xs(const Idx &x, const uint8_t *b, float *y) {
+  const float d = f16s(b);
+  const uint32_t sh = load_le16(b + 2);
+  for (int ib = 0; ib < 8; ++ib) {
+    const uint32_t ls = ((b[4 + ib / 2] >> (4 * (ib % 2))) & 0xFu) | (((sh >> (2 * ib)) & 3u) << 4);
+    lut32<M>(x, b + 8 + 16 * ib, kIq4Grid, vdupq_n_f32(d * static_cast<float>(static_cast<int>(ls) - 32)), y + 32 * ib);
+  }
+}
+
+template <int M>
+inline void mxfp4(const Idx &x, const uint8_t *b, float *y) {
+  lut32<M>(x, b + 1, kMxfp4Grid, vdupq_n_f32(e8m0_half(b[0])), y);
+}
+
+// ---- TQ2_0, TQ1_0: ternary codes times d ----------------------------------------------------
+template <int M>
+inline void tq2_0(const Idx &x, const uint8_t *b, float *y) {
+  const float32x4_t d = vdupq_n_f32(f16s(b + 64));
+  const uint8x16_t m3 = vdupq_n_u8(3), one = vdupq_n_u8(1);
+  for (int j = 0; j < 2; ++j) {
+    uint8x16_t v0 = vld1q_u8(b + 32 * j), v1 = vld1q_u8(b + 32 * j + 16);
+    for (int l = 0; l < 4; ++l, y += 32) {
+      mul16<M>(x, vsubq_u8(vandq_u8(v0, m3), one), d, y);
+      mul16<M>(x, vsubq_u8(vandq_u8(v1, m3), one), d, y + 16);
+      v0 = vshrq_n_u8(v0, 2);
+      v1 = vshrq_n_u8(v1, 2);
+    }
+  }
+}
+
+// Base-3 digit n of each byte, minus 1: x = byte * 3^n mod 256 (MUL on bytes), and
+// (x * 3) >> 8 is 0, 1 or 2 as x < 86, < 171 or more; each CMHS mask is -1 when true.
+inline uint8x16_t tq1_digits(uint8x16_t v, uint8x16_t pow3) {
+  const uint8x16_t t = vmulq_u8(v, pow3);
+  return vsubq_u8(vsubq_u8(vdupq_n_u8(0xFF), vcgeq_u8(t, vdupq_n_u8(86))), vcgeq_u8(t, vdupq_n_u8(171)));
+}
+
+template <int M>
+inline void tq1_0(const Idx &x, const uint8_t *b, float *y) {
+  alignas(16) static constexpr uint8_t kQhPow[16] = {1, 1, 1, 1, 3, 3, 3, 3, 9, 9, 9, 9, 27, 27, 27, 27};
+  const float32x4_t d = vdupq_n_f32(f16s(b + 52));
+  const uint8x16_t a = vld1q_u8(b), c = vld1q_u8(b + 16), e = vld1q_u8(b + 32);
+  uint8x16_t p = vdupq_n_u8(1);
+  for (int n = 0; n < 5; ++n, p = vmulq_u8(p, vdupq_n_u8(3))) {
+    mul16<M>(x, tq1_digits(a, p), d, y + 32 * n);
+    mul16<M>(x, tq1_digits(c, p), d, y + 32 * n + 16);
+    mul16<M>(x, tq1_digits(e, p), d, y + 160 + 16 * n);
+  }
+  // qh: lane 4n + m is digit n of byte 48 + m (elements 240..255).
+  const uint8x16_t h = vreinterpretq_u8_u32(vdupq_n_u32(load_le32(b + 48)));
+  mul16<M>(x, tq1_digits(h, vld1q_u8(kQhPow)), d, y + 240);
+}
+
+// ---- IQ2_*, IQ3_*: unsigned lattice values, sign bits, one scale per 16 or 32 ----------------
+// The scalar order is (db * g) * sign; db * (sign * g) is the same f32 (rounding to nearest is
+// symmetric, and no grid value is 0, so no signed zero differs).
+inline uint32_t ksign(uint32_t i7) { return i7 | (static_cast<uint32_t>(__builtin_parity(i7)) << 7); }
+
+// 16 lattice values (two rows of 8, or four of 4, already in v) with lanes 0-7 negated where
+// the bits of s0 are set and lanes 8-15 where those of s1 are, times db.
+template <int M>
+inline void signed16(const Idx &x, uint8x16_t v, uint32_t s0, uint32_t s1, float db, float *y) {
+  alignas(16) static constexpr uint8_t kBit[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+  const uint8x16_t m = vtstq_u8(vcombine_u8(vdup_n_u8(static_cast<uint8_t>(s0)), vdup_n_u8(static_cast<uint8_t>(s1))),
+                                vld1q_u8(kBit));
+  mul16<M>(x, vsubq_u8(veorq_u8(v, m), m), vdupq_n_f32(db), y);  // (v ^ -1) - -1 == -v
+}
+inline uint8x16_t rows8(const uint8_t *g0, const uint8_t *g1) { return vcombine_u8(vld1_u8(g0), vld1_u8(g1)); }
+inline uint8x16_t rows4(const uint8_t (*grid)[4], uint32_t i0, uint32_t i1, uint32_t i2, uint32_t i3) {
+  uint32_t w[4];
+  std::memcpy(w, grid[i0], 4);
+  std::memcpy(w + 1, grid[i1], 4);
+  std::memcpy(w + 2, grid[i2], 4);
+  std::memcpy(w + 3, grid[i3], 4);
+  return vreinterpretq_u8_u32(vld1q_u32(w));
+}
+// IQ2_* scale d * (0.5 + s) / 4 and IQ3_XXS's d * (0.5 + s) / 2, rounded in the scalar order.
+inline float half_step(float d, uint32_t s, float k) { return dq::no_contract(d * (0.5f + static_cast<float>(s))) * k; }
+// IQ2_XS / IQ2_S: the 4-bit scale of 16 outputs starting at group i (i even).
+inline uint32_t iq2_scale(const uint8_t *sc, int i) { return (sc[i / 4] >> (4 * ((i / 2) % 2))) & 0xFu; }
+
+template <int M>
+inline void iq2_xxs(const Idx &x, const uint8_t *b, float *y) {
+  const float d = f16s(b);
+  for (const uint8_t *q = b + 2; q < b + 66; q += 8, y += 32) {
+    const uint32_t a = load_le32(q + 4);
+    const float db = half_step(d, a >> 28, 0.25f);
+    for (int l = 0; l < 4; l += 2)
+      signed16<M>(x, rows8(kIq2xxsGrid[q[l]], kIq2xxsGrid[q[l + 1]]), ksign((a >> (7 * l)) & 127u),
+                  ksign((a >> (7 * l + 7)) & 127u), db, y + 8 * l);
+  }
+}
+
+template <int M>
+inline void iq2_xs(const Idx &x, const uint8_t *b, float *y) {
+  const float d = f16s(b);
+  for (int i = 0; i < 32; i += 2, y += 16) {
+    const uint32_t q0 = load_le16(b + 2 + 2 * i), q1 = load_le16(b + 4 + 2 * i);
+    signed16<M>(x, rows8(kIq2xsGrid[q0 & 511u], kIq2xsGrid[q1 & 511u]), ksign(q0 >> 9), ksign(q1 >> 9),
+                half_step(d, iq2_scale(b + 66, i), 0.25f), y);
+  }
+}
+
+template <int M>
+inline void iq2_s(const Idx &x, const uint8_t *b, float *y) {
+  const float d = f16s(b);
+  const uint8_t *qs = b + 2, *sn = b + 34, *qh = b + 66;
+  for (int i = 0; i < 32; i += 2, y += 16) {
+    const uint32_t h = qh[i / 4] >> (2 * (i % 4));
+    signed16<M>(x, rows8(kIq2sGrid[qs[i] | ((h & 3u) << 8)], kIq2sGrid[qs[i + 1] | (((h >> 2) & 3u) << 8)]), sn[i],
+                sn[i + 1], half_step(d, iq2_scale(b + 74, i), 0.25f), y);
+  }
+}
+
+template <int M>
+inline void iq3_xxs(const Idx &x, const uint8_t *b, float *y) {
+  const float d = f16s(b);
+  const uint8_t *q = b + 2;
+  for (int ib = 0; ib < 8; ++ib) {
+    const uint32_t a = load_le32(b + 66 + 4 * ib);
+    const float db = half_step(d, a >> 28, 0.5f);
+    for (int l = 0; l < 4; l += 2, q += 4, y += 16)
+      signed16<M>(x, rows4(kIq3xxsGrid, q[0], q[1], q[2], q[3]), ksign((a >> (7 * l)) & 127u),
+                  ksign((a >> (7 * l + 7)) & 127u), db, y);
+  }
+}
+
+template <int M>
+inline void iq3_s(const Idx &x, const uint8_t *b, float *y) {
+  const float d = f16s(b);
+  const uint8_t *qs = b + 2, *qh = b + 66, *sn = b + 74, *sc = b + 106;
+  for (int ib = 0; ib < 8; ++ib) {
+    const float db = d * static_cast<float>(1u + 2u * ((sc[ib / 2] >> (4 * (ib % 2))) & 0xFu));
+    for (int k = 0; k < 8; k += 4, y += 16) {
+      const uint8_t *q = qs + 8 * ib + k;
+      const uint32_t h = static_cast<uint32_t>(qh[ib] >> k) << 8;
+      signed16<M>(x, rows4(kIq3sGrid, q[0] | (h & 256u), q[1] | ((h >> 1) & 256u), q[2] | ((h >> 2) & 256u),
+                           q[3] | ((h >> 3) & 256u)),
+                  sn[4 * ib + k / 2], sn[4 * ib + k / 2 + 1], db, y);
+    }
+  }
+}
+
+// ---- IQ1_S, IQ1_M: dl * (g +- 1/8), g in -1..1 ----------------------------------------------
+// Computed as (dl / 8) * (8g +- 1): both factors are exact (dl is a finite f16 times an odd
+// integer below 16, far from f32 underflow) and their product is the same real number as the
+// scalar dl * (g +- 0.125), so one rounding gives the same f32 (8g +- 1 is odd: no signed zero).
+// i0, i1: grid rows of lanes 0-7 and 8-15; e0, e1: their delta signs (+1 or -1).
+template <int M>
+inline void iq1_16(const Idx &x, uint32_t i0, uint32_t i1, int8_t e0, int8_t e1, float dl, float *y) {
+  const int8x16_t g = vcombine_s8(vld1_s8(kIq1sGrid[i0]), vld1_s8(kIq1sGrid[i1]));
+  const int8x16_t c = vaddq_s8(vshlq_n_s8(g, 3), vcombine_s8(vdup_n_s8(e0), vdup_n_s8(e1)));
+  mul16<M>(x, vreinterpretq_u8_s8(c), vdupq_n_f32(dl * 0.125f), y);
+}
+
+template <int M>
+inline void iq1_s(const Idx &x, const uint8_t *b, float *y) {
+  const float d = f16s(b);
+  const uint8_t *qs = b + 2;
+  for (int ib = 0; ib < 8; ++ib, qs += 4) {
+    const uint32_t h = load_le16(b + 34 + 2 * ib);
+    const float dl = d * static_cast<float>(2u * ((h >> 12) & 7u) + 1u);
+    const int8_t e = (h & 0x8000u) ? -1 : 1;
+    for (int l = 0; l < 4; l += 2)
+      iq1_16<M>(x, qs[l] | (((h >> (3 * l)) & 7u) << 8), qs[l + 1] | (((h >> (3 * l + 3)) & 7u) << 8), e, e, dl,
+                y + 32 * ib + 8 * l);
+  }
+}
+
+template <int M>
+inline void iq1_m(const Idx &x, const uint8_t *b, float *y) {
+  uint32_t sc[4];
+  for (int k = 0; k < 4; ++k) sc[k] = load_le16(b + 48 + 2 * k);
+  const uint16_t dbits = static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00F0u) | ((sc[2] >> 4) & 0x0F00u) |
+                                               (sc[3] & 0xF000u));
+  uint8_t db[2];
+  std::memcpy(db, &dbits, 2);
+  const float d = f16s(db);
+  for (int i = 0; i < 32; i += 2, y += 16) {
+    const float dl = d * static_cast<float>(2u * ((sc[i / 8] >> (3 * ((i / 2) % 4))) & 7u) + 1u);
+    const uint32_t h = b[32 + i / 2];  // low nibble: group i, high nibble: group i + 1
+    iq1_16<M>(x, b[i] | ((h & 7u) << 8), b[i + 1] | (((h >> 4) & 7u) << 8), (h & 8u) ? -1 : 1, (h & 0x80u) ? -1 : 1,
+              dl, y);
+  }
+}
+
 // ---- row drivers ----------------------------------------------------------------------------
+// The newer block types, in slot order after the twelve classic ones.
+#define TBLOB_NEON_NEW_TYPES(X)                                                                     \
+  X(iq4_nl, kSlotIQ4_NL) X(iq4_xs, kSlotIQ4_XS) X(tq2_0, kSlotTQ2_0) X(mxfp4, kSlotMXFP4) X(tq1_0, kSlotTQ1_0) \
+  X(iq2_xxs, kSlotIQ2_XXS) X(iq2_xs, kSlotIQ2_XS) X(iq2_s, kSlotIQ2_S) X(iq3_xxs, kSlotIQ3_XXS)              \
+  X(iq3_s, kSlotIQ3_S) X(iq1_s, kSlotIQ1_S) X(iq1_m, kSlotIQ1_M)
+
 #define TBLOB_BLOCK_FN(fn, slot)                                                                 \
   template <int M>                                                                         \
   struct fn##_t {                                                                          \
     static void run(const Idx &x, const uint8_t *b, float *y) { fn<M>(x, b, y); }          \
   };
 TBLOB_GGML_BLOCK_TYPES(TBLOB_BLOCK_FN)
+TBLOB_NEON_NEW_TYPES(TBLOB_BLOCK_FN)
 #undef TBLOB_BLOCK_FN
 
 template <uint32_t SLOT, template <int> class B, int M>
@@ -404,16 +615,25 @@ void to_bf16(const float *src, size_t n, uint16_t *dst) {
   scalar_kernels().to_bf16(src + i, n - i, dst + i);
 }
 
-#define TBLOB_ROWS_ENTRY(fn, slot) rows<slot, fn##_t>,
-const Kernels kNeon = {
-    "neon",
-    {rows_f32, rows_f16, rows_bf16,
-     TBLOB_GGML_BLOCK_TYPES(TBLOB_ROWS_ENTRY) TBLOB_GGML_AVX2_TYPES(TBLOB_GGML_SCALAR_ENTRY)
-         TBLOB_GGML_SCALAR_ONLY_TYPES(TBLOB_GGML_SCALAR_ENTRY)},
-    to_f16,
-    to_bf16,
-};
-#undef TBLOB_ROWS_ENTRY
+// The table by slot: a type the lists in ggml_blocks.h gain without a NEON body here runs the
+// scalar rows; the static_assert catches a slot left empty.
+constexpr Kernels make_neon() {
+  Kernels k{"neon", {rows_f32, rows_f16, rows_bf16}, to_f16, to_bf16};
+#define TBLOB_SET(fn, slot) k.to_f32[slot] = scalar_rows<slot>;
+  TBLOB_GGML_AVX2_TYPES(TBLOB_SET) TBLOB_GGML_SCALAR_ONLY_TYPES(TBLOB_SET)
+#undef TBLOB_SET
+#define TBLOB_SET(fn, slot) k.to_f32[slot] = rows<slot, fn##_t>;
+  TBLOB_GGML_BLOCK_TYPES(TBLOB_SET) TBLOB_NEON_NEW_TYPES(TBLOB_SET)
+#undef TBLOB_SET
+  return k;
+}
+constexpr Kernels kNeon = make_neon();
+constexpr bool complete(const Kernels &k) {
+  for (BlocksToF32 f : k.to_f32)
+    if (!f) return false;
+  return true;
+}
+static_assert(complete(kNeon), "a GGML slot has no NEON entry");
 
 }  // namespace
 
