@@ -68,9 +68,9 @@ enum : uint32_t {
 enum Slot : uint32_t {
   kSlotF32 = 0, kSlotF16, kSlotBF16, kSlotQ4_0, kSlotQ4_1, kSlotQ5_0, kSlotQ5_1, kSlotQ8_0,
   kSlotQ8_1, kSlotQ2_K, kSlotQ3_K, kSlotQ4_K, kSlotQ5_K, kSlotQ6_K, kSlotQ8_K,
-  // AVX2 kernels; the NEON set runs the scalar ones (scalar_rows).
+  // AVX2 and NEON kernels.
   kSlotIQ4_NL, kSlotIQ4_XS, kSlotTQ2_0, kSlotMXFP4,
-  // Scalar kernels only so far (the SIMD sets run these through scalar_rows).
+  // NEON kernels; the AVX2 set runs the scalar ones (scalar_rows).
   kSlotTQ1_0, kSlotIQ2_XXS, kSlotIQ2_XS, kSlotIQ2_S, kSlotIQ3_XXS, kSlotIQ3_S, kSlotIQ1_S, kSlotIQ1_M,
   kSlotCount
 };

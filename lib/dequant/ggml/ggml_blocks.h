@@ -21,10 +21,10 @@ inline bool half_nonfinite(const uint8_t *p) { return (load_le16(p) & 0x7C00u) =
   X(q4_0, kSlotQ4_0) X(q4_1, kSlotQ4_1) X(q5_0, kSlotQ5_0) X(q5_1, kSlotQ5_1) X(q8_0, kSlotQ8_0) \
   X(q8_1, kSlotQ8_1) X(q2_k, kSlotQ2_K) X(q3_k, kSlotQ3_K) X(q4_k, kSlotQ4_K) X(q5_k, kSlotQ5_K) \
   X(q6_k, kSlotQ6_K) X(q8_k, kSlotQ8_K)
-// Block types with an AVX2 kernel but none in NEON (which takes scalar_rows<slot>), in slot
-// order after the list above.
+// Block types with an AVX2 kernel, in slot order after the list above. (ggml_neon.cpp has its
+// own list of the newer types; slots in these two lists that it lacks take scalar_rows<slot>.)
 #define TBLOB_GGML_AVX2_TYPES(X) X(iq4_nl, kSlotIQ4_NL) X(iq4_xs, kSlotIQ4_XS) X(tq2_0, kSlotTQ2_0) X(mxfp4, kSlotMXFP4)
-// Block types every SIMD set takes from the scalar set (scalar_rows<slot>), last in slot order.
+// Block types the AVX2 set takes from the scalar set (scalar_rows<slot>), last in slot order.
 #define TBLOB_GGML_SCALAR_ONLY_TYPES(X)                                                            \
   X(tq1_0, kSlotTQ1_0) X(iq2_xxs, kSlotIQ2_XXS) X(iq2_xs, kSlotIQ2_XS) X(iq2_s, kSlotIQ2_S)          \
   X(iq3_xxs, kSlotIQ3_XXS) X(iq3_s, kSlotIQ3_S) X(iq1_s, kSlotIQ1_S) X(iq1_m, kSlotIQ1_M)
