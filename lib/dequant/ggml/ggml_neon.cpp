@@ -393,16 +393,29 @@ inline void tq1_0(const Idx &x, const uint8_t *b, float *y) {
 // ---- IQ2_*, IQ3_*: unsigned lattice values, sign bits, one scale per 16 or 32 ----------------
 // The scalar order is (db * g) * sign; db * (sign * g) is the same f32 (rounding to nearest is
 // symmetric, and no grid value is 0, so no signed zero differs).
-inline uint32_t ksign(uint32_t i7) { return i7 | (static_cast<uint32_t>(__builtin_parity(i7)) << 7); }
+// A 7-bit sign pattern completed with the bit that makes the count of set bits even (a table:
+// one load instead of a popcount through the vector unit).
+struct SignTable {
+  uint8_t v[128];
+  constexpr SignTable() : v{} {
+    for (uint32_t i = 0; i < 128; ++i) {
+      uint32_t p = 0;
+      for (uint32_t b = i; b; b >>= 1) p ^= b & 1u;
+      v[i] = static_cast<uint8_t>(i | (p << 7));
+    }
+  }
+};
+constexpr SignTable kSigns{};
+inline uint32_t ksign(uint32_t i7) { return kSigns.v[i7]; }
 
 // 16 lattice values (two rows of 8, or four of 4, already in v) with lanes 0-7 negated where
 // the bits of s0 are set and lanes 8-15 where those of s1 are, times db.
 template <int M>
-inline void signed16(const Idx &x, uint8x16_t v, uint32_t s0, uint32_t s1, float db, float *y) {
+inline void signed16(const Idx &x, uint8x16_t v, uint32_t s0, uint32_t s1, float32x4_t db, float *y) {
   alignas(16) static constexpr uint8_t kBit[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
   const uint8x16_t m = vtstq_u8(vcombine_u8(vdup_n_u8(static_cast<uint8_t>(s0)), vdup_n_u8(static_cast<uint8_t>(s1))),
                                 vld1q_u8(kBit));
-  mul16<M>(x, vsubq_u8(veorq_u8(v, m), m), vdupq_n_f32(db), y);  // (v ^ -1) - -1 == -v
+  mul16<M>(x, vsubq_u8(veorq_u8(v, m), m), db, y);  // (v ^ -1) - -1 == -v
 }
 inline uint8x16_t rows8(const uint8_t *g0, const uint8_t *g1) { return vcombine_u8(vld1_u8(g0), vld1_u8(g1)); }
 inline uint8x16_t rows4(const uint8_t (*grid)[4], uint32_t i0, uint32_t i1, uint32_t i2, uint32_t i3) {
@@ -415,15 +428,26 @@ inline uint8x16_t rows4(const uint8_t (*grid)[4], uint32_t i0, uint32_t i1, uint
 }
 // IQ2_* scale d * (0.5 + s) / 4 and IQ3_XXS's d * (0.5 + s) / 2, rounded in the scalar order.
 inline float half_step(float d, uint32_t s, float k) { return dq::no_contract(d * (0.5f + static_cast<float>(s))) * k; }
-// IQ2_XS / IQ2_S: the 4-bit scale of 16 outputs starting at group i (i even).
-inline uint32_t iq2_scale(const uint8_t *sc, int i) { return (sc[i / 4] >> (4 * ((i / 2) % 2))) & 0xFu; }
+// IQ2_XS / IQ2_S: the 16 scales (one per 16 outputs: nibble k % 2 of byte k / 2 of sc) as
+// half_step(d, s, 0.25f), four at a time.
+inline void iq2_scales(float d, const uint8_t *sc, float *out) {
+  const uint8x8_t v = vld1_u8(sc);
+  const uint8x8x2_t z = vzip_u8(vand_u8(v, vdup_n_u8(15)), vshr_n_u8(v, 4));
+  const float32x4_t dv = vdupq_n_f32(d), half = vdupq_n_f32(0.5f), quarter = vdupq_n_f32(0.25f);
+  for (int k = 0; k < 2; ++k) {
+    float32x4_t a, c;
+    u8x8_f32(z.val[k], &a, &c);
+    vst1q_f32(out + 8 * k, vmulq_f32(vmulq_f32(dv, vaddq_f32(half, a)), quarter));
+    vst1q_f32(out + 8 * k + 4, vmulq_f32(vmulq_f32(dv, vaddq_f32(half, c)), quarter));
+  }
+}
 
 template <int M>
 inline void iq2_xxs(const Idx &x, const uint8_t *b, float *y) {
   const float d = f16s(b);
   for (const uint8_t *q = b + 2; q < b + 66; q += 8, y += 32) {
     const uint32_t a = load_le32(q + 4);
-    const float db = half_step(d, a >> 28, 0.25f);
+    const float32x4_t db = vdupq_n_f32(half_step(d, a >> 28, 0.25f));
     for (int l = 0; l < 4; l += 2)
       signed16<M>(x, rows8(kIq2xxsGrid[q[l]], kIq2xxsGrid[q[l + 1]]), ksign((a >> (7 * l)) & 127u),
                   ksign((a >> (7 * l + 7)) & 127u), db, y + 8 * l);
@@ -432,22 +456,24 @@ inline void iq2_xxs(const Idx &x, const uint8_t *b, float *y) {
 
 template <int M>
 inline void iq2_xs(const Idx &x, const uint8_t *b, float *y) {
-  const float d = f16s(b);
+  alignas(16) float ds[16];
+  iq2_scales(f16s(b), b + 66, ds);
   for (int i = 0; i < 32; i += 2, y += 16) {
     const uint32_t q0 = load_le16(b + 2 + 2 * i), q1 = load_le16(b + 4 + 2 * i);
     signed16<M>(x, rows8(kIq2xsGrid[q0 & 511u], kIq2xsGrid[q1 & 511u]), ksign(q0 >> 9), ksign(q1 >> 9),
-                half_step(d, iq2_scale(b + 66, i), 0.25f), y);
+                vld1q_dup_f32(ds + i / 2), y);
   }
 }
 
 template <int M>
 inline void iq2_s(const Idx &x, const uint8_t *b, float *y) {
-  const float d = f16s(b);
+  alignas(16) float ds[16];
+  iq2_scales(f16s(b), b + 74, ds);
   const uint8_t *qs = b + 2, *sn = b + 34, *qh = b + 66;
   for (int i = 0; i < 32; i += 2, y += 16) {
     const uint32_t h = qh[i / 4] >> (2 * (i % 4));
     signed16<M>(x, rows8(kIq2sGrid[qs[i] | ((h & 3u) << 8)], kIq2sGrid[qs[i + 1] | (((h >> 2) & 3u) << 8)]), sn[i],
-                sn[i + 1], half_step(d, iq2_scale(b + 74, i), 0.25f), y);
+                sn[i + 1], vld1q_dup_f32(ds + i / 2), y);
   }
 }
 
@@ -457,7 +483,7 @@ inline void iq3_xxs(const Idx &x, const uint8_t *b, float *y) {
   const uint8_t *q = b + 2;
   for (int ib = 0; ib < 8; ++ib) {
     const uint32_t a = load_le32(b + 66 + 4 * ib);
-    const float db = half_step(d, a >> 28, 0.5f);
+    const float32x4_t db = vdupq_n_f32(half_step(d, a >> 28, 0.5f));
     for (int l = 0; l < 4; l += 2, q += 4, y += 16)
       signed16<M>(x, rows4(kIq3xxsGrid, q[0], q[1], q[2], q[3]), ksign((a >> (7 * l)) & 127u),
                   ksign((a >> (7 * l + 7)) & 127u), db, y);
@@ -469,7 +495,7 @@ inline void iq3_s(const Idx &x, const uint8_t *b, float *y) {
   const float d = f16s(b);
   const uint8_t *qs = b + 2, *qh = b + 66, *sn = b + 74, *sc = b + 106;
   for (int ib = 0; ib < 8; ++ib) {
-    const float db = d * static_cast<float>(1u + 2u * ((sc[ib / 2] >> (4 * (ib % 2))) & 0xFu));
+    const float32x4_t db = vdupq_n_f32(d * static_cast<float>(1u + 2u * ((sc[ib / 2] >> (4 * (ib % 2))) & 0xFu)));
     for (int k = 0; k < 8; k += 4, y += 16) {
       const uint8_t *q = qs + 8 * ib + k;
       const uint32_t h = static_cast<uint32_t>(qh[ib] >> k) << 8;
