@@ -512,10 +512,10 @@ inline void iq3_s(const Idx &x, const uint8_t *b, float *y) {
 // scalar dl * (g +- 0.125), so one rounding gives the same f32 (8g +- 1 is odd: no signed zero).
 // i0, i1: grid rows of lanes 0-7 and 8-15; e0, e1: their delta signs (+1 or -1).
 template <int M>
-inline void iq1_16(const Idx &x, uint32_t i0, uint32_t i1, int8_t e0, int8_t e1, float dl, float *y) {
+inline void iq1_16(const Idx &x, uint32_t i0, uint32_t i1, int8_t e0, int8_t e1, float32x4_t dl8, float *y) {
   const int8x16_t g = vcombine_s8(vld1_s8(kIq1sGrid[i0]), vld1_s8(kIq1sGrid[i1]));
   const int8x16_t c = vaddq_s8(vshlq_n_s8(g, 3), vcombine_s8(vdup_n_s8(e0), vdup_n_s8(e1)));
-  mul16<M>(x, vreinterpretq_u8_s8(c), vdupq_n_f32(dl * 0.125f), y);
+  mul16<M>(x, vreinterpretq_u8_s8(c), dl8, y);
 }
 
 template <int M>
@@ -524,11 +524,27 @@ inline void iq1_s(const Idx &x, const uint8_t *b, float *y) {
   const uint8_t *qs = b + 2;
   for (int ib = 0; ib < 8; ++ib, qs += 4) {
     const uint32_t h = load_le16(b + 34 + 2 * ib);
-    const float dl = d * static_cast<float>(2u * ((h >> 12) & 7u) + 1u);
+    const float32x4_t dl8 = vdupq_n_f32(d * static_cast<float>(2u * ((h >> 12) & 7u) + 1u) * 0.125f);
     const int8_t e = (h & 0x8000u) ? -1 : 1;
     for (int l = 0; l < 4; l += 2)
-      iq1_16<M>(x, qs[l] | (((h >> (3 * l)) & 7u) << 8), qs[l + 1] | (((h >> (3 * l + 3)) & 7u) << 8), e, e, dl,
+      iq1_16<M>(x, qs[l] | (((h >> (3 * l)) & 7u) << 8), qs[l + 1] | (((h >> (3 * l + 3)) & 7u) << 8), e, e, dl8,
                 y + 32 * ib + 8 * l);
+  }
+}
+
+// IQ1_M: the 16 scales dl / 8 = (d * (2s + 1)) * 0.125 (s: four 3-bit fields in bits 0-11 of
+// each u16 at b + 48, one per 16 outputs), eight at a time.
+inline void iq1m_scales(float d, const uint8_t *b, float *out) {
+  alignas(16) static constexpr int16_t kShift[8] = {0, -3, -6, -9, 0, -3, -6, -9};
+  const uint16x4_t w = vreinterpret_u16_u8(vld1_u8(b + 48));
+  const float32x4_t dv = vdupq_n_f32(d), eighth = vdupq_n_f32(0.125f);
+  for (int k = 0; k < 2; ++k) {
+    const uint16x8_t u = k ? vcombine_u16(vdup_lane_u16(w, 2), vdup_lane_u16(w, 3))
+                           : vcombine_u16(vdup_lane_u16(w, 0), vdup_lane_u16(w, 1));
+    const uint16x8_t s = vandq_u16(vshlq_u16(u, vld1q_s16(kShift)), vdupq_n_u16(7));
+    const uint16x8_t odd = vorrq_u16(vshlq_n_u16(s, 1), vdupq_n_u16(1));  // 2s + 1
+    vst1q_f32(out + 8 * k, vmulq_f32(vmulq_f32(dv, vcvtq_f32_u32(vmovl_u16(vget_low_u16(odd)))), eighth));
+    vst1q_f32(out + 8 * k + 4, vmulq_f32(vmulq_f32(dv, vcvtq_f32_u32(vmovl_high_u16(odd))), eighth));
   }
 }
 
@@ -540,12 +556,12 @@ inline void iq1_m(const Idx &x, const uint8_t *b, float *y) {
                                                (sc[3] & 0xF000u));
   uint8_t db[2];
   std::memcpy(db, &dbits, 2);
-  const float d = f16s(db);
+  alignas(16) float dl8[16];
+  iq1m_scales(f16s(db), b, dl8);
   for (int i = 0; i < 32; i += 2, y += 16) {
-    const float dl = d * static_cast<float>(2u * ((sc[i / 8] >> (3 * ((i / 2) % 4))) & 7u) + 1u);
     const uint32_t h = b[32 + i / 2];  // low nibble: group i, high nibble: group i + 1
     iq1_16<M>(x, b[i] | ((h & 7u) << 8), b[i + 1] | (((h >> 4) & 7u) << 8), (h & 8u) ? -1 : 1, (h & 0x80u) ? -1 : 1,
-              dl, y);
+              vld1q_dup_f32(dl8 + i / 2), y);
   }
 }
 
