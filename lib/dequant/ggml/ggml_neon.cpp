@@ -469,12 +469,24 @@ template <int M>
 inline void iq2_s(const Idx &x, const uint8_t *b, float *y) {
   alignas(16) float ds[16];
   iq2_scales(f16s(b), b + 74, ds);
-  const uint8_t *qs = b + 2, *sn = b + 34, *qh = b + 66;
-  for (int i = 0; i < 32; i += 2, y += 16) {
-    const uint32_t h = qh[i / 4] >> (2 * (i % 4));
-    signed16<M>(x, rows8(kIq2sGrid[qs[i] | ((h & 3u) << 8)], kIq2sGrid[qs[i + 1] | (((h >> 2) & 3u) << 8)]), sn[i],
-                sn[i + 1], vld1q_dup_f32(ds + i / 2), y);
+  const uint8_t *qs = b + 2, *sn = b + 34;
+  // The 32 10-bit grid indices, qs[i] | ((qh[i / 4] >> 2 * (i % 4)) & 3) << 8, 16 at a time:
+  // TBL repeats each qh byte four times, USHL by 0, -2, -4, -6 brings its fields down.
+  alignas(16) uint16_t ix[32];
+  {
+    alignas(16) static constexpr uint8_t kRep[16] = {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3};
+    alignas(16) static constexpr int8_t kShr[16] = {0, -2, -4, -6, 0, -2, -4, -6, 0, -2, -4, -6, 0, -2, -4, -6};
+    const uint8x16_t h = vcombine_u8(vld1_u8(b + 66), vdup_n_u8(0));
+    for (int k = 0; k < 2; ++k) {
+      const uint8x16_t rep = vqtbl1q_u8(h, vaddq_u8(vld1q_u8(kRep), vdupq_n_u8(static_cast<uint8_t>(4 * k))));
+      const uint8x16_t f = vandq_u8(vshlq_u8(rep, vld1q_s8(kShr)), vdupq_n_u8(3));
+      const uint8x16_t q = vld1q_u8(qs + 16 * k);
+      vst1q_u16(ix + 16 * k, vorrq_u16(vmovl_u8(vget_low_u8(q)), vshll_n_u8(vget_low_u8(f), 8)));
+      vst1q_u16(ix + 16 * k + 8, vorrq_u16(vmovl_high_u8(q), vshll_high_n_u8(f, 8)));
+    }
   }
+  for (int i = 0; i < 32; i += 2, y += 16)
+    signed16<M>(x, rows8(kIq2sGrid[ix[i]], kIq2sGrid[ix[i + 1]]), sn[i], sn[i + 1], vld1q_dup_f32(ds + i / 2), y);
 }
 
 template <int M>
@@ -496,13 +508,14 @@ inline void iq3_s(const Idx &x, const uint8_t *b, float *y) {
   const uint8_t *qs = b + 2, *qh = b + 66, *sn = b + 74, *sc = b + 106;
   for (int ib = 0; ib < 8; ++ib) {
     const float32x4_t db = vdupq_n_f32(d * static_cast<float>(1u + 2u * ((sc[ib / 2] >> (4 * (ib % 2))) & 0xFu)));
-    for (int k = 0; k < 8; k += 4, y += 16) {
-      const uint8_t *q = qs + 8 * ib + k;
-      const uint32_t h = static_cast<uint32_t>(qh[ib] >> k) << 8;
-      signed16<M>(x, rows4(kIq3sGrid, q[0] | (h & 256u), q[1] | ((h >> 1) & 256u), q[2] | ((h >> 2) & 256u),
-                           q[3] | ((h >> 3) & 256u)),
-                  sn[4 * ib + k / 2], sn[4 * ib + k / 2 + 1], db, y);
-    }
+    // The eight 9-bit grid indices of this sub-block: qs bytes | (bit j of qh[ib]) << 8.
+    alignas(16) static constexpr uint8_t kBit8[8] = {1, 2, 4, 8, 16, 32, 64, 128};
+    const uint8x8_t hi = vand_u8(vtst_u8(vdup_n_u8(qh[ib]), vld1_u8(kBit8)), vdup_n_u8(1));
+    alignas(16) uint16_t ix[8];
+    vst1q_u16(ix, vorrq_u16(vmovl_u8(vld1_u8(qs + 8 * ib)), vshll_n_u8(hi, 8)));
+    for (int k = 0; k < 8; k += 4, y += 16)
+      signed16<M>(x, rows4(kIq3sGrid, ix[k], ix[k + 1], ix[k + 2], ix[k + 3]), sn[4 * ib + k / 2],
+                  sn[4 * ib + k / 2 + 1], db, y);
   }
 }
 
