@@ -527,14 +527,14 @@ typedef enum tblob_meta_type {
 
 typedef struct tblob_metadata_value {
   uint32_t struct_size;
-  uint32_t type;           /* tblob_meta_type */
+  uint32_t value_type;     /* tblob_meta_type */
   uint64_t index;          /* position in the typed table */
   const char *key;         /* borrowed, not NUL-terminated */
   size_t key_len;
   /* Scalars: the value in the field of its kind, the other two 0. */
-  uint64_t u64;            /* U8, U16, U32, U64; BOOL as 0 or 1 (any non-zero byte is true) */
-  int64_t i64;             /* I8, I16, I32, I64 */
-  double f64;              /* F32 (widened exactly), F64 */
+  uint64_t uint_value;     /* U8, U16, U32, U64; BOOL as 0 or 1 (any non-zero byte is true) */
+  int64_t int_value;       /* I8, I16, I32, I64 */
+  double float_value;      /* F32 (widened exactly), F64 */
   /* STRING: its bytes (not NUL-terminated, not checked as UTF-8). Other scalars: the text
    * tblob_metadata_find gives for the key. Arrays: NULL, 0. */
   const char *string;

@@ -38,7 +38,7 @@ void fill(const tblob_model *m, uint64_t index, tblob_metadata_value *v) {
 #if TBLOB_HAVE_GGUF
   if (const tblob::gguf::GgufExt *e = tblob::gguf::ext_of(m)) {
     if (const tblob::gguf::MetaKv *kv = tblob::gguf::typed_kv(*e, index)) {
-      v->type = kv->type;
+      v->value_type = kv->type;
       v->key = kv->key;
       v->key_len = kv->key_len;
       v->data = kv->data;
@@ -51,13 +51,13 @@ void fill(const tblob_model *m, uint64_t index, tblob_metadata_value *v) {
       const tblob::MetaDesc &row = m->metadata[kv->meta_row];
       v->string = row.value;  // a string's bytes, or the scalar's text
       v->string_len = row.value_len;
-      tblob::gguf::scalar_value(*kv, &v->u64, &v->i64, &v->f64);
+      tblob::gguf::scalar_value(*kv, &v->uint_value, &v->int_value, &v->float_value);
       return;
     }
   }
 #endif
   const tblob::MetaDesc &row = m->metadata[static_cast<size_t>(index)];
-  v->type = TBLOB_META_STRING;
+  v->value_type = TBLOB_META_STRING;
   v->key = row.name;
   v->key_len = row.name_len;
   v->string = row.value;

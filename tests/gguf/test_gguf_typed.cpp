@@ -111,21 +111,21 @@ size_t elem_size(uint32_t t) {
 // The scalar of a typed value, from the field of its kind, as the .typed files write it.
 std::string scalar_text(const tblob_metadata_value &v) {
   unsigned char b[8] = {0};
-  switch (v.type) {
+  switch (v.value_type) {
     case TBLOB_META_STRING: return hex(v.string, v.string_len);
-    case TBLOB_META_U8: case TBLOB_META_BOOL: b[0] = static_cast<unsigned char>(v.u64); break;
-    case TBLOB_META_U16: { const uint16_t x = static_cast<uint16_t>(v.u64); std::memcpy(b, &x, 2); break; }
-    case TBLOB_META_U32: { const uint32_t x = static_cast<uint32_t>(v.u64); std::memcpy(b, &x, 4); break; }
-    case TBLOB_META_U64: std::memcpy(b, &v.u64, 8); break;
-    case TBLOB_META_I8: { const int8_t x = static_cast<int8_t>(v.i64); std::memcpy(b, &x, 1); break; }
-    case TBLOB_META_I16: { const int16_t x = static_cast<int16_t>(v.i64); std::memcpy(b, &x, 2); break; }
-    case TBLOB_META_I32: { const int32_t x = static_cast<int32_t>(v.i64); std::memcpy(b, &x, 4); break; }
-    case TBLOB_META_I64: std::memcpy(b, &v.i64, 8); break;
-    case TBLOB_META_F32: { const float x = static_cast<float>(v.f64); std::memcpy(b, &x, 4); break; }
-    case TBLOB_META_F64: std::memcpy(b, &v.f64, 8); break;
+    case TBLOB_META_U8: case TBLOB_META_BOOL: b[0] = static_cast<unsigned char>(v.uint_value); break;
+    case TBLOB_META_U16: { const uint16_t x = static_cast<uint16_t>(v.uint_value); std::memcpy(b, &x, 2); break; }
+    case TBLOB_META_U32: { const uint32_t x = static_cast<uint32_t>(v.uint_value); std::memcpy(b, &x, 4); break; }
+    case TBLOB_META_U64: std::memcpy(b, &v.uint_value, 8); break;
+    case TBLOB_META_I8: { const int8_t x = static_cast<int8_t>(v.int_value); std::memcpy(b, &x, 1); break; }
+    case TBLOB_META_I16: { const int16_t x = static_cast<int16_t>(v.int_value); std::memcpy(b, &x, 2); break; }
+    case TBLOB_META_I32: { const int32_t x = static_cast<int32_t>(v.int_value); std::memcpy(b, &x, 4); break; }
+    case TBLOB_META_I64: std::memcpy(b, &v.int_value, 8); break;
+    case TBLOB_META_F32: { const float x = static_cast<float>(v.float_value); std::memcpy(b, &x, 4); break; }
+    case TBLOB_META_F64: std::memcpy(b, &v.float_value, 8); break;
     default: return "?";
   }
-  return text_of(v.type, b);
+  return text_of(v.value_type, b);
 }
 
 struct Strings {
@@ -149,7 +149,7 @@ void check_against(const tblob_model *m, const Typed &t, uint64_t prefix) {
     EXPECT_EQ(f.index, prefix + k);
     EXPECT_EQ(std::string(v.key, v.key_len), e.key);
     if (!e.array) {
-      EXPECT_EQ(v.type, e.type);
+      EXPECT_EQ(v.value_type, e.type);
       EXPECT_EQ(v.count, 1u);
       EXPECT_EQ(scalar_text(v), e.value);
       // The text beside it is what tblob_metadata_find answers.
@@ -159,7 +159,7 @@ void check_against(const tblob_model *m, const Typed &t, uint64_t prefix) {
       EXPECT_EQ(std::string(v.string, v.string_len), std::string(s, n));
       continue;
     }
-    ASSERT_EQ(v.type, static_cast<uint32_t>(TBLOB_META_ARRAY));
+    ASSERT_EQ(v.value_type, static_cast<uint32_t>(TBLOB_META_ARRAY));
     EXPECT_EQ(v.element_type, e.type);
     ASSERT_EQ(v.count, e.count);
     EXPECT_EQ(v.string, nullptr);
@@ -245,7 +245,7 @@ TEST(GgufTyped, OtherFormatsListTheirStringPairs) {
     ASSERT_EQ(tblob_metadata_at(m, i, &k, &kn, &s, &sn, nullptr), TBLOB_OK);
     tblob_metadata_value v = TBLOB_METADATA_VALUE_INIT;
     ASSERT_EQ(tblob_metadata_typed_at(m, i, &v, &d), TBLOB_OK);
-    EXPECT_EQ(v.type, static_cast<uint32_t>(TBLOB_META_STRING));
+    EXPECT_EQ(v.value_type, static_cast<uint32_t>(TBLOB_META_STRING));
     EXPECT_EQ(std::string(v.key, v.key_len), std::string(k, kn));
     EXPECT_EQ(std::string(v.string, v.string_len), std::string(s, sn));
     ASSERT_EQ(tblob_metadata_typed_find(m, k, kn, &v, &d), TBLOB_OK);
