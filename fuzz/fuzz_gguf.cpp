@@ -87,6 +87,44 @@ void dequant_all(const tblob_model *m, uint8_t variant) {
   }
 }
 
+// The typed table: one entry per key/value, arrays walked whole (strings with a cursor, one by
+// one) and read back in chunks, each element inside the input.
+int typed_string(void *user, uint64_t, const char *s, size_t len) {
+  fuzz::consume(fuzz::touch(s, len));
+  ++*static_cast<uint64_t *>(user);
+  return 0;
+}
+void typed_all(const tblob_model *m) {
+  const uint64_t n = tblob_metadata_typed_count(m);
+  FUZZ_ASSERT(n >= tblob_metadata_count(m));
+  for (uint64_t i = 0; i < n; ++i) {
+    tblob_metadata_value v = TBLOB_METADATA_VALUE_INIT, f = TBLOB_METADATA_VALUE_INIT;
+    FUZZ_ASSERT(tblob_metadata_typed_at(m, i, &v, nullptr) == TBLOB_OK && v.index == i);
+    FUZZ_ASSERT(tblob_metadata_typed_find(m, v.key, v.key_len, &f, nullptr) == TBLOB_OK && f.index <= i);
+    fuzz::consume(fuzz::touch(v.data, static_cast<size_t>(v.data_bytes)));
+    if (v.value_type != TBLOB_META_ARRAY) continue;
+    if (v.element_type == TBLOB_META_STRING) {
+      uint64_t seen = 0;
+      FUZZ_ASSERT(tblob_metadata_array_strings(m, i, 0, UINT64_MAX, nullptr, typed_string, &seen, nullptr) == TBLOB_OK);
+      FUZZ_ASSERT(seen == v.count);
+      tblob_metadata_cursor c = TBLOB_METADATA_CURSOR_INIT;
+      for (uint64_t e = 0; e < v.count && e < 4096; ++e) {
+        const char *s;
+        size_t len;
+        FUZZ_ASSERT(tblob_metadata_array_string(m, i, e, &c, &s, &len, nullptr) == TBLOB_OK);
+      }
+    } else {
+      unsigned char buf[512];
+      const uint64_t each = v.count ? v.data_bytes / v.count : 1;
+      for (uint64_t e = 0; e < v.count; e += sizeof(buf) / each) {
+        const uint64_t k = v.count - e < sizeof(buf) / each ? v.count - e : sizeof(buf) / each;
+        FUZZ_ASSERT(tblob_metadata_array_get(m, i, e, k, buf, sizeof(buf), nullptr) == TBLOB_OK);
+      }
+    }
+    FUZZ_ASSERT(tblob_metadata_array_get(m, i, v.count + 1, 0, nullptr, 0, nullptr) != TBLOB_OK);
+  }
+}
+
 void walk(const tblob_model *m, const uint8_t *file, size_t len, const tblob_open_options &o, uint8_t variant) {
   FUZZ_ASSERT(tblob_model_format(m) == TBLOB_FORMAT_GGUF);
   FUZZ_ASSERT(tblob_model_file_count(m) == 1);
@@ -138,6 +176,7 @@ void walk(const tblob_model *m, const uint8_t *file, size_t len, const tblob_ope
   const char *k, *v;
   size_t kn, vn;
   FUZZ_ASSERT(tblob_metadata_at(m, mc, &k, &kn, &v, &vn, nullptr) == TBLOB_E_RANGE);
+  typed_all(m);
   dequant_all(m, variant);
 }
 

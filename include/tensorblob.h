@@ -137,7 +137,7 @@ typedef enum tblob_status {
   TBLOB_E_OLLAMA_LIMIT_CONFIG = -123,        /* a config or JSON layer above max_config_bytes */
   TBLOB_E_OLLAMA_IMPORT_SOURCE = -124,       /* the import source cannot be imported */
   TBLOB_E_OLLAMA_CORRUPT_STORE = -125,       /* gc refused: some manifest cannot be read */
-  TBLOB_E_OLLAMA_COMPONENT = -126,           /* no tensor layer of the requested component */
+  TBLOB_E_OLLAMA_COMPONENT = -126,           /* no tensor layer of the requested component or part */
 
   /* UQFF (-140 .. -169) */
   TBLOB_E_UQFF_NO_VERSION = -140,       /* no uqff.version.{major,minor,patch} tensors (pre-1.0?) */
@@ -501,6 +501,113 @@ TBLOB_API tblob_status tblob_metadata_find(const tblob_model *model, const char 
                                            size_t *value_len, tblob_diag *diag) TBLOB_NOEXCEPT;
 
 /* ------------------------------------------------------------------------------------------
+ * Typed metadata (GGUF key/values of every type; arrays iterated, never copied)
+ * ---------------------------------------------------------------------------------------- */
+/* The typed table holds every key/value of a model with its type. For a GGUF file, buffer or
+ * Ollama GGUF model: every key/value in file order, arrays included (after a store model's
+ * "ollama.*" keys, which are strings). For every other model: the pairs of tblob_metadata_at,
+ * in the same order, as TBLOB_META_STRING. Nothing is copied and nothing is allocated:
+ * strings and array bytes point into the file (valid until close), and an array of 150,000
+ * token strings is walked where it lies. The types are GGUF's own numbers. */
+typedef enum tblob_meta_type {
+  TBLOB_META_U8 = 0,
+  TBLOB_META_I8 = 1,
+  TBLOB_META_U16 = 2,
+  TBLOB_META_I16 = 3,
+  TBLOB_META_U32 = 4,
+  TBLOB_META_I32 = 5,
+  TBLOB_META_F32 = 6,
+  TBLOB_META_BOOL = 7,
+  TBLOB_META_STRING = 8,
+  TBLOB_META_ARRAY = 9,
+  TBLOB_META_U64 = 10,
+  TBLOB_META_I64 = 11,
+  TBLOB_META_F64 = 12
+} tblob_meta_type;
+
+typedef struct tblob_metadata_value {
+  uint32_t struct_size;
+  uint32_t value_type;     /* tblob_meta_type */
+  uint64_t index;          /* position in the typed table */
+  const char *key;         /* borrowed, not NUL-terminated */
+  size_t key_len;
+  /* Scalars: the value in the field of its kind, the other two 0. */
+  uint64_t uint_value;     /* U8, U16, U32, U64; BOOL as 0 or 1 (any non-zero byte is true) */
+  int64_t int_value;       /* I8, I16, I32, I64 */
+  double float_value;      /* F32 (widened exactly), F64 */
+  /* STRING: its bytes (not NUL-terminated, not checked as UTF-8). Other scalars: the text
+   * tblob_metadata_find gives for the key. Arrays: NULL, 0. */
+  const char *string;
+  size_t string_len;
+  uint32_t element_type;   /* ARRAY: the elements' tblob_meta_type (never ARRAY) */
+  uint32_t reserved;       /* 0 */
+  uint64_t count;          /* ARRAY: elements; otherwise 1 */
+  /* ARRAY: the elements as stored: little-endian, unaligned; a string element is a u64
+   * length and its bytes. Scalars and strings: their bytes as stored. */
+  const void *data;
+  uint64_t data_bytes;
+} tblob_metadata_value;
+#define TBLOB_METADATA_VALUE_INIT \
+  {(uint32_t)sizeof(tblob_metadata_value), 0u, 0u, NULL, 0, 0u, 0, 0.0, NULL, 0, 0u, 0u, 0u, NULL, 0u}
+TBLOB_API tblob_status tblob_metadata_value_init(tblob_metadata_value *value,
+                                                 size_t struct_size) TBLOB_NOEXCEPT;
+
+TBLOB_API uint64_t tblob_metadata_typed_count(const tblob_model *model) TBLOB_NOEXCEPT;
+/* TBLOB_E_RANGE when index >= tblob_metadata_typed_count. */
+TBLOB_API tblob_status tblob_metadata_typed_at(const tblob_model *model, uint64_t index,
+                                               tblob_metadata_value *value,
+                                               tblob_diag *diag) TBLOB_NOEXCEPT;
+/* The first key/value named key, arrays included. TBLOB_E_NOT_FOUND if absent. */
+TBLOB_API tblob_status tblob_metadata_typed_find(const tblob_model *model, const char *key,
+                                                 size_t key_len, tblob_metadata_value *value,
+                                                 tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* Elements [first, first + count) of the numeric or bool array at typed index `index`, into
+ * buf in host byte order, each the size of its type (bool: one byte, 0 or 1). count
+ * UINT64_MAX: through the last. TBLOB_E_RANGE past the end, TBLOB_E_BUFFER_TOO_SMALL when buf
+ * holds fewer bytes, TBLOB_E_INVALID_ARGUMENT for a string array or a non-array. O(count). */
+TBLOB_API tblob_status tblob_metadata_array_get(const tblob_model *model, uint64_t index,
+                                                uint64_t first, uint64_t count, void *buf,
+                                                size_t buf_capacity,
+                                                tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* Where the last walk of a string array stopped, so that the next call continues from there
+ * instead of from element 0: reading a string array in order (one element per call, or in
+ * chunks) costs O(1) per element. The fields are the library's; a cursor from another array or
+ * model, or altered, is ignored (the walk starts at element 0), never read outside the array. */
+typedef struct tblob_metadata_cursor {
+  uint32_t struct_size;
+  uint32_t reserved;       /* 0 */
+  uint64_t array;          /* typed index of the array it is on (UINT64_MAX: none) */
+  uint64_t element;        /* the element it points at */
+  uint64_t position;       /* byte offset of that element in the array's data */
+  uint64_t check;          /* ties the fields above to the model */
+} tblob_metadata_cursor;
+#define TBLOB_METADATA_CURSOR_INIT \
+  {(uint32_t)sizeof(tblob_metadata_cursor), 0u, ~(uint64_t)0, 0u, 0u, 0u}
+TBLOB_API tblob_status tblob_metadata_cursor_init(tblob_metadata_cursor *cursor,
+                                                  size_t struct_size) TBLOB_NOEXCEPT;
+
+/* Called once per string element, in order, on the calling thread, during the call; s (not
+ * NUL-terminated) points into the file. Return non-zero to stop (TBLOB_E_CANCELLED). */
+typedef int (*tblob_metadata_string_fn)(void *user, uint64_t element, const char *s, size_t len);
+/* Walks elements [first, first + count) of the string array at typed index `index` (count
+ * UINT64_MAX: through the last). cursor (may be NULL) is where to start from when it lies on
+ * this array at or before `first`, and is left after the last element walked. TBLOB_E_RANGE
+ * past the end, TBLOB_E_INVALID_ARGUMENT for a numeric array or a non-array. */
+TBLOB_API tblob_status tblob_metadata_array_strings(const tblob_model *model, uint64_t index,
+                                                    uint64_t first, uint64_t count,
+                                                    tblob_metadata_cursor *cursor,
+                                                    tblob_metadata_string_fn fn, void *user,
+                                                    tblob_diag *diag) TBLOB_NOEXCEPT;
+/* One element of a string array (borrowed, not NUL-terminated): the walk above for one
+ * element, so with a cursor, element i + 1 after element i is O(1). */
+TBLOB_API tblob_status tblob_metadata_array_string(const tblob_model *model, uint64_t index,
+                                                   uint64_t element,
+                                                   tblob_metadata_cursor *cursor, const char **s,
+                                                   size_t *len, tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* ------------------------------------------------------------------------------------------
  * Dequantization
  * ---------------------------------------------------------------------------------------- */
 /* Quantized weights decode to f32, f16 or bf16 (round to nearest even), for a whole tensor
@@ -823,15 +930,28 @@ TBLOB_API tblob_status tblob_store_read_layer(const tblob_store *store,
                                               tblob_diag *diag) TBLOB_NOEXCEPT;
 
 /* ---- Models ---- */
+/* tblob_store_open_options.part: which layers of a model open as the table. */
+typedef enum tblob_store_part {
+  TBLOB_STORE_PART_MODEL = 0,     /* the tensor layers, else the GGUF ...image.model layer */
+  TBLOB_STORE_PART_PROJECTOR = 1, /* a ...image.projector layer (GGUF or safetensors blob) */
+  TBLOB_STORE_PART_ADAPTER = 2,   /* a ...image.adapter layer (GGUF or safetensors blob) */
+  TBLOB_STORE_PART_LAYER = 3      /* the layer at manifest index part_index, whatever its type */
+} tblob_store_part;
+
 typedef struct tblob_store_open_options {
   uint32_t struct_size;
   uint32_t flags;                   /* none yet: 0 */
   const tblob_open_options *open;   /* mode, limits, allocator; NULL: defaults */
   const char *component;            /* "text_encoder", "transformer", "vae"...; NULL: all */
   size_t component_len;
+  /* Appended in 0.2 (read when struct_size covers them). */
+  uint32_t part;                    /* tblob_store_part */
+  uint32_t reserved;                /* 0 */
+  uint64_t part_index;              /* PROJECTOR/ADAPTER: the n-th such layer in manifest order
+                                       (0: the first); LAYER: the manifest layer index */
 } tblob_store_open_options;
 #define TBLOB_STORE_OPEN_OPTIONS_INIT \
-  {(uint32_t)sizeof(tblob_store_open_options), 0u, NULL, NULL, 0}
+  {(uint32_t)sizeof(tblob_store_open_options), 0u, NULL, NULL, 0, 0u, 0u, 0u}
 TBLOB_API tblob_status tblob_store_open_options_init(tblob_store_open_options *s, size_t struct_size) TBLOB_NOEXCEPT;
 
 /* Opens a model of the store as one table (format TBLOB_FORMAT_OLLAMA) holding every
@@ -841,7 +961,12 @@ TBLOB_API tblob_status tblob_store_open_options_init(tblob_store_open_options *s
  * ("component/tensor") prefix the component to bare keys. The metadata table holds
  * "ollama.name" and "ollama.manifest_id", then each blob's __metadata__ in blob order
  * (a key such as quant_type may repeat across blobs; tblob_metadata_find returns the
- * first). A component filter keeps only layers named "<component>/...". */
+ * first). A component filter keeps only layers named "<component>/...".
+ * A part other than TBLOB_STORE_PART_MODEL opens that one layer's blob alone, read by its
+ * content as GGUF or safetensors, with the metadata "ollama.name", "ollama.manifest_id",
+ * "ollama.layer" (its manifest index) and "ollama.media_type" first; there is no component
+ * filter then (TBLOB_E_INVALID_ARGUMENT). A model without such a layer, or a layer index past
+ * the manifest's, is TBLOB_E_OLLAMA_COMPONENT. */
 TBLOB_API tblob_status tblob_store_open_model(const tblob_store *store, const char *name,
                                               size_t name_len,
                                               const tblob_store_open_options *options,

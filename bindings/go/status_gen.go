@@ -153,7 +153,7 @@ const (
 	ErrOllamaImportSource Status = -124
 	// TBLOB_E_OLLAMA_CORRUPT_STORE: gc refused: some manifest cannot be read
 	ErrOllamaCorruptStore Status = -125
-	// TBLOB_E_OLLAMA_COMPONENT: no tensor layer of the requested component
+	// TBLOB_E_OLLAMA_COMPONENT: no tensor layer of the requested component or part
 	ErrOllamaComponent Status = -126
 	// TBLOB_E_UQFF_NO_VERSION: no uqff.version.{major,minor,patch} tensors (pre-1.0?)
 	ErrUQFFNoVersion Status = -140
@@ -452,7 +452,7 @@ var statusComments = map[Status]string{
 	ErrOllamaLimitConfig:        "a config or JSON layer above max_config_bytes",
 	ErrOllamaImportSource:       "the import source cannot be imported",
 	ErrOllamaCorruptStore:       "gc refused: some manifest cannot be read",
-	ErrOllamaComponent:          "no tensor layer of the requested component",
+	ErrOllamaComponent:          "no tensor layer of the requested component or part",
 	ErrUQFFNoVersion:            "no uqff.version.{major,minor,patch} tensors (pre-1.0?)",
 	ErrUQFFPre10:                "the 0.x layout: every tensor named by a number",
 	ErrUQFFVersionMajor:         "another major version: regenerate",

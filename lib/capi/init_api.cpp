@@ -27,6 +27,8 @@ tblob_status init_struct(T *s, size_t struct_size, const T &defaults) {
   X(tblob_open_options_init_compact, tblob_open_options, TBLOB_OPEN_OPTIONS_COMPACT_INIT) \
   X(tblob_scan_result_init, tblob_scan_result, TBLOB_SCAN_RESULT_INIT)                   \
   X(tblob_tensor_info_init, tblob_tensor_info, TBLOB_TENSOR_INFO_INIT)                   \
+  X(tblob_metadata_value_init, tblob_metadata_value, TBLOB_METADATA_VALUE_INIT)          \
+  X(tblob_metadata_cursor_init, tblob_metadata_cursor, TBLOB_METADATA_CURSOR_INIT)       \
   X(tblob_quant_desc_init, tblob_quant_desc, TBLOB_QUANT_DESC_INIT)                      \
   X(tblob_quant_info_init, tblob_quant_info, TBLOB_QUANT_INFO_INIT)                      \
   X(tblob_store_options_init, tblob_store_options, TBLOB_STORE_OPTIONS_INIT)             \

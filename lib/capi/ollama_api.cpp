@@ -286,6 +286,7 @@ TBLOB_API tblob_status tblob_store_open_model(const tblob_store *store, const ch
   const tblob_open_options *open = nullptr;
   const char *component = nullptr;
   size_t component_len = 0;
+  ol::PartSelect part;
   if (options) {
     const uint32_t n = options->struct_size;
     if (n < offsetof(tblob_store_open_options, flags) + sizeof(uint32_t)) return bad_arg(d, "options->struct_size");
@@ -296,13 +297,20 @@ TBLOB_API tblob_status tblob_store_open_model(const tblob_store *store, const ch
       if (!component) component_len = 0;
       if (component && component_len == 0) component = nullptr;
     }
+    if (has_field(n, offsetof(tblob_store_open_options, part_index), sizeof(uint64_t))) {
+      part.part = options->part;
+      part.index = options->part_index;
+      if (part.part > TBLOB_STORE_PART_LAYER) return bad_arg(d, "options->part: not a tblob_store_part");
+      if (part.part != TBLOB_STORE_PART_MODEL && component)
+        return bad_arg(d, "options->component applies to the model part only");
+    }
   }
   tblob::Limits limits;
   if (!tblob::resolve_limits(open, &limits)) return bad_arg(d, "options->open: struct_size or mode");
   ol::ModelName mn;
   Status s = ol::parse_name(name, name_len, &mn, d);
   if (s != TBLOB_OK) return s;
-  return ol::open_model(*store, mn, limits, component, component_len, out, d);
+  return ol::open_model(*store, mn, limits, component, component_len, out, d, part);
 }
 
 TBLOB_API tblob_status tblob_store_verify(const tblob_store *store, const char *name, size_t name_len,

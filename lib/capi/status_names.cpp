@@ -85,7 +85,7 @@ const StatusText kStatusText[] = {
     TBLOB_S(TBLOB_E_OLLAMA_LIMIT_CONFIG, "a config or JSON layer is larger than the configured limit"),
     TBLOB_S(TBLOB_E_OLLAMA_IMPORT_SOURCE, "the import source directory cannot be imported"),
     TBLOB_S(TBLOB_E_OLLAMA_CORRUPT_STORE, "a manifest cannot be read, so unreferenced blobs are unknown"),
-    TBLOB_S(TBLOB_E_OLLAMA_COMPONENT, "no tensor layer belongs to the requested component"),
+    TBLOB_S(TBLOB_E_OLLAMA_COMPONENT, "no layer belongs to the requested component or part"),
     TBLOB_S(TBLOB_E_UQFF_NO_VERSION, "UQFF set without version tensors (pre-1.0?)"),
     TBLOB_S(TBLOB_E_UQFF_PRE_1_0, "pre-1.0 UQFF layout (tensors named by number): regenerate"),
     TBLOB_S(TBLOB_E_UQFF_VERSION_MAJOR, "UQFF major version this library does not read: regenerate"),

@@ -350,3 +350,78 @@ TEST(ZeroAlloc, open_with_a_hook_uses_only_the_hook) {
   EXPECT_EQ(allocs, 0u);
   EXPECT_GT(hooked, 0u);
 }
+
+// The typed metadata calls read GGUF key/values and arrays where they lie: none allocates,
+// however long the array (a 20,000-token vocabulary here).
+namespace {
+void gput32(std::string &s, uint32_t v) { for (int k = 0; k < 4; ++k) s += static_cast<char>(v >> (8 * k)); }
+void gput64(std::string &s, uint64_t v) { for (int k = 0; k < 8; ++k) s += static_cast<char>(v >> (8 * k)); }
+void gstr(std::string &s, const std::string &v) { gput64(s, v.size()); s += v; }
+int count_strings(void *user, uint64_t, const char *, size_t len) {
+  *static_cast<size_t *>(user) += len;
+  return 0;
+}
+}  // namespace
+
+TEST(ZeroAlloc, typed_metadata_walk) {
+  constexpr uint64_t kTokens = 20000;
+  std::string g = "GGUF";  // GGUF v3: 0 tensors, 3 key/values (docs/gguf.md)
+  gput32(g, 3);
+  gput64(g, 0);
+  gput64(g, 3);
+  gstr(g, "general.architecture");
+  gput32(g, 8);
+  gstr(g, "llama");
+  gstr(g, "tokenizer.ggml.tokens");
+  gput32(g, 9);
+  gput32(g, 8);
+  gput64(g, kTokens);
+  size_t want_bytes = 0;
+  for (uint64_t i = 0; i < kTokens; ++i) {
+    const std::string t = "tok" + std::to_string(i);
+    want_bytes += t.size();
+    gstr(g, t);
+  }
+  gstr(g, "tokenizer.ggml.token_type");
+  gput32(g, 9);
+  gput32(g, 5);
+  gput64(g, kTokens);
+  for (uint64_t i = 0; i < kTokens; ++i) gput32(g, static_cast<uint32_t>(i % 5));
+  tblob_model *m = nullptr;
+  tblob_diag d = TBLOB_DIAG_INIT;
+  const tblob_status st = tblob_model_open_memory(g.data(), g.size(), nullptr, &m, &d);
+  if (st == TBLOB_E_FEATURE_DISABLED || st == TBLOB_E_UNKNOWN_FORMAT) GTEST_SKIP() << "built without gguf";
+  ASSERT_EQ(st, TBLOB_OK) << d.message;
+  std::vector<int32_t> types(kTokens);
+  tblob_metadata_value v = TBLOB_METADATA_VALUE_INIT, tok = TBLOB_METADATA_VALUE_INIT;
+  tblob_metadata_cursor cur = TBLOB_METADATA_CURSOR_INIT;
+  size_t walked = 0, one_by_one = 0, allocs;
+  uint64_t n;
+  tblob_status s1, s2, s3, s4, s5 = TBLOB_OK;
+  {
+    Counting c;
+    n = tblob_metadata_typed_count(m);
+    s1 = tblob_metadata_typed_find(m, "tokenizer.ggml.tokens", 21, &tok, &d);
+    s2 = tblob_metadata_typed_at(m, 2, &v, &d);
+    s3 = tblob_metadata_array_strings(m, tok.index, 0, UINT64_MAX, nullptr, count_strings, &walked, &d);
+    s4 = tblob_metadata_array_get(m, v.index, 0, UINT64_MAX, types.data(), types.size() * 4, &d);
+    for (uint64_t i = 0; i < kTokens && s5 == TBLOB_OK; ++i) {
+      const char *s;
+      size_t len;
+      s5 = tblob_metadata_array_string(m, tok.index, i, &cur, &s, &len, &d);
+      one_by_one += len;
+    }
+    allocs = g_allocs;
+  }
+  EXPECT_EQ(allocs, 0u) << "the typed metadata calls allocated";
+  EXPECT_EQ(n, 3u);
+  EXPECT_EQ(s1, TBLOB_OK);
+  EXPECT_EQ(s2, TBLOB_OK);
+  EXPECT_EQ(s3, TBLOB_OK);
+  EXPECT_EQ(s4, TBLOB_OK);
+  EXPECT_EQ(s5, TBLOB_OK);
+  EXPECT_EQ(walked, want_bytes);
+  EXPECT_EQ(one_by_one, want_bytes);
+  EXPECT_EQ(types[kTokens - 1], static_cast<int32_t>((kTokens - 1) % 5));
+  tblob_model_close(m);
+}

@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "json_writer.h"
 #include "term.h"
+#include "tblob_config.h"
 #include "tensorblob.h"
 
 namespace tbcli {
@@ -119,7 +120,21 @@ int cmd_dequant(const Args &a) {
     tblob_store_close(st);
   }
   tblob_model *m = nullptr;
-  tblob_status s = tblob_model_open(path, nullptr, &m, &d);
+  tblob_status s = TBLOB_OK;
+#if TBLOB_HAVE_OLLAMA
+  if (const char *layer = a.get("--layer")) {  // a part of a store model (main.cpp: needs --store)
+    tblob_store_open_options part;
+    if (!parse_layer_spec(layer, &part))
+      return usage_error(*a.cmd, "--layer wants model, projector[:N], adapter[:N] or a layer index, not '%s'", layer);
+    tblob_store *st = nullptr;
+    if ((s = tblob_store_open(store, nullptr, &st, &d)) == TBLOB_OK)
+      s = tblob_store_open_model(st, pos[0], std::strlen(pos[0]), &part, &m, &d);
+    tblob_store_close(st);
+  } else
+#endif
+  {
+    s = tblob_model_open(path, nullptr, &m, &d);
+  }
   if (s != TBLOB_OK) return fail(path, s, d);
   int rc = kExitOk;
   FILE *out = nullptr;

@@ -306,7 +306,44 @@ int cmd_ls(const Args &a) {
   return r == TBLOB_OK && st.bad == 0 ? kExitOk : kExitInvalid;
 }
 
+bool parse_layer_spec(const char *spec, tblob_store_open_options *o) {
+  tblob_store_open_options_init(o, sizeof(*o));
+  // "N": digits only, a manifest layer index.
+  auto number = [](const char *p, uint64_t *v) {
+    if (!*p) return false;
+    uint64_t x = 0;
+    for (; *p; ++p) {
+      if (*p < '0' || *p > '9' || x > (UINT64_MAX - 9) / 10) return false;
+      x = x * 10 + static_cast<uint64_t>(*p - '0');
+    }
+    *v = x;
+    return true;
+  };
+  if (std::strcmp(spec, "model") == 0) return true;
+  if (number(spec, &o->part_index)) {
+    o->part = TBLOB_STORE_PART_LAYER;
+    return true;
+  }
+  static const struct {
+    const char *word;
+    uint32_t part;
+  } kParts[] = {{"projector", TBLOB_STORE_PART_PROJECTOR}, {"adapter", TBLOB_STORE_PART_ADAPTER}};
+  for (const auto &k : kParts) {
+    const size_t n = std::strlen(k.word);
+    if (std::strncmp(spec, k.word, n) != 0) continue;
+    o->part = k.part;
+    if (spec[n] == '\0') return true;
+    return spec[n] == ':' && number(spec + n + 1, &o->part_index);
+  }
+  return false;
+}
+
 int cmd_store_inspect(const Args &a) {
+  tblob_store_open_options opts;
+  tblob_store_open_options_init(&opts, sizeof(opts));
+  if (const char *spec = a.get("--layer"))
+    if (!parse_layer_spec(spec, &opts))
+      return usage_error(*a.cmd, "--layer wants model, projector[:N], adapter[:N] or a layer index, not '%s'", spec);
   int rc;
   tblob_store *s = start_store(a, false, &rc);
   if (!s) return rc;
@@ -315,7 +352,7 @@ int cmd_store_inspect(const Args &a) {
     std::string path = std::string(a.get("--store")) + "/" + name;
     tblob_diag d = TBLOB_DIAG_INIT;
     tblob_model *m = nullptr;
-    const tblob_status st = tblob_store_open_model(s, name, std::strlen(name), nullptr, &m, &d);
+    const tblob_status st = tblob_store_open_model(s, name, std::strlen(name), &opts, &m, &d);
     if (st != TBLOB_OK) {
       rc = kExitInvalid;
       if (a.json) {

@@ -4,6 +4,8 @@
 #pragma once
 #include <cstdint>
 
+#include "tensorblob.h"
+
 namespace tbcli {
 
 constexpr int kExitOk = 0;
@@ -22,6 +24,9 @@ int cmd_verify(const Args &a);          // verify --store
 int cmd_import(const Args &a);
 int cmd_gc(const Args &a);
 int cmd_store_inspect(const Args &a);   // inspect --store
+// --layer SPEC (model, projector[:N], adapter[:N] or a manifest layer index) into store open
+// options; false when SPEC is none of these.
+bool parse_layer_spec(const char *spec, tblob_store_open_options *o);
 // UQFF (cmd_uqff.cpp, when uqff is built): main.cpp routes `verify PATH` and `dequant PATH`
 // here when tblob_uqff_detect says PATH is UQFF.
 int cmd_uqff_verify(const Args &a, const char *path);

@@ -34,6 +34,7 @@ int run_inspect(const Args &a) {
     if (a.has("--no-checksum")) return usage_error(*a.cmd, "--no-checksum applies to files, not --store");
     return cmd_store_inspect(a);
   }
+  if (a.has("--layer")) return usage_error(*a.cmd, "--layer needs --store");
 #endif
   return cmd_inspect(a);
 }
@@ -49,6 +50,9 @@ int run_dequant(const Args &a) {
 #endif
   }
   if (a.has("--expert")) return usage_error(*a.cmd, "--expert applies to UQFF expert stacks only");
+#if TBLOB_HAVE_OLLAMA
+  if (a.has("--layer") && !a.has("--store")) return usage_error(*a.cmd, "--layer needs --store");
+#endif
   return cmd_dequant(a);
 }
 
@@ -169,14 +173,19 @@ int run_help(const Args &a) {
 #define OPTS(x) x, sizeof(x) / sizeof(x[0])
 #if TBLOB_HAVE_OLLAMA
 #define STORE_OPTION(help) {"--store", nullptr, "DIR", help, Complete::kDir, nullptr},
+#define LAYER_OPTION                                                                                      \
+  {"--layer", nullptr, "SPEC", "--store: open this part of the model: model (default), projector[:N], " \
+   "adapter[:N] or a manifest layer index", Complete::kNone, nullptr},
 #else
 #define STORE_OPTION(help)
+#define LAYER_OPTION
 #endif
 
 const Option kInspectOptions[] = {
     {"--no-checksum", nullptr, nullptr, "SLM1: skip only the checksum (every structural check stays)",
      Complete::kNone, nullptr},
-    STORE_OPTION("the arguments are models MODEL[:TAG] of this Ollama store")};
+    STORE_OPTION("the arguments are models MODEL[:TAG] of this Ollama store")
+    LAYER_OPTION};
 
 const Option kExportOptions[] = {
     STORE_OPTION("MODEL is a model MODEL[:TAG] of this Ollama store")
@@ -195,7 +204,8 @@ const Option kDequantOptions[] = {
      Complete::kChoices, "auto scalar avx2 avx512 neon"},
     {"--expert", nullptr, "N", "UQFF expert stacks: expert N (rows are then relative to it)", Complete::kNone,
      nullptr},
-    STORE_OPTION("PATH is a model MODEL[:TAG] of this Ollama store")};
+    STORE_OPTION("PATH is a model MODEL[:TAG] of this Ollama store")
+    LAYER_OPTION};
 
 #if TBLOB_HAVE_OLLAMA
 const Option kVerifyOptions[] = {

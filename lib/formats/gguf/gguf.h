@@ -5,7 +5,8 @@
 //     shape outermost-first (GGUF's ne reversed), element_count the logical element count;
 //   * dtype F32/F16/BF16/F64/I8/I16/I32/I64 for ggml's plain types, U8 for every block type
 //     (the bytes are ggml blocks; the row's ggml type is in the model's GgufExt);
-//   * metadata: string and scalar key/values (scalars rendered as text), arrays left out.
+//   * metadata: string and scalar key/values (scalars rendered as text), arrays left out;
+//     every key/value, arrays included, with its type in GgufExt::kvs (the typed table).
 // Strings and names point into the file; nothing in the header is copied except shapes and
 // rendered scalars.
 #pragma once
@@ -42,7 +43,20 @@ constexpr uint32_t kMaxNameBytes = 63;    // GGML_MAX_NAME 64, with its NUL
 constexpr uint64_t kMaxStringBytes = uint64_t{1} << 30;
 constexpr uint64_t kMaxArrayElems = uint64_t{1} << 30;
 
-// What a model keeps about its GGUF rows: one ggml type per row of [first_row, first_row + rows).
+// One key/value as the file holds it (nothing copied): the typed metadata table.
+struct MetaKv {
+  const char *key;
+  size_t key_len;
+  uint32_t type;          // ValueType
+  uint32_t element_type;  // arrays: the elements' ValueType
+  const uint8_t *data;    // scalar: its bytes; string: its bytes; array: the first element
+  uint64_t bytes;         // bytes at data (arrays: every element, strings with their lengths)
+  uint64_t count;         // arrays: elements; otherwise 1
+  size_t meta_row;        // its row in the model's metadata table; SIZE_MAX for arrays
+};
+
+// What a model keeps about its GGUF rows: one ggml type per row of [first_row, first_row + rows),
+// and every key/value with its type.
 constexpr uint64_t kExtMagic = 0x4747554645585431ull;  // "GGUFEXT1"
 struct GgufExt {
   uint64_t magic;
@@ -51,9 +65,36 @@ struct GgufExt {
   const uint32_t *types;
   uint32_t alignment;
   uint32_t version;
+  const MetaKv *kvs;       // file order
+  size_t kv_count;
+  size_t meta_prefix;      // metadata rows before the file's own (a store model's ollama.* keys)
+  const size_t *kv_of_row; // kv index of metadata row meta_prefix + r
 };
 // The ext of m when its rows came from a GGUF file, else nullptr.
 const GgufExt *ext_of(const tblob_model *m);
+
+// ---- typed metadata (gguf_metadata.cpp) -----------------------------------------------------
+// The typed table of a model with GGUF rows: the metadata rows before the file's own
+// (strings), then every key/value of the file.
+inline size_t typed_count(const GgufExt &e) { return e.meta_prefix + e.kv_count; }
+// The key/value at typed index i (nullptr for a prefix row, which is a plain string pair).
+inline const MetaKv *typed_kv(const GgufExt &e, uint64_t i) {
+  return i >= e.meta_prefix && i - e.meta_prefix < e.kv_count ? &e.kvs[i - e.meta_prefix] : nullptr;
+}
+// Typed index of the first key/value named key, or UINT64_MAX.
+uint64_t typed_find(const tblob_model *m, const GgufExt &e, const char *key, size_t key_len);
+// A scalar's value: unsigned kinds and bool in *u, signed in *i, floats in *f (others 0).
+void scalar_value(const MetaKv &kv, uint64_t *u, int64_t *i, double *f);
+// Elements [first, first + count) of a numeric or bool array into buf, host byte order.
+Status array_get(const MetaKv &kv, uint64_t first, uint64_t count, void *buf, size_t cap, const Diag &diag);
+// Walks string elements [first, first + count) of kv, from (*element, *position) when that is
+// a valid start at or before first, else from 0; leaves them after the last element walked.
+// fn returning non-zero stops the walk with TBLOB_E_CANCELLED.
+using StringFn = int (*)(void *user, uint64_t element, const char *s, size_t len);
+Status array_strings(const MetaKv &kv, uint64_t first, uint64_t count, bool resume, uint64_t *element,
+                     uint64_t *position, StringFn fn, void *user, const Diag &diag);
+// The value that ties a cursor (array, element, position) to kv of this model.
+uint64_t cursor_check(const MetaKv &kv, uint64_t array, uint64_t element, uint64_t position);
 
 // True when the bytes start with the GGUF magic.
 bool looks_like(const uint8_t *p, size_t n);

@@ -154,10 +154,11 @@ class Reader {
   }
   Status preamble();
   Status key_value(uint64_t i);
-  Status array(const char *key, size_t key_len, uint64_t at);
+  Status array(const char *key, size_t key_len, uint64_t at, MetaKv *kv);
   Status push_meta(const char *key, size_t key_len, const char *v, size_t vn);
   Status render(const char *key, size_t key_len, uint32_t type, const uint8_t *v);
   Status tensor_info(uint64_t i, uint32_t *types);
+  size_t first_meta_row() const { return m_->files[fi_].metadata_begin; }
   Status data_region();
 
   tblob_model *m_;
@@ -173,6 +174,9 @@ class Reader {
   size_t first_row_ = 0;
   uint64_t data_start_ = 0;
   PodVec<Key> keys_;
+  MetaKv *kvs_ = nullptr;  // arena, n_kv_ entries
+  size_t *kv_of_row_ = nullptr;
+  size_t rows_seen_ = 0;   // metadata rows this file has added
 };
 
 Status Reader::preamble() {
@@ -265,7 +269,7 @@ Status Reader::render(const char *key, size_t key_len, uint32_t type, const uint
 
 // Arrays are validated and skipped: never materialized (a 150,000-entry token list stays in
 // the file).
-Status Reader::array(const char *key, size_t key_len, uint64_t at) {
+Status Reader::array(const char *key, size_t key_len, uint64_t at, MetaKv *kv) {
   const int kn = static_cast<int>(key_len > 120 ? 120 : key_len);
   uint32_t et = 0;
   uint64_t count = 0;
@@ -284,8 +288,13 @@ Status Reader::array(const char *key, size_t key_len, uint64_t at) {
     return diag_.fail(TBLOB_E_GGUF_ARRAY, count_at, -1, "key \"%.*s\" (byte %llu): %llu %s elements %s", kn, key,
                       static_cast<ull>(at), static_cast<ull>(count), value_type_name(et),
                       count > kMaxArrayElems ? "are more than 2^30" : "cannot fit in the bytes left");
+  const uint64_t begin = pos_;
+  kv->element_type = et;
+  kv->count = count;
+  kv->data = p_ + begin;
   if (et != kString) {
     pos_ += count * each;  // count * each <= left()
+    kv->bytes = count * each;
     return TBLOB_OK;
   }
   for (uint64_t j = 0; j < count; ++j) {
@@ -293,6 +302,7 @@ Status Reader::array(const char *key, size_t key_len, uint64_t at) {
     size_t len = 0;
     if ((st = str("an array string", &s, &len)) != TBLOB_OK) return st;
   }
+  kv->bytes = pos_ - begin;
   return TBLOB_OK;
 }
 
@@ -312,15 +322,21 @@ Status Reader::key_value(uint64_t i) {
   if (!keys_.push(Key{key, key_len, at})) return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
   uint32_t type = 0;
   if ((st = u32("a value type", &type)) != TBLOB_OK) return st;
+  MetaKv &kv = kvs_[i];
+  kv = MetaKv{key, key_len, type, 0, nullptr, 0, 1, SIZE_MAX};
   const bool is_alignment = key_len == 17 && std::memcmp(key, "general.alignment", 17) == 0;
   if (is_alignment && type != kU32)
     return diag_.fail(TBLOB_E_GGUF_ALIGNMENT, at, -1, "general.alignment (byte %llu) is of type %s; it must be u32",
                       static_cast<ull>(at), value_type_name(type));
-  if (type == kArray) return array(key, key_len, at);
+  if (type == kArray) return array(key, key_len, at, &kv);
+  kv.meta_row = first_meta_row() + rows_seen_;
+  kv_of_row_[rows_seen_++] = i;
   if (type == kString) {
     const char *v = nullptr;
     size_t vn = 0;
     if ((st = str("a string value", &v, &vn)) != TBLOB_OK) return st;
+    kv.data = reinterpret_cast<const uint8_t *>(v);
+    kv.bytes = vn;
     return push_meta(key, key_len, v, vn);
   }
   const uint32_t size = scalar_bytes(type);
@@ -330,6 +346,8 @@ Status Reader::key_value(uint64_t i) {
   if (left() < size) return truncated("a value", size);
   const uint8_t *v = p_ + pos_;
   pos_ += size;
+  kv.data = v;
+  kv.bytes = size;
   if (is_alignment) {
     const uint32_t a = rd32(v);
     if (a == 0 || (a & (a - 1)) != 0)
@@ -499,6 +517,9 @@ Status Reader::run() {
   if (!keys_.reserve(static_cast<size_t>(n_kv_)) || !m_->metadata.reserve(m_->metadata.size() + static_cast<size_t>(n_kv_)) ||
       !m_->tensors.reserve(first_row_ + static_cast<size_t>(n_tensors_)))
     return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  kvs_ = static_cast<MetaKv *>(m_->arena.alloc(sizeof(MetaKv) * (n_kv_ ? n_kv_ : 1)));
+  kv_of_row_ = static_cast<size_t *>(m_->arena.alloc(sizeof(size_t) * (n_kv_ ? n_kv_ : 1)));
+  if (!kvs_ || !kv_of_row_) return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
   for (uint64_t i = 0; i < n_kv_; ++i) {
     if ((st = key_value(i)) != TBLOB_OK) return st;
     if ((st = header_limit()) != TBLOB_OK) return st;
@@ -534,6 +555,10 @@ Status Reader::run() {
   ext->types = types;
   ext->alignment = alignment_;
   ext->version = version_;
+  ext->kvs = kvs_;
+  ext->kv_count = static_cast<size_t>(n_kv_);
+  ext->meta_prefix = f.metadata_begin;
+  ext->kv_of_row = kv_of_row_;
   m_->ext = ext;
   m_->dequant_hooks = &kDequantHooks;  // tblob_tensor_dequantize / _dequant_size go to gguf_dequant.cpp
   return TBLOB_OK;

@@ -1,6 +1,7 @@
 // A store model as one tblob_model: every tensor of every tensor blob, each blob a file.
 // Also the tblob_model_open hooks: a store root, "<root>/<name>", a manifest file.
 #include <cerrno>
+#include <cstdio>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -43,6 +44,9 @@ bool push_meta(tblob_model *m, const char *k, const char *v, size_t vn) {
 #if TBLOB_HAVE_GGUF
 constexpr char kModelType[] = "application/vnd.ollama.image.model";
 
+Status read_gguf_blob(tblob_model *m, uint32_t fi, const char *file, size_t layer_index, const Limits &limits,
+                      const Diag &diag);
+
 // The model layer's blob as the model's only file, read as GGUF (formats/gguf).
 Status fill_gguf(tblob_model *m, const tblob_store &s, const LayerRec &layer, size_t layer_index,
                  const char *full_name, const Limits &limits, const Diag &diag) {
@@ -55,10 +59,16 @@ Status fill_gguf(tblob_model *m, const tblob_store &s, const LayerRec &layer, si
     return diag.fail(TBLOB_E_OLLAMA_NO_TENSORS, 0, -1,
                      "model %s: its %s layer (blob %s) is not a GGUF file and it has no tensor layers", full_name,
                      kModelType, file);
+  return read_gguf_blob(m, fi, file, layer_index, limits, diag);
+}
+
+// File fi of m (a blob) read as GGUF, then indexed.
+Status read_gguf_blob(tblob_model *m, uint32_t fi, const char *file, size_t layer_index, const Limits &limits,
+                      const Diag &diag) {
   tblob_diag inner = TBLOB_DIAG_INIT;
   Diag d;
   d.out = &inner;
-  st = gguf::read_file(m, fi, limits, d);
+  Status st = gguf::read_file(m, fi, limits, d);
   if (st != TBLOB_OK)  // name the blob: the offsets are in it
     return diag.fail(st, inner.offset, inner.tensor_index, "blob %s (layers[%zu]): %s", file, layer_index, inner.message);
   if ((st = m->index_names(diag)) != TBLOB_OK) return st;
@@ -67,6 +77,75 @@ Status fill_gguf(tblob_model *m, const tblob_store &s, const LayerRec &layer, si
   return TBLOB_OK;
 }
 #endif
+
+constexpr char kProjectorType[] = "application/vnd.ollama.image.projector";
+constexpr char kAdapterType[] = "application/vnd.ollama.image.adapter";
+
+bool media_is(const LayerRec &l, const char *type, size_t n) {
+  return l.media_type_len == n && std::memcmp(l.media_type, type, n) == 0;
+}
+
+// One layer's blob alone as the model (a projector, an adapter, or any layer by index): GGUF
+// when its content says so, else safetensors, after the store keys and the layer's own.
+Status fill_part(tblob_model *m, const tblob_store &s, const tblob_manifest &man, const char *full_name,
+                 const Limits &limits, const PartSelect &sel, const Diag &diag) {
+  m->format = TBLOB_FORMAT_OLLAMA;
+  const size_t n = man.layers.size();
+  size_t pick = n;
+  if (sel.part == TBLOB_STORE_PART_LAYER) {
+    if (sel.index < n) pick = static_cast<size_t>(sel.index);
+  } else {
+    const char *type = sel.part == TBLOB_STORE_PART_PROJECTOR ? kProjectorType : kAdapterType;
+    const size_t tn = std::strlen(type);
+    uint64_t seen = 0;
+    for (size_t i = 0; i < n && pick == n; ++i)
+      if (media_is(man.layers[i], type, tn) && seen++ == sel.index) pick = i;
+  }
+  if (pick == n) {
+    const unsigned long long k = static_cast<unsigned long long>(sel.index);
+    if (sel.part == TBLOB_STORE_PART_LAYER)
+      return diag.fail(TBLOB_E_OLLAMA_COMPONENT, TBLOB_NO_OFFSET, -1, "model %s has %zu layers; there is no layers[%llu]",
+                       full_name, n, k);
+    return diag.fail(TBLOB_E_OLLAMA_COMPONENT, TBLOB_NO_OFFSET, -1, "model %s has no %s layer number %llu (%s)", full_name,
+                     sel.part == TBLOB_STORE_PART_PROJECTOR ? "projector" : "adapter", k,
+                     sel.part == TBLOB_STORE_PART_PROJECTOR ? kProjectorType : kAdapterType);
+  }
+  const LayerRec &layer = man.layers[pick];
+  char idx[24];
+  const int il = std::snprintf(idx, sizeof(idx), "%zu", pick);
+  if (!push_meta(m, "ollama.name", full_name, std::strlen(full_name)) ||
+      !push_meta(m, "ollama.manifest_id", man.id, 64) || !push_meta(m, "ollama.layer", idx, static_cast<size_t>(il)) ||
+      !push_meta(m, "ollama.media_type", layer.media_type, layer.media_type_len))
+    return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  LayerRec copy = layer;
+  if (layer.name_len) {
+    copy.name = m->arena.copy(layer.name, layer.name_len);
+    if (!copy.name) return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  }
+#if TBLOB_HAVE_GGUF
+  {
+    const char *file = nullptr;
+    Status st = add_blob_file(m, s, copy, pick, limits, &file, diag);
+    if (st != TBLOB_OK) return st;
+    const uint32_t fi = static_cast<uint32_t>(m->files.size() - 1);
+    const Source &src = m->files[fi].source;
+    if (gguf::looks_like(src.data, src.len)) return read_gguf_blob(m, fi, file, pick, limits, diag);
+    // Not GGUF: read the same file as safetensors below.
+    source_close(&m->files[fi].source, m->alloc);
+    m->files.pop();
+  }
+#endif
+  bool is_data = false;
+  Status st = add_blob(m, s, copy, pick, limits, &is_data, diag);
+  if (st != TBLOB_OK) return st;
+  if ((st = m->index_names(diag)) != TBLOB_OK) return st;
+  if (!m->metadata_index.build(&m->alloc, m->metadata.size(), meta_name, m->metadata.data()))
+    return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  CompanionOptions companions;
+  companions.per_file_metadata = true;
+  companions.max_json_depth = limits.max_json_depth;
+  return st_resolve_companions(m, companions, diag);
+}
 
 Status fill_model(tblob_model *m, const tblob_store &s, const tblob_manifest &man, const char *full_name,
                   const Limits &limits, const char *component, size_t component_len, const Diag &diag) {
@@ -156,7 +235,7 @@ Status fill_model(tblob_model *m, const tblob_store &s, const tblob_manifest &ma
 
 Status open_model(const tblob_store &s, const ModelName &name, const Limits &limits,
                   const char *component, size_t component_len, tblob_model **out,
-                  const Diag &diag) {
+                  const Diag &diag, const PartSelect &part) {
   *out = nullptr;
   tblob_manifest *man = nullptr;
   Status st = load_manifest(s, name, &man, nullptr, diag);
@@ -168,7 +247,8 @@ Status open_model(const tblob_store &s, const ModelName &name, const Limits &lim
   }
   char full[kFullNameBuf];
   format_full_name(name, full);
-  st = fill_model(m, s, *man, full, limits, component, component_len, diag);
+  st = part.part == TBLOB_STORE_PART_MODEL ? fill_model(m, s, *man, full, limits, component, component_len, diag)
+                                           : fill_part(m, s, *man, full, limits, part, diag);
   manifest_free(man);
   if (st != TBLOB_OK) {
     model_free(m);

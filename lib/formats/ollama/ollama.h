@@ -172,9 +172,14 @@ Status add_blob_file(tblob_model *m, const tblob_store &s, const LayerRec &layer
 Status add_data_alias(tblob_model *m, const LayerRec &layer, size_t row, const Diag &diag);
 
 // ---- model.cpp -------------------------------------------------------------------------
+// Which layers open (tblob_store_open_options.part / part_index).
+struct PartSelect {
+  uint32_t part = TBLOB_STORE_PART_MODEL;
+  uint64_t index = 0;
+};
 Status open_model(const tblob_store &s, const ModelName &name, const Limits &limits,
                   const char *component, size_t component_len, tblob_model **out,
-                  const Diag &diag);
+                  const Diag &diag, const PartSelect &part = PartSelect());
 // tblob_model_open hooks. *handled false: not an Ollama path, continue detection.
 Status try_open_path(const char *path, const Limits &limits, tblob_model **out, bool *handled,
                      const Diag &diag);

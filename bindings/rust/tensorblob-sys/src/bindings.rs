@@ -344,6 +344,66 @@ impl Default for tblob_tensor_info {
         }
     }
 }
+pub const TBLOB_META_U8: tblob_meta_type = 0;
+pub const TBLOB_META_I8: tblob_meta_type = 1;
+pub const TBLOB_META_U16: tblob_meta_type = 2;
+pub const TBLOB_META_I16: tblob_meta_type = 3;
+pub const TBLOB_META_U32: tblob_meta_type = 4;
+pub const TBLOB_META_I32: tblob_meta_type = 5;
+pub const TBLOB_META_F32: tblob_meta_type = 6;
+pub const TBLOB_META_BOOL: tblob_meta_type = 7;
+pub const TBLOB_META_STRING: tblob_meta_type = 8;
+pub const TBLOB_META_ARRAY: tblob_meta_type = 9;
+pub const TBLOB_META_U64: tblob_meta_type = 10;
+pub const TBLOB_META_I64: tblob_meta_type = 11;
+pub const TBLOB_META_F64: tblob_meta_type = 12;
+pub type tblob_meta_type = ::core::ffi::c_uint;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct tblob_metadata_value {
+    pub struct_size: u32,
+    pub value_type: u32,
+    pub index: u64,
+    pub key: *const ::core::ffi::c_char,
+    pub key_len: usize,
+    pub uint_value: u64,
+    pub int_value: i64,
+    pub float_value: f64,
+    pub string: *const ::core::ffi::c_char,
+    pub string_len: usize,
+    pub element_type: u32,
+    pub reserved: u32,
+    pub count: u64,
+    pub data: *const ::core::ffi::c_void,
+    pub data_bytes: u64,
+}
+impl Default for tblob_metadata_value {
+    fn default() -> Self {
+        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct tblob_metadata_cursor {
+    pub struct_size: u32,
+    pub reserved: u32,
+    pub array: u64,
+    pub element: u64,
+    pub position: u64,
+    pub check: u64,
+}
+pub type tblob_metadata_string_fn = ::core::option::Option<
+    unsafe extern "C" fn(
+        user: *mut ::core::ffi::c_void,
+        element: u64,
+        s: *const ::core::ffi::c_char,
+        len: usize,
+    ) -> ::core::ffi::c_int,
+>;
 pub const TBLOB_QUANT_NONE: tblob_quant_scheme = 0;
 pub const TBLOB_QUANT_MLX_AFFINE: tblob_quant_scheme = 1;
 pub const TBLOB_QUANT_MXFP4: tblob_quant_scheme = 2;
@@ -530,6 +590,11 @@ impl Default for tblob_layer_info {
         }
     }
 }
+pub const TBLOB_STORE_PART_MODEL: tblob_store_part = 0;
+pub const TBLOB_STORE_PART_PROJECTOR: tblob_store_part = 1;
+pub const TBLOB_STORE_PART_ADAPTER: tblob_store_part = 2;
+pub const TBLOB_STORE_PART_LAYER: tblob_store_part = 3;
+pub type tblob_store_part = ::core::ffi::c_uint;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct tblob_store_open_options {
@@ -538,6 +603,9 @@ pub struct tblob_store_open_options {
     pub open: *const tblob_open_options,
     pub component: *const ::core::ffi::c_char,
     pub component_len: usize,
+    pub part: u32,
+    pub reserved: u32,
+    pub part_index: u64,
 }
 impl Default for tblob_store_open_options {
     fn default() -> Self {
@@ -1126,6 +1194,56 @@ extern "C" {
         key_len: usize,
         value: *mut *const ::core::ffi::c_char,
         value_len: *mut usize,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_metadata_value_init(
+        value: *mut tblob_metadata_value,
+        struct_size: usize,
+    ) -> tblob_status;
+    pub fn tblob_metadata_typed_count(model: *const tblob_model) -> u64;
+    pub fn tblob_metadata_typed_at(
+        model: *const tblob_model,
+        index: u64,
+        value: *mut tblob_metadata_value,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_metadata_typed_find(
+        model: *const tblob_model,
+        key: *const ::core::ffi::c_char,
+        key_len: usize,
+        value: *mut tblob_metadata_value,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_metadata_array_get(
+        model: *const tblob_model,
+        index: u64,
+        first: u64,
+        count: u64,
+        buf: *mut ::core::ffi::c_void,
+        buf_capacity: usize,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_metadata_cursor_init(
+        cursor: *mut tblob_metadata_cursor,
+        struct_size: usize,
+    ) -> tblob_status;
+    pub fn tblob_metadata_array_strings(
+        model: *const tblob_model,
+        index: u64,
+        first: u64,
+        count: u64,
+        cursor: *mut tblob_metadata_cursor,
+        fn_: tblob_metadata_string_fn,
+        user: *mut ::core::ffi::c_void,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_metadata_array_string(
+        model: *const tblob_model,
+        index: u64,
+        element: u64,
+        cursor: *mut tblob_metadata_cursor,
+        s: *mut *const ::core::ffi::c_char,
+        len: *mut usize,
         diag: *mut tblob_diag,
     ) -> tblob_status;
     pub fn tblob_quant_scheme_name(scheme: u32) -> *const ::core::ffi::c_char;
