@@ -237,14 +237,15 @@ Status open_gguf_source(tblob_model *m, const Limits &limits, tblob_model **out,
   FileDesc f0 = m->files[0];
   m->files[0].source = Source{};
   model_free(m);
-  const uint64_t total = source_total(src);
-  uint64_t cap = limits.max_header_bytes;
-  if (total != TBLOB_SOURCE_SIZE_UNKNOWN && total < cap) cap = total;
   const Allocator a(limits.allocator);
   uint64_t want = 64 * 1024;
   for (;;) {
+    // An unknown size becomes known when a read reaches the end.
+    uint64_t total = source_total(src);
+    uint64_t cap = limits.max_header_bytes;
+    if (total != TBLOB_SOURCE_SIZE_UNKNOWN && total < cap) cap = total;
     if (want > cap) want = cap;
-    Status s = source_grow_prefix(&src, want, a, "the GGUF header", diag);
+    Status s = source_grow_prefix(&src, want, a, "the GGUF header", diag, true);
     if (s != TBLOB_OK) {
       source_close(&src, a);
       return s;
@@ -260,6 +261,8 @@ Status open_gguf_source(tblob_model *m, const Limits &limits, tblob_model **out,
       source_close(&src, a);
       return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
     }
+    total = source_total(src);
+    if (total != TBLOB_SOURCE_SIZE_UNKNOWN && total < cap) cap = total;
     tblob_diag local = TBLOB_DIAG_INIT;
     Diag ld;
     ld.out = &local;
@@ -301,9 +304,40 @@ Status open_gguf_source(tblob_model *m, const Limits &limits, tblob_model **out,
 }
 #endif
 
+#if TBLOB_HAVE_UQFF
+// A UQFF shard through a byte source: its layers' headers lie inside tensor data, so the shard
+// is read whole and opened as a one-shard set held in memory (siblings are not looked for, as
+// for tblob_uqff_open_memory); the model then keeps the source, whose prefix is those bytes.
+Status open_uqff_source(tblob_model *m, const Limits &limits, tblob_model **out, const Diag &diag) {
+  Source src = m->files[0].source;
+  m->files[0].source = Source{};
+  model_free(m);  // its rows point into the header bytes about to move
+  const Allocator a(limits.allocator);
+  Status s = source_read_whole(&src, SIZE_MAX, TBLOB_E_LIMIT_HEADER_BYTES, a, "the UQFF shard", diag);
+  tblob_model *t = s == TBLOB_OK ? model_new(limits.allocator) : nullptr;
+  if (s == TBLOB_OK && !t) s = diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  if (s == TBLOB_OK) {
+    const uint8_t *bufs[1] = {src.data};
+    const size_t lens[1] = {src.len};
+    s = uqff::open_buffers(t, bufs, lens, 1, limits, nullptr, nullptr, nullptr, diag);
+  }
+  if (s == TBLOB_OK && t->files.size() == 1 && t->files[0].source.data == src.data) {
+    t->files[0].source = src;  // the borrowed view becomes the owned source (same bytes)
+    t->files[0].path = src.reader->name;
+    t->files[0].path_len = src.reader->name_len;
+    *out = t;
+    return TBLOB_OK;
+  }
+  if (s == TBLOB_OK) s = diag.fail(TBLOB_E_UNSUPPORTED, TBLOB_NO_OFFSET, -1, "UQFF shard: unexpected file layout");
+  if (t) model_free(t);
+  source_close(&src, a);
+  return s;
+}
+#endif
+
 // Reads the first `want` bytes (fewer when the size says so) for detection.
 Status sniff(Source *src, uint64_t want, const Allocator &a, const Diag &diag) {
-  return source_grow_prefix(src, want, a, "the first bytes", diag);
+  return source_grow_prefix(src, want, a, "the first bytes", diag, true);
 }
 
 }  // namespace
@@ -374,6 +408,9 @@ Status open_source(const tblob_byte_source *bs, const Limits &limits, tblob_mode
   }
   s = st_fetch_header(&src, limits, m->alloc, diag);
   if (s == TBLOB_OK) s = st_scan_single(m, limits, diag);
+#if TBLOB_HAVE_UQFF
+  if (s == TBLOB_OK && uqff::table_says_shard(m, m->files[0].path)) return open_uqff_source(m, limits, out, diag);
+#endif
   if (s == TBLOB_OK) s = st_finish_single(m, limits, diag);
   return finish(m, s, out);
 }

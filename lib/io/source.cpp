@@ -206,9 +206,11 @@ Status source_read(const Source &s, uint64_t offset, void *dst, size_t len, cons
   return TBLOB_OK;
 }
 
-Status source_grow_prefix(Source *s, uint64_t want, const Allocator &a, const char *what, const Diag &diag) {
-  const SourceReader &r = *s->reader;
-  if (r.size != TBLOB_SOURCE_SIZE_UNKNOWN && want > r.size) want = r.size;
+Status source_grow_prefix(Source *s, uint64_t want, const Allocator &a, const char *what, const Diag &diag,
+                          bool eof_ok) {
+  SourceReader &r = *s->reader;
+  const bool unknown = r.size == TBLOB_SOURCE_SIZE_UNKNOWN;
+  if (!unknown && want > r.size) want = r.size;
   if (want <= s->len) return TBLOB_OK;
   size_t n;
   if (!to_size(want, &n))
@@ -220,14 +222,43 @@ Status source_grow_prefix(Source *s, uint64_t want, const Allocator &a, const ch
     return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "source %s: cannot allocate %zu bytes for %s", r.name,
                      n, what);
   if (s->len) std::memcpy(buf, s->data, s->len);
-  const Status st = source_read(*s, s->len, buf + s->len, n - s->len, what, diag);
+  const size_t ask = n - s->len;
+  Status st = TBLOB_OK;
+  size_t have = n;
+  if (unknown && eof_ok) {
+    // The size is learnt here: a short answer is the end of the source.
+    const int64_t got = r.src.read(r.src.user, s->len, buf + s->len, ask);
+    if (got < 0)
+      st = diag.fail(read_status(got), s->len, -1, "source %s: %s: reading %zu bytes at offset %zu failed (returned %"
+                     PRId64 ")", r.name, what, ask, s->len, got);
+    else if (static_cast<uint64_t>(got) > ask)
+      st = diag.fail(TBLOB_E_SOURCE_OVERREAD, s->len, -1,
+                     "source %s: %s: asked %zu bytes at offset %zu, the read function returned %" PRId64, r.name, what,
+                     ask, s->len, got);
+    else if (static_cast<size_t>(got) < ask) {
+      have = s->len + static_cast<size_t>(got);
+      r.size = have;
+    }
+  } else {
+    st = source_read(*s, s->len, buf + s->len, ask, what, diag);
+  }
   if (st != TBLOB_OK) {
     a.free(buf, n);
     return st;
   }
+  if (have < n) {  // keep exactly what was read: free is told the prefix's length
+    uint8_t *keep = have ? static_cast<uint8_t *>(a.alloc(have)) : nullptr;
+    if (have && !keep) {
+      a.free(buf, n);
+      return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+    }
+    if (have) std::memcpy(keep, buf, have);
+    a.free(buf, n);
+    buf = keep;
+  }
   if (s->data) a.free(const_cast<uint8_t *>(s->data), s->len);
   s->data = buf;
-  s->len = n;
+  s->len = have;
   return TBLOB_OK;
 }
 
@@ -245,7 +276,8 @@ Status source_read_whole(Source *s, uint64_t max_bytes, Status too_large, const 
   uint64_t chunk = 4096;
   for (;;) {
     uint64_t want = s->len + chunk;
-    if (want > max_bytes + 1) want = max_bytes + 1;  // one byte more tells "too large"
+    const uint64_t cap = max_bytes < UINT64_MAX ? max_bytes + 1 : UINT64_MAX;  // one byte more tells "too large"
+    if (want > cap) want = cap;
     size_t n;
     if (!to_size(want, &n)) n = SIZE_MAX;
     uint8_t *buf = static_cast<uint8_t *>(a.alloc(n));

@@ -41,7 +41,10 @@ const char *source_name(const Source &s);
 Status source_read(const Source &s, uint64_t offset, void *dst, size_t len, const char *what, const Diag &diag);
 // Grows a callback source's in-memory prefix to `want` bytes (reading only the new part; a
 // known size clips it). Pointers into the old prefix die. OUT_OF_MEMORY, or a read status.
-Status source_grow_prefix(Source *s, uint64_t want, const Allocator &a, const char *what, const Diag &diag);
+// With eof_ok and the size unknown, a short answer is the end: the prefix keeps what came and
+// the size becomes known.
+Status source_grow_prefix(Source *s, uint64_t want, const Allocator &a, const char *what, const Diag &diag,
+                          bool eof_ok = false);
 // Reads a whole callback source of at most max_bytes into its prefix (a small file: a shard
 // index, config.json); with the size unknown it reads until a read returns fewer bytes than
 // asked. A larger source is `too_large`, read no further.
