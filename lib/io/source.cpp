@@ -279,7 +279,10 @@ Status source_read_whole(Source *s, uint64_t max_bytes, Status too_large, const 
     const uint64_t cap = max_bytes < UINT64_MAX ? max_bytes + 1 : UINT64_MAX;  // one byte more tells "too large"
     if (want > cap) want = cap;
     size_t n;
-    if (!to_size(want, &n)) n = SIZE_MAX;
+    if (!to_size(want, &n))
+      return diag.fail(TBLOB_E_LIMIT_HEADER_BYTES, TBLOB_NO_OFFSET, -1,
+                       "source %s: %s: %llu bytes do not fit in this platform's memory", r.name, what,
+                       static_cast<unsigned long long>(want));
     uint8_t *buf = static_cast<uint8_t *>(a.alloc(n));
     if (!buf)
       return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "source %s: cannot allocate %zu bytes for %s",

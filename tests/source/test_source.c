@@ -538,6 +538,40 @@ static int test_lies(const char *path) {
   return 0;
 }
 
+#if HAVE_GGUF
+/* A GGUF file with 1 MiB after its tensors: the open reads the first 64 KiB prefix only (the
+ * header fits it), and the table is tblob_model_open_memory's of the same bytes. */
+static int test_gguf_prefix(const char *path) {
+  counters c = {0, 0, 0, 0};
+  tblob_byte_source bs;
+  tblob_model *src = NULL, *mem = NULL;
+  tblob_diag diag = TBLOB_DIAG_INIT;
+  mem_src *s = mem_new(path, &c);
+  const uint64_t pad = 1u << 20;
+  uint8_t *big;
+  CHECK(s != NULL);
+  big = (uint8_t *)calloc(1, (size_t)(s->len + pad));
+  CHECK(big != NULL);
+  memcpy(big, s->buf, (size_t)s->len);
+  free(s->buf);
+  s->buf = big;
+  s->len += pad;
+  CHECK_OK(tblob_model_open_memory(big, (size_t)s->len, NULL, &mem, &diag));
+  tblob_byte_source_init(&bs, sizeof(bs));
+  mem_fill(s, &bs, 1, path);
+  CHECK_OK(tblob_model_open_source(&bs, NULL, &src, &diag));
+  printf("gguf: %s + 1 MiB: %llu of %llu bytes read at open\n", path, (unsigned long long)c.bytes,
+         (unsigned long long)s->len);
+  CHECK(c.bytes == 65536);
+  if (same_table(src, mem)) return 1;
+  if (same_bytes(src, mem)) return 1;
+  tblob_model_close(mem); /* first: it borrows the bytes the source frees at its close */
+  tblob_model_close(src);
+  CHECK(c.closes == 1);
+  return 0;
+}
+#endif
+
 #if HAVE_UQFF
 /* A UQFF shard: the same table and values as tblob_uqff_open_memory of the same bytes (one
  * shard, no siblings). */
@@ -631,6 +665,8 @@ int main(int argc, char **argv) {
       if (compare_file(p, TBLOB_FORMAT_GGUF, NULL)) return 1;
     }
   }
+  snprintf(p, sizeof(p), "%s/gguf/good_v3.gguf", argv[4]);
+  if (test_gguf_prefix(p)) return 1;
 #endif
 #if HAVE_SLM1
   snprintf(p, sizeof(p), "%s/slm1/tiny_btok.slm", argv[4]);
