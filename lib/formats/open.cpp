@@ -289,10 +289,12 @@ Status open_gguf_source(tblob_model *m, const Limits &limits, tblob_model **out,
     if (!short_of_bytes || !more) {
       if (short_of_bytes && src.len >= limits.max_header_bytes &&
           (total == TBLOB_SOURCE_SIZE_UNKNOWN || total > src.len)) {
+        // The message first: the name dies with the model (and its source).
+        s = diag.fail(TBLOB_E_LIMIT_HEADER_BYTES, src.len, -1,
+                      "source %s: the GGUF header goes on past max_header_bytes (%llu)", f0.path,
+                      static_cast<unsigned long long>(limits.max_header_bytes));
         model_free(t);
-        return diag.fail(TBLOB_E_LIMIT_HEADER_BYTES, src.len, -1,
-                         "source %s: the GGUF header goes on past max_header_bytes (%llu)", f0.path,
-                         static_cast<unsigned long long>(limits.max_header_bytes));
+        return s;
       }
       diag_copy(local, diag);
       return finish(t, s, out);  // closes the source with the model
