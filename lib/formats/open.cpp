@@ -221,6 +221,7 @@ Status open_path(const char *path, const Limits &limits, tblob_model **out, cons
 
 namespace {
 
+#if TBLOB_HAVE_GGUF
 // Copies the caller diag's record of a failed attempt (one whose error is final after all).
 void diag_copy(const tblob_diag &from, const Diag &to) {
   if (!to.out) return;
@@ -228,7 +229,6 @@ void diag_copy(const tblob_diag &from, const Diag &to) {
   to.fail(from.status, from.offset, from.tensor_index, "%s", from.message);
 }
 
-#if TBLOB_HAVE_GGUF
 // GGUF through a byte source: the header's length is known only once parsed, so the parser
 // runs on a prefix that doubles while it says the bytes ran out, up to the size or the
 // header limit. A failed attempt's model is freed without its source (kept for the next).
