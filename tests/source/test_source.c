@@ -547,6 +547,11 @@ static int test_lies(const char *path) {
     bs.read = NULL;
     CHECK_STATUS(tblob_model_open_source(&bs, NULL, &m, &diag), TBLOB_E_INVALID_ARGUMENT);
     CHECK(c.closes == 3);
+    s = mem_new(path, &c);
+    mem_fill(s, &bs, 1, path);
+    bs.flags = 1;
+    CHECK_STATUS(tblob_model_open_source(&bs, NULL, &m, &diag), TBLOB_E_INVALID_ARGUMENT);
+    CHECK(c.closes == 4);
   }
   /* A declared size shorter than the header says: TBLOB_E_HEADER_LENGTH, the header unread. */
   {
