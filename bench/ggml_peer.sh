@@ -190,7 +190,7 @@ int main() {
   return 0;
 }
 CPP
-g++ -O2 -std=c++17 -mavx2 -I"$ROOT/include" peer_main.cpp "$GQ" "$BUILD/libtensorblob.a" \
+g++ -O2 -std=c++17 -mavx2 -I"$ROOT/include" -I"$BUILD/include" peer_main.cpp "$GQ" "$BUILD/libtensorblob.a" \
   $(pkg-config --libs simdjson libcrypto 2>/dev/null || true) -lpthread -lm -o ggml_peer
 echo "ggml from llama-cpp-python $VER (sdist, PyPI); $(gcc --version | head -1); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 echo "load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
