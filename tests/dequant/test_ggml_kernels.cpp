@@ -19,6 +19,7 @@
 #include "dequant/convert.h"
 #include "dequant/dispatch.h"
 #include "dequant/ggml/ggml.h"
+#include "dequant/ggml/ggml_blocks.h"
 #include "tensorblob.h"
 
 namespace g = tblob::ggml;
@@ -143,6 +144,19 @@ TEST(GgmlKernels, ChosenByTheDispatchRegistry) {
   tblob::reset_kernel_selection();
   ASSERT_NE(tblob::active_ggml_kernels(), nullptr);
   EXPECT_EQ(run(g::active_kernels(), g::kTypeQ4_0, q40, 32, TBLOB_DTYPE_F32, out.data(), 128), TBLOB_OK);
+}
+
+// The AVX2 set has its own kernel for every block type (none left to scalar_rows), so the
+// comparisons below test AVX2 code for each of them.
+TEST(GgmlKernels, Avx2DecodesEveryBlockType) {
+  const g::Kernels *k = nullptr;
+  if (g::kernels_by_name("avx2", &k) != TBLOB_OK) GTEST_SKIP() << "no AVX2 set on this host or build";
+  for (uint32_t slot = g::kSlotQ4_0; slot < g::kSlotCount; ++slot)
+    EXPECT_NE(k->to_f32[slot], g::scalar_kernels().to_f32[slot]) << g::type_info_by_slot(slot)->name;
+  using namespace tblob::ggml;  // the type list names slots unqualified
+#define TBLOB_NOT_SCALAR(fn, slot) EXPECT_NE(k->to_f32[slot], &scalar_rows<slot>) << #fn;
+  TBLOB_GGML_AVX2_TYPES(TBLOB_NOT_SCALAR)
+#undef TBLOB_NOT_SCALAR
 }
 
 TEST(GgmlKernels, FixturesPresent) { EXPECT_GE(fixtures().size(), 25u); }
