@@ -55,7 +55,11 @@ std::vector<uint8_t> make_blocks(const g::TypeInfo &t, size_t elements) {
     case g::kSlotQ2_K: offs = {80, 82}; break;
     case g::kSlotQ3_K: offs = {108}; break;
     case g::kSlotQ6_K: offs = {208}; break;
-    default: break;
+    case g::kSlotIQ4_NL: case g::kSlotIQ4_XS: case g::kSlotIQ2_XXS: case g::kSlotIQ2_XS: case g::kSlotIQ2_S:
+    case g::kSlotIQ3_XXS: case g::kSlotIQ3_S: case g::kSlotIQ1_S: case g::kSlotQ1_0: offs = {0}; break;
+    case g::kSlotTQ1_0: offs = {52}; break;
+    case g::kSlotTQ2_0: offs = {64}; break;
+    default: break;  // MXFP4, NVFP4: byte scales, always finite; IQ1_M below
   }
   for (size_t i = 0; i < nb; ++i) {
     uint8_t *p = &b[i * t.block_bytes];
@@ -67,6 +71,10 @@ std::vector<uint8_t> make_blocks(const g::TypeInfo &t, size_t elements) {
     if (t.slot == g::kSlotQ8_K) {
       const float d = 0.01f;
       std::memcpy(p, &d, 4);
+    }
+    if (t.slot == g::kSlotIQ1_M) {  // d's nibbles: the top nibbles of bytes 49, 51, 53, 55
+      const uint16_t h = static_cast<uint16_t>(0x2000 + (rng() & 0x0FFF));
+      for (int k = 0; k < 4; ++k) p[49 + 2 * k] = static_cast<uint8_t>((p[49 + 2 * k] & 0x0F) | (((h >> (4 * k)) & 0xF) << 4));
     }
   }
   return b;

@@ -1404,9 +1404,9 @@ TBLOB_API tblob_status tblob_uqff_verify_memory(const void *const *bufs, const s
 
 /* Raw ggml blocks (no model): `elements` values (a multiple of the type's block size) of
  * ggml type `ggml_type` (ggml's numbering: F32 0, F16 1, Q4_0 2 ... Q8_K 15, IQ2_XXS 16 ...
- * IQ4_XS 23, IQ1_M 29, BF16 30, TQ1_0 34, TQ2_0 35, MXFP4 39; docs/gguf.md lists what decodes)
- * from exactly the bytes they take, to out_dtype F32/F16/BF16. TBLOB_E_UNSUPPORTED for a type
- * with no decoder (NVFP4, Q1_0). */
+ * IQ4_XS 23, IQ1_M 29, BF16 30, TQ1_0 34, TQ2_0 35, MXFP4 39, NVFP4 40, Q1_0 41; docs/gguf.md
+ * lists what decodes) from exactly the bytes they take, to out_dtype F32/F16/BF16.
+ * TBLOB_E_UNSUPPORTED for a type with no decoder (integers, F64, ggml's Q2_0 42, unknown ids). */
 TBLOB_API tblob_status tblob_ggml_dequantize(uint32_t ggml_type, const void *src, size_t src_bytes,
                                              uint64_t elements, uint32_t out_dtype, void *dst,
                                              size_t dst_bytes, tblob_diag *diag) TBLOB_NOEXCEPT;

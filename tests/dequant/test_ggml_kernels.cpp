@@ -20,6 +20,7 @@
 #include "dequant/convert.h"
 #include "dequant/dispatch.h"
 #include "dequant/ggml/ggml.h"
+#include "dequant/ggml/ggml_blocks.h"
 #include "tensorblob.h"
 
 namespace g = tblob::ggml;
@@ -160,7 +161,20 @@ TEST(GgmlKernels, ChosenByTheDispatchRegistry) {
   EXPECT_EQ(run(g::active_kernels(), g::kTypeQ4_0, q40, 32, TBLOB_DTYPE_F32, out.data(), 128), TBLOB_OK);
 }
 
-TEST(GgmlKernels, FixturesPresent) { EXPECT_GE(fixtures().size(), 24u); }
+// The AVX2 set has its own kernel for every block type (none left to scalar_rows), so the
+// comparisons below test AVX2 code for each of them.
+TEST(GgmlKernels, Avx2DecodesEveryBlockType) {
+  const g::Kernels *k = nullptr;
+  if (g::kernels_by_name("avx2", &k) != TBLOB_OK) GTEST_SKIP() << "no AVX2 set on this host or build";
+  for (uint32_t slot = g::kSlotQ4_0; slot < g::kSlotCount; ++slot)
+    EXPECT_NE(k->to_f32[slot], g::scalar_kernels().to_f32[slot]) << g::type_info_by_slot(slot)->name;
+  using namespace tblob::ggml;  // the type list names slots unqualified
+#define TBLOB_NOT_SCALAR(fn, slot) EXPECT_NE(k->to_f32[slot], &scalar_rows<slot>) << #fn;
+  TBLOB_GGML_AVX2_TYPES(TBLOB_NOT_SCALAR)
+#undef TBLOB_NOT_SCALAR
+}
+
+TEST(GgmlKernels, FixturesPresent) { EXPECT_GE(fixtures().size(), 25u); }
 
 // Scalar and every SIMD set equal gguf.quants.dequantize bit for bit, f32 output, and the
 // f16/bf16 outputs are that result rounded once.
@@ -206,8 +220,9 @@ std::vector<size_t> scale_offsets(uint32_t slot) {
     case g::kSlotTQ2_0: return {64};
     case g::kSlotTQ1_0: return {52};
     case g::kSlotIQ2_XXS: case g::kSlotIQ2_XS: case g::kSlotIQ2_S: case g::kSlotIQ3_XXS: case g::kSlotIQ3_S:
-    case g::kSlotIQ1_S: return {0};
-    default: return {};  // IQ1_M: its d is spread over four nibbles (random_blocks)
+    case g::kSlotIQ1_S: case g::kSlotQ1_0:
+      return {0};
+    default: return {};  // IQ1_M: see random_blocks; MXFP4, NVFP4: byte scales, every value finite
   }
 }
 
@@ -240,6 +255,11 @@ std::string random_blocks(uint32_t slot, size_t nblocks, std::mt19937_64 &rng) {
       const uint16_t h = kHalf[(r >> (8 + 4 * off % 32)) % (sizeof kHalf / sizeof kHalf[0])];
       p[off] = static_cast<uint8_t>(h);
       p[off + 1] = static_cast<uint8_t>(h >> 8);
+    }
+    if (slot == g::kSlotIQ1_M) {  // d's four nibbles are the top nibbles of bytes 49, 51, 53, 55
+      const uint16_t h = kHalf[(r >> 8) % (sizeof kHalf / sizeof kHalf[0])];
+      for (int k = 0; k < 4; ++k)
+        p[49 + 2 * k] = static_cast<uint8_t>((p[49 + 2 * k] & 0x0F) | (((h >> (4 * k)) & 0xF) << 4));
     }
   }
   return src;
@@ -464,6 +484,57 @@ TEST(GgmlKernels, NewTypesHandChecked) {
     ASSERT_EQ(run(*k, g::kTypeIQ1_M, m1, 256, TBLOB_DTYPE_F32, t.data(), 1024), TBLOB_OK);
     EXPECT_EQ(t[0], -0.875f);
     EXPECT_EQ(t[8], -1.125f) << k->name;
+  }
+}
+
+// NVFP4 and Q1_0 by their definitions in ggml (gguf-py has no Q1_0 dequantizer), hand-worked,
+// through every set.
+TEST(GgmlKernels, Nvfp4AndQ1_0HandChecked) {
+  for (const g::Kernels *k : kernel_sets()) {
+    // NVFP4: scale bytes 0x38 (exponent 7, mantissa 0: 1.0, stored halved 0.5), 0x7F (decodes
+    // to 0), 0x01 (subnormal 2^-9, halved 2^-10), 0xC3 (top bit ignored: 0x43 = 1.375 * 2^1,
+    // halved 1.375). Codes: 7 (E2M1 6.0, doubled 12), 9 (-0.5 -> -1), 5 (3.0 -> 6), 0xF (-6 -> -12).
+    std::string nv(36 * 2, '\0');
+    nv[0] = 0x38;
+    nv[1] = 0x7F;
+    nv[2] = 0x01;
+    nv[3] = static_cast<char>(0xC3);
+    nv[4] = static_cast<char>(0x97);       // sub-block 0 byte 0: element 0 code 7, element 8 code 9
+    nv[4 + 8] = 0x77;                      // sub-block 1: 0 * anything
+    nv[4 + 16 + 7] = 0x50;                 // sub-block 2 byte 7: element 39 code 0, element 47 code 5
+    nv[4 + 24 + 3] = static_cast<char>(0xF5);  // sub-block 3 byte 3: element 51 code 5, element 59 code 15
+    nv[36] = 0x38;                         // second block: scale 0.5, all codes 0 -> +0
+    std::vector<float> y(128, -7.0f);
+    ASSERT_EQ(run(*k, g::kTypeNVFP4, nv, 128, TBLOB_DTYPE_F32, y.data(), 512), TBLOB_OK);
+    EXPECT_EQ(y[0], 6.0f) << k->name;    // 0.5 * 12
+    EXPECT_EQ(y[8], -0.5f) << k->name;   // 0.5 * -1
+    EXPECT_EQ(y[1], 0.0f) << k->name;
+    EXPECT_EQ(y[16], 0.0f) << k->name;   // scale byte 0x7F
+    EXPECT_EQ(y[47], 6.0f * 0.0009765625f) << k->name;
+    EXPECT_EQ(y[39], 0.0f) << k->name;
+    EXPECT_EQ(y[51], 1.375f * 6.0f) << k->name;
+    EXPECT_EQ(y[59], 1.375f * -12.0f) << k->name;
+    EXPECT_EQ(y[127], 0.0f) << k->name;
+    // Q1_0, d = -2 (f16 0xC000): bit set -> d, clear -> -d; byte 0 = 0x81: elements 0 and 7 set.
+    std::string q1(18, '\0');
+    q1[1] = static_cast<char>(0xC0);
+    q1[2] = static_cast<char>(0x81);
+    q1[17] = 0x40;  // element 126 set
+    std::vector<float> z(128);
+    ASSERT_EQ(run(*k, g::kTypeQ1_0, q1, 128, TBLOB_DTYPE_F32, z.data(), 512), TBLOB_OK);
+    EXPECT_EQ(z[0], -2.0f) << k->name;
+    EXPECT_EQ(z[7], -2.0f) << k->name;
+    EXPECT_EQ(z[1], 2.0f) << k->name;
+    EXPECT_EQ(z[126], -2.0f) << k->name;
+    EXPECT_EQ(z[127], 2.0f) << k->name;
+    // d = +0: clear bits give -0.
+    q1[1] = 0;
+    ASSERT_EQ(run(*k, g::kTypeQ1_0, q1, 128, TBLOB_DTYPE_F32, z.data(), 512), TBLOB_OK);
+    uint32_t bits;
+    std::memcpy(&bits, &z[1], 4);
+    EXPECT_EQ(bits, 0x80000000u) << k->name;
+    std::memcpy(&bits, &z[0], 4);
+    EXPECT_EQ(bits, 0u) << k->name;
   }
 }
 

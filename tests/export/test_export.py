@@ -293,10 +293,21 @@ def main():
         bad = [k for k, v in got.items() if v.dtype == np.float32 and not same(v.reshape(-1), dequant(src, k))]
         check(got and not bad, f"{name}: equals tensorblob dequant", bad)
 
-    # A GGUF holding a type this build cannot decode (nvfp4) is refused before any write.
-    r = run("export", os.path.join(root, "tests", "data", "gguf", "quant_types.gguf"), W("gguf-nvfp4"))
-    check(r.returncode == 1 and "nvfp4" in r.stderr.lower() and not nothing_left(W("gguf-nvfp4")),
-          "GGUF with an undecodable type: refused, nothing left", r.stderr)
+    # A GGUF holding a ggml type this build does not know (42, ggml's Q2_0: quant_types.gguf
+    # with its nvfp4 tensor's type id patched) is refused before any write.
+    b = bytearray(open(os.path.join(root, "tests", "data", "gguf", "quant_types.gguf"), "rb").read())
+    at = b.index(b"nvfp4") + 5 + 4 + 16  # name, n_dims (u32), two u64 dims, then the type (u32)
+    check(struct.unpack_from("<I", b, at)[0] == 40, "quant_types.gguf: nvfp4's type id found", at)
+    struct.pack_into("<I", b, at, 42)
+    q2 = W("q2_0.gguf")
+    with open(q2, "wb") as fh:
+        fh.write(b)
+    r = run("export", q2, W("gguf-q2_0"))
+    check(r.returncode == 1 and "TBLOB_E_GGUF_TYPE" in r.stderr and not nothing_left(W("gguf-q2_0")),
+          "GGUF with an unknown type: refused, nothing left", r.stderr)
+    # quant_types.gguf itself (IQ, TQ, MXFP4, NVFP4) exports.
+    check(export(os.path.join(root, "tests", "data", "gguf", "quant_types.gguf"), W("gguf-types"), "--dtype", "f32")
+          is not None, "GGUF of the newer block types: exported")
 
     print(f"{len(FAILS)} failures" if FAILS else "all export checks passed")
     return 1 if FAILS else 0

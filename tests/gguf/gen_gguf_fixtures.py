@@ -19,7 +19,7 @@ Manifest lines (whitespace-separated; names and keys contain no whitespace):
   arr KEY ELEMTYPE COUNT
   tensor NAME TYPE OFFSET BYTES RANK DIMS... DEQ
 
-quant_types.gguf holds the IQ, TQ and MXFP4 tensors (and an NVFP4 one, not decoded yet).
+quant_types.gguf holds the IQ, TQ, MXFP4 and NVFP4 tensors.
 
 Quantized blocks come from gguf.quants.quantize where gguf-py can quantize the type, else
 random bytes whose f16 scale fields are set to finite values. Deterministic (numpy
@@ -27,6 +27,7 @@ default_rng(20261125)). Usage: python3 tests/gguf/gen_gguf_fixtures.py
 """
 import os
 import struct
+import sys
 
 import numpy as np
 
@@ -47,7 +48,7 @@ SCALES = {T.Q2_K: [80, 82], T.Q3_K: [108], T.Q4_K: [0, 2], T.Q5_K: [0, 2], T.Q6_
 # What the test dequantizes and compares (the GGML kernel table's types).
 DECODED = {T.F32, T.F16, T.BF16, T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1, T.Q8_0, T.Q2_K, T.Q3_K, T.Q4_K,
            T.Q5_K, T.Q6_K, T.IQ4_NL, T.IQ4_XS, T.TQ1_0, T.TQ2_0, T.MXFP4, T.IQ2_XXS, T.IQ2_XS, T.IQ2_S,
-           T.IQ3_XXS, T.IQ3_S, T.IQ1_S, T.IQ1_M}
+           T.IQ3_XXS, T.IQ3_S, T.IQ1_S, T.IQ1_M, T.NVFP4}
 
 
 def blocks_of(rng, t, rows, cols, raw_only=False):
@@ -122,7 +123,7 @@ def write_good(path, alignment=None):
 
 def write_types(path):
     """The block types added to the GGML table after good_v3 was written: quantized by gguf
-    where it can, and as random blocks; plus NVFP4, which this library does not decode yet."""
+    where it can, and as random blocks (NVFP4: random bytes, its UE4M3 scales are all finite)."""
     rng = np.random.default_rng(20261126)
     w = gguf.GGUFWriter(path, "llama")
     for t, cols in ((T.IQ4_NL, 64), (T.IQ4_XS, 512), (T.TQ1_0, 256), (T.TQ2_0, 512), (T.MXFP4, 96)):
@@ -150,13 +151,14 @@ def scalar_text(vtype, value):
     return str(int(v))
 
 
-def manifest(path, decode=True):
-    """What GGUFReader reports about path; writes path's .manifest and .f32."""
+def manifest(path, decode=True, oracle=None):
+    """What GGUFReader reports about path; writes path's .manifest and .f32. oracle: f32 values
+    of tensors gguf-py cannot decode, by name (tests/gguf/gen_ggml_real_fixtures.py)."""
     r = gguf.GGUFReader(path)
     base = path[:-len(".gguf")]
     kvs = [f for f in r.fields.values() if not f.name.startswith("GGUF.")]
     version = int(r.fields["GGUF.version"].parts[-1][0])
-    lines = ["# gguf %s, numpy %s: tests/gguf/gen_gguf_fixtures.py" % (gguf_version(), np.__version__),
+    lines = ["# gguf %s, numpy %s: tests/gguf/%s" % (gguf_version(), np.__version__, os.path.basename(sys.argv[0])),
              "file %d %d %d %d" % (version, r.alignment, len(r.tensors), len(kvs))]
     for f in kvs:
         t0 = f.types[0]
@@ -172,8 +174,11 @@ def manifest(path, decode=True):
     for t in r.tensors:
         dims = [int(d) for d in reversed(list(t.shape))]  # gguf-py's shape is ne, innermost first
         off = -1
-        if decode and t.tensor_type in DECODED:
-            y = quants.dequantize(np.asarray(t.data), t.tensor_type).astype(np.float32).reshape(-1)
+        if decode and (t.tensor_type in DECODED or t.name in (oracle or {})):
+            if t.tensor_type in DECODED:
+                y = quants.dequantize(np.asarray(t.data), t.tensor_type).astype(np.float32).reshape(-1)
+            else:
+                y = np.asarray(oracle[t.name], dtype=np.float32).reshape(-1)
             off = at
             at += y.size
             deq.append(y)

@@ -221,9 +221,8 @@ TEST(Gguf, V3FileMatchesGgufPy) {
   tblob_model_close(m);
 }
 
-// IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, MXFP4 and the IQ1/IQ2/IQ3 tensors equal
-// gguf.quants.dequantize through tblob_tensor_dequantize; NVFP4 (listed, not decoded) reports
-// TBLOB_E_UNSUPPORTED.
+// IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, MXFP4, NVFP4 and the IQ1/IQ2/IQ3 tensors equal
+// gguf.quants.dequantize through tblob_tensor_dequantize.
 TEST(Gguf, NewBlockTypesMatchGgufPy) {
   const Manifest man = load("quant_types");
   const std::string path = data_dir() + "quant_types.gguf";
@@ -232,9 +231,31 @@ TEST(Gguf, NewBlockTypesMatchGgufPy) {
   ASSERT_EQ(tblob_model_open(path.c_str(), nullptr, &m, &d), TBLOB_OK) << d.message;
   check_model(m, man, slurp(path));
   check_dequant(m, man, slurp(data_dir() + "quant_types.f32"));
-  uint64_t iq = 0, bytes = 0;
-  ASSERT_EQ(tblob_tensor_find(m, "nvfp4", 5, &iq, nullptr), TBLOB_OK);
-  EXPECT_EQ(tblob_tensor_dequant_size(m, iq, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, &bytes, &d), TBLOB_E_UNSUPPORTED);
+  tblob_model_close(m);
+}
+
+// Blocks quantized by real ggml (tests/gguf/gen_ggml_real_fixtures.sh: TQ1_0, the IQ1/IQ2/IQ3
+// types, NVFP4, Q1_0) equal gguf.quants.dequantize (Q1_0: ggml's dequantize_row_q1_0) through
+// every kernel set this host runs.
+TEST(Gguf, RealGgmlBlocksMatchOracle) {
+  const Manifest man = load("ggml_real");
+  const std::string path = data_dir() + "ggml_real.gguf";
+  tblob_model *m = nullptr;
+  tblob_diag d = TBLOB_DIAG_INIT;
+  ASSERT_EQ(tblob_model_open(path.c_str(), nullptr, &m, &d), TBLOB_OK) << d.message;
+  check_model(m, man, slurp(path));
+  size_t decoded = 0;
+  for (const Tensor &t : man.t) decoded += t.deq >= 0;
+  EXPECT_EQ(decoded, 10u);
+  const std::string expected = slurp(data_dir() + "ggml_real.f32");
+  int sets = 0;
+  for (const char *set : {"scalar", "avx2", "avx512", "neon"}) {
+    if (tblob_kernel_set(set, nullptr) != TBLOB_OK) continue;
+    ++sets;
+    check_dequant(m, man, expected);
+  }
+  ASSERT_EQ(tblob_kernel_set("auto", nullptr), TBLOB_OK);
+  EXPECT_GE(sets, 1);
   tblob_model_close(m);
 }
 

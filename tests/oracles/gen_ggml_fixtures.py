@@ -11,8 +11,9 @@ Blocks are (a) gguf.quants.quantize of random normal data where gguf can quantiz
 plus (b) random bytes whose scale fields are replaced by finite f16 values covering zero,
 negatives, subnormals and the largest finite f16 (non-finite scales decode to NaN, whose
 payload neither ggml nor gguf pins; tests/uqff checks the canonical NaN separately).
-Q8_1 (gguf-py still has the old 40-byte layout; ggml/candle/mistral.rs use 36) and Q8_K (no
-dequantizer in gguf-py) are not here: tests/uqff checks them by their struct definitions.
+Q8_1 (gguf-py still has the old 40-byte layout; ggml/candle/mistral.rs use 36), Q8_K and Q1_0
+(no dequantizer in gguf-py) are not here: tests/uqff and tests/dequant check them by their
+struct definitions (and tests/data/gguf/ggml_real holds Q1_0 blocks decoded by real ggml).
 
 Deterministic: numpy default_rng(20260806). Usage: python3 tests/oracles/gen_ggml_fixtures.py
 """
@@ -37,6 +38,8 @@ TYPES = [
     (T.IQ4_NL, [0]), (T.IQ4_XS, [0]), (T.TQ1_0, [52]), (T.TQ2_0, [64]), (T.MXFP4, []),
     (T.IQ2_XXS, [0]), (T.IQ2_XS, [0]), (T.IQ2_S, [0]), (T.IQ3_XXS, [0]), (T.IQ3_S, [0]),
     (T.IQ1_S, [0]), (T.IQ1_M, []),
+    # NVFP4's four scales are UE4M3 bytes: every value decodes to a finite number.
+    (T.NVFP4, []),
 ]
 
 

@@ -17,6 +17,9 @@
 //    IQ2_XXS/IQ2_XS/IQ2_S `((d*(0.5+s))*0.25*g)*sign`, IQ3_XXS the same with 0.5,
 //    IQ3_S `(d*(1+2s))*g*sign`, IQ1_S/IQ1_M `(d*(2s+1))*(g+-0.125)` (g: a lattice value from
 //    iq_grids.h; sign: +-1 from the block's sign bits or the parity-completed 7-bit pattern).
+//    NVFP4 `u*k` (u: a UE4M3 scale byte per 16 elements as a float holding half the scale, 0
+//    for bytes 0x00 and 0x7F, the top bit ignored; k as MXFP4), Q1_0 `bit ? d : -d`.
+//    For finite d every one of these products is exact in f32 as well.
 //  - Q8_1's `s` and Q8_K's `bsums` are ignored (ggml has no to_float for Q8_1; by the struct's
 //    meaning y = qs*d).
 //  - NaN: a block whose scale fields are not finite (f16 exponent 31, or Q8_K's f32 `d`) is
@@ -62,16 +65,19 @@ enum : uint32_t {
   kTypeTQ1_0 = 34,
   kTypeTQ2_0 = 35,
   kTypeMXFP4 = 39,
+  kTypeNVFP4 = 40,
+  kTypeQ1_0 = 41,
 };
 
 // Kernel slots, one per supported type.
 enum Slot : uint32_t {
   kSlotF32 = 0, kSlotF16, kSlotBF16, kSlotQ4_0, kSlotQ4_1, kSlotQ5_0, kSlotQ5_1, kSlotQ8_0,
   kSlotQ8_1, kSlotQ2_K, kSlotQ3_K, kSlotQ4_K, kSlotQ5_K, kSlotQ6_K, kSlotQ8_K,
-  // AVX2 and NEON kernels.
+  // The newer types (ggml_blocks.h TBLOB_GGML_AVX2_TYPES): AVX2 kernels for all, NEON for all
+  // but NVFP4 and Q1_0.
   kSlotIQ4_NL, kSlotIQ4_XS, kSlotTQ2_0, kSlotMXFP4,
-  // NEON kernels; the AVX2 set runs the scalar ones (scalar_rows).
   kSlotTQ1_0, kSlotIQ2_XXS, kSlotIQ2_XS, kSlotIQ2_S, kSlotIQ3_XXS, kSlotIQ3_S, kSlotIQ1_S, kSlotIQ1_M,
+  kSlotNVFP4, kSlotQ1_0,
   kSlotCount
 };
 
@@ -81,7 +87,7 @@ struct TypeInfo {
   const char *name;      // ggml's name: "q4_K", "f16", ...
   const char *uqff_name; // mistral.rs's IsqType label: "q4k", "q8_0", ... ("f16" for floats);
                          // nullptr for types mistral.rs does not write (IQ4_NL, TQ*, MXFP4...)
-  uint32_t block_elems;  // 32, 256, or 1 for the float types
+  uint32_t block_elems;  // 32, 64, 128, 256, or 1 for the float types
   uint32_t block_bytes;
   uint32_t bits;         // nominal bits per weight (4 for Q4_K, 16 for F16, ...)
 };

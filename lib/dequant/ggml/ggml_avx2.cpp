@@ -2,40 +2,18 @@
 // at run time). Bit-exact with ggml_scalar.cpp: every product below is exact in f32 for finite
 // scales (see ggml.h), so fused multiply-add/subtract rounds exactly like the scalar
 // multiply-then-add; blocks with non-finite scales go to the scalar block decoder.
-// Hand-tuned: Q4_0, Q8_0, Q4_K, Q6_K. The others use the same building blocks; IQ4_NL, IQ4_XS
-// and MXFP4 look their values up with a byte shuffle.
-#include <immintrin.h>
-
+// Hand-tuned: Q4_0, Q8_0, Q4_K, Q6_K. The others use the same building blocks; IQ4_NL, IQ4_XS,
+// MXFP4 and NVFP4 look their values up with a byte shuffle. This file also holds the set's
+// table; the IQ lattice types are in ggml_avx2_grid.cpp.
 #include <cstring>
 
-#include "dequant/ggml/ggml_blocks.h"
+#include "dequant/ggml/ggml_avx2.h"
 
 namespace tblob {
 namespace ggml {
 namespace {
 
-// ---- stores: ordinary (any alignment) or non-temporal (32- or 16-byte aligned dst) --------
-enum StoreMode { kPlain = 0, kNt32 = 1, kNt16 = 2 };
-
-template <int M>
-inline void st(float *p, __m256 v) {
-  if (M == kNt32) {
-    _mm256_stream_ps(p, v);
-  } else if (M == kNt16) {
-    _mm_stream_ps(p, _mm256_castps256_ps128(v));
-    _mm_stream_ps(p + 4, _mm256_extractf128_ps(v, 1));
-  } else {
-    _mm256_storeu_ps(p, v);
-  }
-}
-
-inline float f16s(const uint8_t *p) {
-  return _cvtsh_ss(load_le16(p));
-}
-// 8 bytes at p zero-extended to 8 x i32 (unaligned).
-inline __m256i u8x8(const uint8_t *p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(p))); }
-inline __m256i i8x8(const uint8_t *p) { return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(p))); }
-inline __m256 cvt(__m256i v) { return _mm256_cvtepi32_ps(v); }
+using namespace avx2;
 
 // ---- per-type block bodies (finite scales), templated on the store mode -------------------
 template <int M>
@@ -74,15 +52,6 @@ inline __m256i q5_codes(const uint8_t *qs, const uint8_t *qhp) {
   const __m256i bits = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
   const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bits), bits);
   return _mm256_or_si256(nib, _mm256_and_si256(set, _mm256_set1_epi8(0x10)));
-}
-
-// 32 signed bytes widened to 4 x 8 f32.
-inline void widen32s(__m256i v, __m256 out[4]) {
-  const __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);
-  out[0] = cvt(_mm256_cvtepi8_epi32(lo));
-  out[1] = cvt(_mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8)));
-  out[2] = cvt(_mm256_cvtepi8_epi32(hi));
-  out[3] = cvt(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8)));
 }
 
 template <int M>
@@ -291,13 +260,8 @@ inline void q6_k(const uint8_t *b, float *y) {
   }
 }
 
-// ---- IQ4_NL, IQ4_XS, TQ2_0, MXFP4: one rounding (scale * exact value) per element ---------
-// 16 signed bytes widened to 2 x 8 f32.
-inline void widen16s(__m128i v, __m256 out[2]) {
-  out[0] = cvt(_mm256_cvtepi8_epi32(v));
-  out[1] = cvt(_mm256_cvtepi8_epi32(_mm_srli_si128(v, 8)));
-}
-
+// ---- IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, MXFP4, NVFP4, Q1_0: one rounding (scale * exact value)
+// per element, exact for finite scales --------------------------------------------------------
 // 16 bytes of nibbles looked up in a 16-entry signed table: low nibbles -> y[0..15], high
 // nibbles -> y[16..31], each times s.
 template <int M>
@@ -353,34 +317,84 @@ inline void mxfp4(const uint8_t *b, float *y) {
   nibble_lut32<M>(b + 1, lut16(kMxfp4Grid), _mm256_set1_ps(e8m0_half(b[0])), y);
 }
 
-// ---- row drivers ----------------------------------------------------------------------------
-#define TBLOB_BLOCK_FN(fn, slot) \
-  template <int M>         \
-  struct fn##_t {          \
-    static void run(const uint8_t *b, float *y) { fn<M>(b, y); } \
-  };
-TBLOB_GGML_BLOCK_TYPES(TBLOB_BLOCK_FN)
-TBLOB_GGML_AVX2_TYPES(TBLOB_BLOCK_FN)
-#undef TBLOB_BLOCK_FN
-
-template <uint32_t SLOT, template <int> class B, int M>
-void run_blocks(const uint8_t *src, size_t nblocks, float *dst) {
-  for_each_block<SLOT>(src, nblocks, dst, [](const uint8_t *b, float *y) { B<M>::run(b, y); });
+// TQ1_0: base-3 digit n of each byte is ((byte * 3^n) mod 256 * 3) >> 8. x16 holds 16 bytes
+// zero-extended to u16 lanes, pow the 3^n of each lane; the 16 digits minus 1 times d go to y.
+template <int M>
+inline void tq1_digits16(__m256i x16, __m256i pow, __m256 d, float *y) {
+  const __m256i x = _mm256_and_si256(_mm256_mullo_epi16(x16, pow), _mm256_set1_epi16(0xFF));
+  const __m256i t = _mm256_sub_epi16(_mm256_srli_epi16(_mm256_mullo_epi16(x, _mm256_set1_epi16(3)), 8),
+                                     _mm256_set1_epi16(1));
+  st<M>(y, _mm256_mul_ps(d, cvt(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(t)))));
+  st<M>(y + 8, _mm256_mul_ps(d, cvt(_mm256_cvtepi16_epi32(_mm256_extracti128_si256(t, 1)))));
 }
 
-template <uint32_t SLOT, template <int> class B>
-void rows(const uint8_t *src, size_t nblocks, float *dst, uint32_t flags) {
-  const uintptr_t a = reinterpret_cast<uintptr_t>(dst);
-  if ((flags & kStream) && (a & 31u) == 0) {
-    run_blocks<SLOT, B, kNt32>(src, nblocks, dst);
-    _mm_sfence();
-  } else if ((flags & kStream) && (a & 15u) == 0) {
-    run_blocks<SLOT, B, kNt16>(src, nblocks, dst);
-    _mm_sfence();
-  } else {
-    run_blocks<SLOT, B, kPlain>(src, nblocks, dst);
+// qs[0..31]: digit n -> y[32n + m]; qs[32..47]: digit n -> y[160 + 16n + m]; qh[0..3] (bytes
+// 48-51): digit n (n < 4) -> y[240 + 4n + m]; d at byte 52.
+template <int M>
+inline void tq1_0(const uint8_t *b, float *y) {
+  const __m256 d = _mm256_set1_ps(f16s(b + 52));
+  const __m256i a0 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(b)));
+  const __m256i a1 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(b + 16)));
+  const __m256i a2 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(b + 32)));
+  static constexpr int16_t kPow3[5] = {1, 3, 9, 27, 81};
+  for (int n = 0; n < 5; ++n) {
+    const __m256i p = _mm256_set1_epi16(kPow3[n]);
+    tq1_digits16<M>(a0, p, d, y + 32 * n);
+    tq1_digits16<M>(a1, p, d, y + 32 * n + 16);
+    tq1_digits16<M>(a2, p, d, y + 160 + 16 * n);
+  }
+  // The four qh bytes repeated four times, digit n = lane / 4.
+  const __m256i h = _mm256_cvtepu8_epi16(_mm_set1_epi32(static_cast<int>(load_le32(b + 48))));
+  tq1_digits16<M>(h, _mm256_setr_epi16(1, 1, 1, 1, 3, 3, 3, 3, 9, 9, 9, 9, 27, 27, 27, 27), d, y + 240);
+}
+
+// NVFP4: the 32 code bytes looked up (low nibbles and high nibbles); sub-block s is bytes
+// 8s..8s+7 of the low lookup followed by the same bytes of the high one.
+template <int M>
+inline void nvfp4(const uint8_t *b, float *y) {
+  const __m128i lut = lut16(kMxfp4Grid), m15 = _mm_set1_epi8(0x0F);
+  for (int h = 0; h < 2; ++h) {
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i *>(b + 4 + 16 * h));
+    const __m128i lo = _mm_shuffle_epi8(lut, _mm_and_si128(q, m15));
+    const __m128i hi = _mm_shuffle_epi8(lut, _mm_and_si128(_mm_srli_epi16(q, 4), m15));
+    __m256 f[2];
+    const __m256 s0 = _mm256_set1_ps(ue4m3_half(b[2 * h])), s1 = _mm256_set1_ps(ue4m3_half(b[2 * h + 1]));
+    widen16s(_mm_unpacklo_epi64(lo, hi), f);
+    st<M>(y + 32 * h, _mm256_mul_ps(s0, f[0]));
+    st<M>(y + 32 * h + 8, _mm256_mul_ps(s0, f[1]));
+    widen16s(_mm_unpackhi_epi64(lo, hi), f);
+    st<M>(y + 32 * h + 16, _mm256_mul_ps(s1, f[0]));
+    st<M>(y + 32 * h + 24, _mm256_mul_ps(s1, f[1]));
   }
 }
+
+// Q1_0: each bit shifted into its lane's sign bit selects d (set) or -d (clear).
+template <int M>
+inline void q1_0(const uint8_t *b, float *y) {
+  const float d = f16s(b);
+  const __m256 pos = _mm256_set1_ps(d), neg = _mm256_set1_ps(-d);
+  const __m256i sh0 = _mm256_setr_epi32(31, 30, 29, 28, 27, 26, 25, 24), k8 = _mm256_set1_epi32(8);
+  for (int k = 0; k < 4; ++k) {
+    const __m256i w = _mm256_set1_epi32(static_cast<int>(load_le32(b + 2 + 4 * k)));
+    __m256i sh = sh0;
+    for (int q = 0; q < 4; ++q, sh = _mm256_sub_epi32(sh, k8))
+      st<M>(y + 32 * k + 8 * q, _mm256_blendv_ps(neg, pos, _mm256_castsi256_ps(_mm256_sllv_epi32(w, sh))));
+  }
+}
+
+}  // namespace
+
+// The row kernels of the block types above.
+TBLOB_GGML_BLOCK_TYPES(TBLOB_GGML_AVX2_ROWS)
+TBLOB_GGML_AVX2_ROWS(iq4_nl, kSlotIQ4_NL)
+TBLOB_GGML_AVX2_ROWS(iq4_xs, kSlotIQ4_XS)
+TBLOB_GGML_AVX2_ROWS(tq2_0, kSlotTQ2_0)
+TBLOB_GGML_AVX2_ROWS(mxfp4, kSlotMXFP4)
+TBLOB_GGML_AVX2_ROWS(tq1_0, kSlotTQ1_0)
+TBLOB_GGML_AVX2_ROWS(nvfp4, kSlotNVFP4)
+TBLOB_GGML_AVX2_ROWS(q1_0, kSlotQ1_0)
+
+namespace {
 
 // Float "types" (block of one element).
 void rows_f32(const uint8_t *src, size_t n, float *dst, uint32_t) { std::memcpy(dst, src, n * 4); }
@@ -437,7 +451,7 @@ void to_bf16(const float *src, size_t n, uint16_t *dst) {
   scalar_kernels().to_bf16(src + i, n - i, dst + i);
 }
 
-#define TBLOB_ROWS_ENTRY(fn, slot) rows<slot, fn##_t>,
+#define TBLOB_ROWS_ENTRY(fn, slot) avx2_rows<slot>,
 const Kernels kAvx2 = {
     "avx2",
     {rows_f32, rows_f16, rows_bf16,

@@ -21,13 +21,16 @@ inline bool half_nonfinite(const uint8_t *p) { return (load_le16(p) & 0x7C00u) =
   X(q4_0, kSlotQ4_0) X(q4_1, kSlotQ4_1) X(q5_0, kSlotQ5_0) X(q5_1, kSlotQ5_1) X(q8_0, kSlotQ8_0) \
   X(q8_1, kSlotQ8_1) X(q2_k, kSlotQ2_K) X(q3_k, kSlotQ3_K) X(q4_k, kSlotQ4_K) X(q5_k, kSlotQ5_K) \
   X(q6_k, kSlotQ6_K) X(q8_k, kSlotQ8_K)
-// Block types with an AVX2 kernel, in slot order after the list above. (ggml_neon.cpp has its
-// own list of the newer types; slots in these two lists that it lacks take scalar_rows<slot>.)
-#define TBLOB_GGML_AVX2_TYPES(X) X(iq4_nl, kSlotIQ4_NL) X(iq4_xs, kSlotIQ4_XS) X(tq2_0, kSlotTQ2_0) X(mxfp4, kSlotMXFP4)
-// Block types the AVX2 set takes from the scalar set (scalar_rows<slot>), last in slot order.
-#define TBLOB_GGML_SCALAR_ONLY_TYPES(X)                                                            \
+// The newer block types, in slot order after the list above: every one has an AVX2 kernel.
+// (ggml_neon.cpp has its own list of the newer types; slots it lacks take scalar_rows<slot>.)
+#define TBLOB_GGML_AVX2_TYPES(X)                                                                   \
+  X(iq4_nl, kSlotIQ4_NL) X(iq4_xs, kSlotIQ4_XS) X(tq2_0, kSlotTQ2_0) X(mxfp4, kSlotMXFP4)          \
   X(tq1_0, kSlotTQ1_0) X(iq2_xxs, kSlotIQ2_XXS) X(iq2_xs, kSlotIQ2_XS) X(iq2_s, kSlotIQ2_S)          \
-  X(iq3_xxs, kSlotIQ3_XXS) X(iq3_s, kSlotIQ3_S) X(iq1_s, kSlotIQ1_S) X(iq1_m, kSlotIQ1_M)
+  X(iq3_xxs, kSlotIQ3_XXS) X(iq3_s, kSlotIQ3_S) X(iq1_s, kSlotIQ1_S) X(iq1_m, kSlotIQ1_M)            \
+  X(nvfp4, kSlotNVFP4) X(q1_0, kSlotQ1_0)
+// Block types that no SIMD set decodes itself (each takes scalar_rows<slot>), last in slot
+// order: none at present. The sets' tables list it, so a type added here needs no table edit.
+#define TBLOB_GGML_SCALAR_ONLY_TYPES(X)
 #define TBLOB_GGML_SCALAR_ENTRY(fn, slot) scalar_rows<slot>,
 #define TBLOB_GGML_COUNT_ONE(fn, slot) +1
 static_assert(3 TBLOB_GGML_BLOCK_TYPES(TBLOB_GGML_COUNT_ONE) TBLOB_GGML_AVX2_TYPES(TBLOB_GGML_COUNT_ONE)
@@ -40,6 +43,15 @@ static_assert(3 TBLOB_GGML_BLOCK_TYPES(TBLOB_GGML_COUNT_ONE) TBLOB_GGML_AVX2_TYP
 inline constexpr int8_t kIq4Grid[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 // MXFP4: E2M1 codes doubled (so they are integers); the E8M0 scale is halved to match.
 inline constexpr int8_t kMxfp4Grid[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+// NVFP4's UE4M3 scale byte as an f32 holding half its value, as ggml decodes it: 4 exponent
+// bits (bias 7), 3 mantissa bits, bit 7 ignored; 0x00 and 0x7F decode to 0. Always finite.
+inline float ue4m3_half(uint8_t x) {
+  if (x == 0 || x == 0x7F) return 0.0f;
+  const uint32_t e = (x >> 3) & 0xFu, m = x & 7u;
+  // e = 0: m * 2^-9 / 2; else (1 + m/8) * 2^(e-7) / 2, whose f32 exponent field is e + 119.
+  return e == 0 ? static_cast<float>(m) * 0.0009765625f : dq::f32_from_bits(((e + 119u) << 23) | (m << 20));
+}
 
 // E8M0 byte e as an f32 holding 2^(e-127) / 2: exponent field e - 1, or a subnormal for e < 2.
 inline float e8m0_half(uint8_t e) {
@@ -80,6 +92,11 @@ inline void q3k_scales(const uint8_t *b, int8_t *out) {
   }
 }
 
+// IQ1_M's f16 d, kept in the top nibbles of the four u16 scale words at bytes 48-55.
+inline uint32_t iq1m_d_bits(const uint8_t *b) {
+  return (b[49] >> 4) | (b[51] & 0xF0u) | ((b[53] & 0xF0u) << 4) | ((b[55] & 0xF0u) << 8);
+}
+
 // True when the block's scale fields are all finite (the SIMD fast paths require it).
 inline bool block_finite(uint32_t slot, const uint8_t *b) {
   switch (slot) {
@@ -95,10 +112,10 @@ inline bool block_finite(uint32_t slot, const uint8_t *b) {
     case kSlotTQ2_0: return !half_nonfinite(b + 64);
     case kSlotTQ1_0: return !half_nonfinite(b + 52);
     case kSlotIQ2_XXS: case kSlotIQ2_XS: case kSlotIQ2_S: case kSlotIQ3_XXS: case kSlotIQ3_S: case kSlotIQ1_S:
+    case kSlotQ1_0:
       return !half_nonfinite(b);
-    case kSlotIQ1_M:  // d's exponent: bits 14-15 of the u16 at 52, bits 12-14 of the one at 54
-      return (load_le16(b + 52) & 0xC000u) != 0xC000u || (load_le16(b + 54) & 0x7000u) != 0x7000u;
-    default: return true;
+    case kSlotIQ1_M: return (iq1m_d_bits(b) & 0x7C00u) != 0x7C00u;
+    default: return true;  // float types, MXFP4 and NVFP4 (their byte scales are always finite)
   }
 }
 

@@ -46,11 +46,13 @@ constexpr TypeInfo kTypes[kSlotCount] = {
     {kTypeIQ3_S, kSlotIQ3_S, "iq3_s", nullptr, 256, 110, 3},
     {kTypeIQ1_S, kSlotIQ1_S, "iq1_s", nullptr, 256, 50, 1},
     {kTypeIQ1_M, kSlotIQ1_M, "iq1_m", nullptr, 256, 56, 1},
+    {kTypeNVFP4, kSlotNVFP4, "nvfp4", nullptr, 64, 36, 4},
+    {kTypeQ1_0, kSlotQ1_0, "q1_0", nullptr, 128, 18, 1},
 };
 
-// ggml_type id -> slot + 1 (0: not decoded); ids run 0..39.
+// ggml_type id -> slot + 1 (0: not decoded); ids run 0..41.
 struct SlotOfId {
-  uint8_t v[40] = {};
+  uint8_t v[42] = {};
   constexpr SlotOfId() {
     for (uint32_t i = 0; i < kSlotCount; ++i) v[kTypes[i].id] = static_cast<uint8_t>(i + 1);
   }
@@ -66,7 +68,7 @@ const TypeInfo *type_info(uint32_t id) {
 
 const TypeInfo *type_info_by_slot(uint32_t slot) { return slot < kSlotCount ? &kTypes[slot] : nullptr; }
 
-// Block sizes are 1, 32 and 256: masks and shifts instead of 64-bit divisions (they are a
+// Block sizes are powers of two (1 to 256): masks and shifts instead of 64-bit divisions (they are a
 // measurable part of a cache-resident call).
 inline uint32_t block_shift(const TypeInfo &t) { return static_cast<uint32_t>(__builtin_ctz(t.block_elems)); }
 

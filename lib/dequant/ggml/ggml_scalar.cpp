@@ -270,6 +270,25 @@ void blk_mxfp4(const uint8_t *b, float *y) {
   }
 }
 
+// Four UE4M3 scales (one per 16 elements), then 32 bytes: sub-block s's byte 8s + j holds
+// element 16s + j (low nibble) and 16s + 8 + j (high nibble).
+void blk_nvfp4(const uint8_t *b, float *y) {
+  const uint8_t *qs = b + 4;
+  for (int s = 0; s < 4; ++s) {
+    const float d = ue4m3_half(b[s]);
+    for (int j = 0; j < 8; ++j) {
+      put(y + 16 * s + j, d * static_cast<float>(kMxfp4Grid[qs[8 * s + j] & 0xF]));
+      put(y + 16 * s + 8 + j, d * static_cast<float>(kMxfp4Grid[qs[8 * s + j] >> 4]));
+    }
+  }
+}
+
+// d (f16), then 16 bytes: bit j % 8 of byte j / 8 set gives d, clear gives -d.
+void blk_q1_0(const uint8_t *b, float *y) {
+  const float d = half(b), nd = -d;
+  for (int j = 0; j < 128; ++j) put(y + j, ((b[2 + j / 8] >> (j % 8)) & 1u) ? d : nd);
+}
+
 // IQ sign patterns: 7 stored bits, the eighth makes the count of set bits even.
 inline uint32_t ksign(uint32_t i7) { return i7 | ((static_cast<uint32_t>(__builtin_popcount(i7)) & 1u) << 7); }
 inline float sign_of(uint32_t bits, int j) { return ((bits >> j) & 1u) ? -1.0f : 1.0f; }
@@ -376,8 +395,7 @@ void blk_iq1_m(const uint8_t *b, float *y) {
   const uint8_t *qs = b, *qh = b + 32;
   uint32_t sc[4];
   for (int k = 0; k < 4; ++k) sc[k] = load_le16(b + 48 + 2 * k);
-  const uint32_t dbits = (sc[0] >> 12) | ((sc[1] >> 8) & 0x00F0u) | ((sc[2] >> 4) & 0x0F00u) | (sc[3] & 0xF000u);
-  const float d = dq::f32_from_bits(dq::f16_to_f32(static_cast<uint16_t>(dbits)));
+  const float d = dq::f32_from_bits(dq::f16_to_f32(static_cast<uint16_t>(iq1m_d_bits(b))));
   for (int i = 0; i < 32; ++i) {
     const uint32_t s = (sc[i / 8] >> (3 * ((i / 2) % 4))) & 7u;
     const float dl = d * static_cast<float>(2u * s + 1u);
@@ -405,7 +423,7 @@ constexpr BlockFn kBlock[kSlotCount] = {blk_f32,  blk_f16,  blk_bf16, blk_q4_0, 
                                         blk_q3_k, blk_q4_k, blk_q5_k, blk_q6_k, blk_q8_k,
                                         blk_iq4_nl, blk_iq4_xs, blk_tq2_0, blk_mxfp4, blk_tq1_0,
                                         blk_iq2_xxs, blk_iq2_xs, blk_iq2_s, blk_iq3_xxs, blk_iq3_s,
-                                        blk_iq1_s, blk_iq1_m};
+                                        blk_iq1_s, blk_iq1_m, blk_nvfp4, blk_q1_0};
 
 template <uint32_t SLOT>
 void rows(const uint8_t *src, size_t nblocks, float *dst, uint32_t /*flags*/) {
@@ -434,7 +452,7 @@ constexpr Kernels kScalar = {
      rows<kSlotQ3_K>, rows<kSlotQ4_K>, rows<kSlotQ5_K>, rows<kSlotQ6_K>, rows<kSlotQ8_K>,
      rows<kSlotIQ4_NL>, rows<kSlotIQ4_XS>, rows<kSlotTQ2_0>, rows<kSlotMXFP4>, rows<kSlotTQ1_0>,
      rows<kSlotIQ2_XXS>, rows<kSlotIQ2_XS>, rows<kSlotIQ2_S>, rows<kSlotIQ3_XXS>, rows<kSlotIQ3_S>,
-     rows<kSlotIQ1_S>, rows<kSlotIQ1_M>},
+     rows<kSlotIQ1_S>, rows<kSlotIQ1_M>, rows<kSlotNVFP4>, rows<kSlotQ1_0>},
     to_f16,
     to_bf16,
 };
