@@ -63,6 +63,10 @@ typedef enum tblob_status {
   TBLOB_E_RANGE = -8,             /* index or row range outside the tensor / table */
   TBLOB_E_UNSUPPORTED = -9,       /* valid input that this build cannot handle */
   TBLOB_E_FEATURE_DISABLED = -10, /* the format or part was compiled out */
+  TBLOB_E_SOURCE_SHORT_READ = -11, /* a read function returned fewer bytes than asked inside the declared size */
+  TBLOB_E_SOURCE_OVERREAD = -12,   /* a read function claimed more bytes than asked */
+  TBLOB_E_SOURCE_CHANGED = -13,    /* the source's size or content changed while open (a read fn may return it) */
+  TBLOB_E_NOT_MAPPED = -14,        /* zero-copy view asked of a model read through a byte source: use tblob_tensor_read */
 
   /* safetensors container (-20 .. -49), in the reference implementation's check order */
   TBLOB_E_HEADER_TOO_SMALL = -20,   /* fewer than 8 bytes */
@@ -423,6 +427,52 @@ TBLOB_API tblob_status tblob_model_open_memory(const void *buf, size_t len,
                                          const tblob_open_options *options,
                                          tblob_model **out, tblob_diag *diag) TBLOB_NOEXCEPT;
 
+/* ------------------------------------------------------------------------------------------
+ * Byte sources: a model whose bytes come from a caller's read function (a remote file read
+ * with range requests, an archive member, a binding's reader). docs/api.md "Byte sources".
+ * ---------------------------------------------------------------------------------------- */
+#define TBLOB_SOURCE_SIZE_UNKNOWN (~(uint64_t)0)
+
+/* pread-like: copy up to len bytes at offset into dst. Returns the count placed in dst
+ * (len, or less only at the end of the source), or a negative tblob_status (TBLOB_E_IO,
+ * TBLOB_E_SOURCE_CHANGED, ...; any other negative value is read as TBLOB_E_IO).
+ * Called from whichever thread calls the library; must be safe to call concurrently
+ * when the model is shared between threads. */
+typedef int64_t (*tblob_read_fn)(void *user, uint64_t offset, void *dst, size_t len);
+
+typedef struct tblob_byte_source tblob_byte_source;
+/* Opens a sibling of this source by relative name (a shard named by a sharded index,
+ * "config.json" beside a file): fills *out (already initialised by the library). Return
+ * TBLOB_E_NOT_FOUND when there is no such sibling. */
+typedef tblob_status (*tblob_open_sibling_fn)(void *user, const char *name, size_t name_len,
+                                              tblob_byte_source *out);
+
+struct tblob_byte_source {
+  uint32_t struct_size;
+  uint32_t flags;                     /* 0 */
+  uint64_t size;                      /* total bytes, or TBLOB_SOURCE_SIZE_UNKNOWN */
+  tblob_read_fn read;                 /* required */
+  tblob_open_sibling_fn open_sibling; /* may be NULL: no siblings */
+  void (*close)(void *user);          /* may be NULL; called exactly once (see below) */
+  void *user;
+  const char *name;                   /* for messages and tblob_model_file_path; may be NULL; copied */
+};
+#define TBLOB_BYTE_SOURCE_INIT \
+  {(uint32_t)sizeof(tblob_byte_source), 0u, TBLOB_SOURCE_SIZE_UNKNOWN, NULL, NULL, NULL, NULL, NULL}
+TBLOB_API tblob_status tblob_byte_source_init(tblob_byte_source *source,
+                                              size_t struct_size) TBLOB_NOEXCEPT;
+
+/* Opens a model whose bytes come from `source`: any single-file format (safetensors file or
+ * blob, a sharded checkpoint's index.json with its shards through open_sibling, GGUF, a UQFF
+ * shard, SLM1). Only the header is read at open; tensor bytes are read when asked
+ * (tblob_tensor_read, tblob_tensor_dequantize). The library takes ownership of the source
+ * (and of every sibling it opens): `close` is called exactly once, when the model is closed
+ * or at once if the open fails. A model opened this way has no zero-copy views:
+ * tblob_tensor_data returns TBLOB_E_NOT_MAPPED. */
+TBLOB_API tblob_status tblob_model_open_source(const tblob_byte_source *source,
+                                               const tblob_open_options *options,
+                                               tblob_model **out, tblob_diag *diag) TBLOB_NOEXCEPT;
+
 /* NULL is a no-op. */
 TBLOB_API void tblob_model_close(tblob_model *model) TBLOB_NOEXCEPT;
 
@@ -484,10 +534,17 @@ TBLOB_API tblob_status tblob_tensors_at(const tblob_model *model, uint64_t first
 TBLOB_API tblob_status tblob_tensor_find(const tblob_model *model, const char *name,
                                   size_t name_len, uint64_t *index, tblob_diag *diag) TBLOB_NOEXCEPT;
 
-/* Zero-copy view of a tensor's stored bytes, valid until close. */
+/* Zero-copy view of a tensor's stored bytes, valid until close. TBLOB_E_NOT_MAPPED for a
+ * model opened through a byte source (use tblob_tensor_read). */
 TBLOB_API tblob_status tblob_tensor_data(const tblob_model *model, uint64_t index,
                                          const void **data, uint64_t *length,
                                          tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* Copies bytes [offset, offset + len) of tensor `index`'s stored bytes into dst, for a model
+ * opened any way (mapped, read or byte source). TBLOB_E_RANGE when the range passes the
+ * tensor's data_length (nothing copied). Thread-safe on a shared model. */
+TBLOB_API tblob_status tblob_tensor_read(const tblob_model *model, uint64_t index, uint64_t offset,
+                                         void *dst, size_t len, tblob_diag *diag) TBLOB_NOEXCEPT;
 
 /* Metadata: the string pairs of __metadata__ (of every shard, first occurrence wins for
  * a sharded model), decoded, in header order. */

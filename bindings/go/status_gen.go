@@ -27,6 +27,14 @@ const (
 	ErrUnsupported Status = -9
 	// TBLOB_E_FEATURE_DISABLED: the format or part was compiled out
 	ErrFeatureDisabled Status = -10
+	// TBLOB_E_SOURCE_SHORT_READ: a read function returned fewer bytes than asked inside the declared size
+	ErrSourceShortRead Status = -11
+	// TBLOB_E_SOURCE_OVERREAD: a read function claimed more bytes than asked
+	ErrSourceOverread Status = -12
+	// TBLOB_E_SOURCE_CHANGED: the source's size or content changed while open (a read fn may return it)
+	ErrSourceChanged Status = -13
+	// TBLOB_E_NOT_MAPPED: zero-copy view asked of a model read through a byte source: use tblob_tensor_read
+	ErrNotMapped Status = -14
 	// TBLOB_E_HEADER_TOO_SMALL: fewer than 8 bytes
 	ErrHeaderTooSmall Status = -20
 	// TBLOB_E_HEADER_TOO_LARGE: header length above the format cap (100,000,000)
@@ -268,6 +276,10 @@ var statusNames = map[Status]string{
 	ErrRange:                    "TBLOB_E_RANGE",
 	ErrUnsupported:              "TBLOB_E_UNSUPPORTED",
 	ErrFeatureDisabled:          "TBLOB_E_FEATURE_DISABLED",
+	ErrSourceShortRead:          "TBLOB_E_SOURCE_SHORT_READ",
+	ErrSourceOverread:           "TBLOB_E_SOURCE_OVERREAD",
+	ErrSourceChanged:            "TBLOB_E_SOURCE_CHANGED",
+	ErrNotMapped:                "TBLOB_E_NOT_MAPPED",
 	ErrHeaderTooSmall:           "TBLOB_E_HEADER_TOO_SMALL",
 	ErrHeaderTooLarge:           "TBLOB_E_HEADER_TOO_LARGE",
 	ErrHeaderLength:             "TBLOB_E_HEADER_LENGTH",
@@ -395,6 +407,10 @@ var statusComments = map[Status]string{
 	ErrRange:                    "index or row range outside the tensor / table",
 	ErrUnsupported:              "valid input that this build cannot handle",
 	ErrFeatureDisabled:          "the format or part was compiled out",
+	ErrSourceShortRead:          "a read function returned fewer bytes than asked inside the declared size",
+	ErrSourceOverread:           "a read function claimed more bytes than asked",
+	ErrSourceChanged:            "the source's size or content changed while open (a read fn may return it)",
+	ErrNotMapped:                "zero-copy view asked of a model read through a byte source: use tblob_tensor_read",
 	ErrHeaderTooSmall:           "fewer than 8 bytes",
 	ErrHeaderTooLarge:           "header length above the format cap (100,000,000)",
 	ErrHeaderLength:             "8 + header length exceeds the buffer",
@@ -517,6 +533,10 @@ var allStatuses = []Status{
 	ErrRange,
 	ErrUnsupported,
 	ErrFeatureDisabled,
+	ErrSourceShortRead,
+	ErrSourceOverread,
+	ErrSourceChanged,
+	ErrNotMapped,
 	ErrHeaderTooSmall,
 	ErrHeaderTooLarge,
 	ErrHeaderLength,

@@ -25,6 +25,7 @@ tblob_status init_struct(T *s, size_t struct_size, const T &defaults) {
   X(tblob_allocator_init, tblob_allocator, TBLOB_ALLOCATOR_INIT)                         \
   X(tblob_open_options_init, tblob_open_options, TBLOB_OPEN_OPTIONS_INIT)                \
   X(tblob_open_options_init_compact, tblob_open_options, TBLOB_OPEN_OPTIONS_COMPACT_INIT) \
+  X(tblob_byte_source_init, tblob_byte_source, TBLOB_BYTE_SOURCE_INIT)                   \
   X(tblob_scan_result_init, tblob_scan_result, TBLOB_SCAN_RESULT_INIT)                   \
   X(tblob_tensor_info_init, tblob_tensor_info, TBLOB_TENSOR_INFO_INIT)                   \
   X(tblob_quant_desc_init, tblob_quant_desc, TBLOB_QUANT_DESC_INIT)                      \
