@@ -38,6 +38,10 @@ pub const TBLOB_E_CANCELLED: tblob_status = -7;
 pub const TBLOB_E_RANGE: tblob_status = -8;
 pub const TBLOB_E_UNSUPPORTED: tblob_status = -9;
 pub const TBLOB_E_FEATURE_DISABLED: tblob_status = -10;
+pub const TBLOB_E_SOURCE_SHORT_READ: tblob_status = -11;
+pub const TBLOB_E_SOURCE_OVERREAD: tblob_status = -12;
+pub const TBLOB_E_SOURCE_CHANGED: tblob_status = -13;
+pub const TBLOB_E_NOT_MAPPED: tblob_status = -14;
 pub const TBLOB_E_HEADER_TOO_SMALL: tblob_status = -20;
 pub const TBLOB_E_HEADER_TOO_LARGE: tblob_status = -21;
 pub const TBLOB_E_HEADER_LENGTH: tblob_status = -22;
@@ -314,6 +318,45 @@ pub const TBLOB_FORMAT_UQFF: tblob_format = 4;
 pub const TBLOB_FORMAT_SLM1: tblob_format = 5;
 pub const TBLOB_FORMAT_GGUF: tblob_format = 6;
 pub type tblob_format = ::core::ffi::c_uint;
+pub type tblob_read_fn = ::core::option::Option<
+    unsafe extern "C" fn(
+        user: *mut ::core::ffi::c_void,
+        offset: u64,
+        dst: *mut ::core::ffi::c_void,
+        len: usize,
+    ) -> i64,
+>;
+pub type tblob_open_sibling_fn = ::core::option::Option<
+    unsafe extern "C" fn(
+        user: *mut ::core::ffi::c_void,
+        name: *const ::core::ffi::c_char,
+        name_len: usize,
+        out: *mut tblob_byte_source,
+    ) -> tblob_status,
+>;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct tblob_byte_source {
+    pub struct_size: u32,
+    pub flags: u32,
+    pub size: u64,
+    pub read: tblob_read_fn,
+    pub open_sibling: tblob_open_sibling_fn,
+    pub close: ::core::option::Option<
+        unsafe extern "C" fn(user: *mut ::core::ffi::c_void),
+    >,
+    pub user: *mut ::core::ffi::c_void,
+    pub name: *const ::core::ffi::c_char,
+}
+impl Default for tblob_byte_source {
+    fn default() -> Self {
+        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct tblob_tensor_info {
@@ -1067,6 +1110,16 @@ extern "C" {
         out: *mut *mut tblob_model,
         diag: *mut tblob_diag,
     ) -> tblob_status;
+    pub fn tblob_byte_source_init(
+        source: *mut tblob_byte_source,
+        struct_size: usize,
+    ) -> tblob_status;
+    pub fn tblob_model_open_source(
+        source: *const tblob_byte_source,
+        options: *const tblob_open_options,
+        out: *mut *mut tblob_model,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
     pub fn tblob_model_close(model: *mut tblob_model);
     pub fn tblob_model_format(model: *const tblob_model) -> u32;
     pub fn tblob_model_tensor_count(model: *const tblob_model) -> u64;
@@ -1108,6 +1161,14 @@ extern "C" {
         index: u64,
         data: *mut *const ::core::ffi::c_void,
         length: *mut u64,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_tensor_read(
+        model: *const tblob_model,
+        index: u64,
+        offset: u64,
+        dst: *mut ::core::ffi::c_void,
+        len: usize,
         diag: *mut tblob_diag,
     ) -> tblob_status;
     pub fn tblob_metadata_count(model: *const tblob_model) -> u64;
