@@ -7,6 +7,7 @@
 
 #include "core/checked.h"
 #include "table/model.h"
+#include "io/source.h"
 #include "dequant/dequant.h"
 #include "dequant/quant_desc.h"
 
@@ -244,14 +245,65 @@ const QuantRecord *record_of(const tblob_model *m, size_t i) {
   return id && id <= m->quant.size() ? &m->quant[id - 1] : nullptr;
 }
 
-// Bytes of tensor i, range-checked against its file.
+// Bytes of tensor i, range-checked against its file. A byte source's tensor that is not in
+// its in-memory prefix gets a null pointer: fetch_view reads it before decoding.
 bool tensor_bytes(const tblob_model *m, uint64_t i, const uint8_t **p, uint64_t *n) {
   const tblob::TensorDesc &t = m->tensors[static_cast<size_t>(i)];
   const tblob::Source &src = m->files[t.file_index].source;
-  if (!tblob::range_inside(t.file_offset, t.end - t.begin, src.len)) return false;
-  *p = src.data ? src.data + t.file_offset : nullptr;
+  if (!tblob::range_inside(t.file_offset, t.end - t.begin, tblob::source_total(src))) return false;
+  const bool here = tblob::range_inside(t.file_offset, t.end - t.begin, src.len);
+  *p = src.data && here ? src.data + t.file_offset : nullptr;
   *n = t.end - t.begin;
   return true;
+}
+
+// Scratch for the bytes of a dequantization from a byte source: at most the packed weight and
+// its three companions, each no larger than its header declares.
+struct Fetched {
+  explicit Fetched(const tblob::Allocator &a) : a_(a) {}
+  ~Fetched() {
+    for (int i = 0; i < n_; ++i) a_.free(p_[i], sz_[i]);
+  }
+  Fetched(const Fetched &) = delete;
+  Fetched &operator=(const Fetched &) = delete;
+  // Reads [offset, offset + len) of tensor i's stored bytes into new scratch.
+  Status read(const tblob_model *m, uint64_t i, uint64_t offset, uint64_t len, const uint8_t **out, const Diag &d) {
+    const tblob::TensorDesc &t = m->tensors[static_cast<size_t>(i)];
+    size_t n;
+    if (!tblob::to_size(len, &n))
+      return d.fail(TBLOB_E_LIMIT_HEADER_BYTES, t.file_offset, static_cast<int64_t>(i),
+                    "tensor %llu: %llu bytes do not fit in this platform's memory", static_cast<unsigned long long>(i),
+                    static_cast<unsigned long long>(len));
+    const size_t k = n ? n : 1;
+    uint8_t *b = static_cast<uint8_t *>(a_.alloc(k));
+    if (!b) return d.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+    p_[n_] = b;
+    sz_[n_++] = k;
+    *out = b;
+    return tblob::source_read(m->files[t.file_index].source, t.file_offset + offset, b, n, "tensor data", d);
+  }
+  tblob::Allocator a_;
+  uint8_t *p_[4] = {nullptr, nullptr, nullptr, nullptr};
+  size_t sz_[4] = {0, 0, 0, 0};
+  int n_ = 0;
+};
+
+// For checks only: q with a stand-in for each pointer a byte source left null (its bytes are
+// read when decoding); never dereferenced.
+QuantDesc sized(const QuantDesc &q) {
+  static const uint8_t kStandIn[1] = {0};
+  QuantDesc c = q;
+  if (!c.data && c.data_bytes) c.data = kStandIn;
+  if (!c.scales && c.scales_bytes) c.scales = kStandIn;
+  if (!c.biases && c.biases_bytes) c.biases = kStandIn;
+  if (!c.global_scale && c.global_scale_bytes) c.global_scale = kStandIn;
+  return c;
+}
+
+bool is_source_model(const tblob_model *m) {
+  for (size_t i = 0; i < m->files.size(); ++i)
+    if (m->files[i].source.kind == tblob::Source::kCallback) return true;
+  return false;
 }
 
 // Plain view of a stored dtype (no companions).
@@ -555,6 +607,39 @@ TBLOB_API tblob_status tblob_tensor_dequantize(const tblob_model *model, uint64_
   TensorView v;
   Status s = view_of(model, index, &v);
   if (row_end == TBLOB_ALL_ROWS) row_end = v.q.rows;
+  if (s == TBLOB_OK && is_source_model(model)) {
+    // Sizes, rows and the output buffer are checked before a byte is read.
+    uint64_t need = 0;
+    s = tblob::dequant_output_bytes(sized(v.q), out_dtype, row_begin, row_end, &need);
+    if (s == TBLOB_OK && need > dst_bytes) s = TBLOB_E_BUFFER_TOO_SMALL;
+    if (s != TBLOB_OK) return fail_tensor(d, model, index, v, s, out_dtype, row_begin, row_end, dst_bytes);
+    Fetched f(model->alloc);
+    QuantDesc q = v.q;
+    uint64_t rb = row_begin, re = row_end;
+    const bool plain = !v.rec && !v.own_scheme && q.rows > 0 && q.data_bytes % q.rows == 0;
+    if (!q.data && plain) {
+      // A plain tensor: only the asked rows.
+      const uint64_t row_bytes = q.data_bytes / q.rows;
+      s = f.read(model, index, rb * row_bytes, (re - rb) * row_bytes, &q.data, d);
+      q.data_bytes = (re - rb) * row_bytes;
+      q.rows = re - rb;
+      re -= rb;
+      rb = 0;
+    } else if (!q.data) {
+      s = f.read(model, index, 0, q.data_bytes, &q.data, d);
+    }
+    const QuantRecord *r = v.logical ? v.rec : nullptr;
+    if (s == TBLOB_OK && r && r->scale != kNoTensor && !q.scales)
+      s = f.read(model, r->scale, 0, q.scales_bytes, &q.scales, d);
+    if (s == TBLOB_OK && r && r->bias != kNoTensor && !q.biases)
+      s = f.read(model, r->bias, 0, q.biases_bytes, &q.biases, d);
+    if (s == TBLOB_OK && r && r->global_scale != kNoTensor && !q.global_scale)
+      s = f.read(model, r->global_scale, 0, q.global_scale_bytes, &q.global_scale, d);
+    if (s != TBLOB_OK) return s;  // a read status, with its message
+    s = run(q, out_dtype, rb, re, dst, dst_bytes);
+    if (s == TBLOB_OK) return TBLOB_OK;
+    return fail_tensor(d, model, index, v, s, out_dtype, row_begin, row_end, dst_bytes);
+  }
   if (s == TBLOB_OK) s = run(v.q, out_dtype, row_begin, row_end, dst, dst_bytes);
   if (s == TBLOB_OK) return TBLOB_OK;
   return fail_tensor(d, model, index, v, s, out_dtype, row_begin, row_end, dst_bytes);
@@ -574,7 +659,7 @@ TBLOB_API tblob_status tblob_tensor_dequant_size(const tblob_model *model, uint6
   TensorView v;
   Status s = view_of(model, index, &v);
   if (row_end == TBLOB_ALL_ROWS) row_end = v.q.rows;
-  if (s == TBLOB_OK) s = tblob::dequant_output_bytes(v.q, out_dtype, row_begin, row_end, bytes);
+  if (s == TBLOB_OK) s = tblob::dequant_output_bytes(sized(v.q), out_dtype, row_begin, row_end, bytes);
   if (s == TBLOB_OK) return TBLOB_OK;
   return fail_tensor(d, model, index, v, s, out_dtype, row_begin, row_end, SIZE_MAX);
 }
@@ -590,7 +675,7 @@ TBLOB_API tblob_status tblob_tensor_quant_info(const tblob_model *model, uint64_
                   static_cast<unsigned long long>(index), model->tensors.size());
   TensorView v;
   Status s = view_of(model, index, &v);
-  if (s == TBLOB_OK) s = tblob::validate_desc(v.q);
+  if (s == TBLOB_OK) s = tblob::validate_desc(sized(v.q));
   const QuantDesc &q = v.q;
   info->scheme = static_cast<uint32_t>(q.scheme);
   info->flags = (v.logical || v.own_scheme) ? TBLOB_TENSOR_QUANTIZED : v.rec ? TBLOB_TENSOR_COMPANION : 0u;
@@ -627,8 +712,8 @@ TBLOB_API tblob_status tblob_tensor_quant_desc(const tblob_model *model, uint64_
                   static_cast<unsigned long long>(index), model->tensors.size());
   TensorView v;
   Status s = view_of(model, index, &v);
-  desc_to_public(v.q, desc);
-  if (s == TBLOB_OK) s = tblob::validate_desc(v.q);
+  desc_to_public(v.q, desc);  // a byte source's bytes not in memory: NULL pointers
+  if (s == TBLOB_OK) s = tblob::validate_desc(sized(v.q));
   if (s == TBLOB_OK) return TBLOB_OK;
   return fail_tensor(d, model, index, v, s, TBLOB_DTYPE_F32, 0, v.q.rows, 0);
 }

@@ -184,6 +184,10 @@ TBLOB_API tblob_status tblob_tensor_data(const tblob_model *model, uint64_t inde
                   static_cast<unsigned long long>(index));
   const tblob::TensorDesc &t = model->tensors[static_cast<size_t>(index)];
   const tblob::Source &src = model->files[t.file_index].source;
+  if (src.kind == tblob::Source::kCallback)
+    return d.fail(TBLOB_E_NOT_MAPPED, t.file_offset, static_cast<int64_t>(index),
+                  "tensor %llu of source %s: no zero-copy view of a byte source (use tblob_tensor_read)",
+                  static_cast<unsigned long long>(index), tblob::source_name(src));
   // Validated at open; re-checked so a corrupted handle can never read out of range.
   if (!tblob::range_inside(t.file_offset, t.end - t.begin, src.len))
     return d.fail(TBLOB_E_RANGE, t.file_offset, static_cast<int64_t>(index), "tensor data outside its file");

@@ -5,6 +5,7 @@
 #include "core/checked.h"
 #include "core/limits.h"
 #include "table/model.h"
+#include "formats/open.h"
 
 using tblob::Diag;
 using tblob::Status;
@@ -15,12 +16,25 @@ extern "C" {
 TBLOB_API tblob_status tblob_model_open_source(const tblob_byte_source *source,
                                                const tblob_open_options *options, tblob_model **out,
                                                tblob_diag *diag) noexcept {
-  // Header-first stub: ownership rules already hold (close once, at once on failure).
   if (out) *out = nullptr;
-  if (source && source->struct_size >= sizeof(tblob_byte_source) && source->close) source->close(source->user);
-  TBLOB_CAPI_BEGIN(d, diag);
-  (void)options;
-  return d.fail(TBLOB_E_UNSUPPORTED, TBLOB_NO_OFFSET, -1, "byte sources: not implemented yet");
+  // The source is ours from here: every early return closes it (once).
+  const bool usable = source && source->struct_size >= sizeof(tblob_byte_source);
+  auto refuse = [&](tblob_status s) {
+    if (usable && source->close) source->close(source->user);
+    return s;
+  };
+  if (tblob::capi::bad_diag(diag)) return refuse(TBLOB_E_INVALID_ARGUMENT);
+  const Diag d = tblob::capi::begin(diag);
+  if (!usable || !source->read || !out) {
+    refuse(TBLOB_E_INVALID_ARGUMENT);
+    return bad_arg(d, "source (struct_size from tblob_byte_source_init, a read function) and out are required");
+  }
+  tblob::Limits limits;
+  if (!tblob::resolve_limits(options, &limits)) {
+    refuse(TBLOB_E_INVALID_ARGUMENT);
+    return bad_arg(d, "options: struct_size or mode");
+  }
+  return tblob::open_source(source, limits, out, d);
 }
 
 TBLOB_API tblob_status tblob_tensor_read(const tblob_model *model, uint64_t index, uint64_t offset, void *dst,
@@ -38,9 +52,10 @@ TBLOB_API tblob_status tblob_tensor_read(const tblob_model *model, uint64_t inde
                   static_cast<unsigned long long>(length));
   const tblob::Source &src = model->files[t.file_index].source;
   uint64_t at;
-  if (!tblob::checked_add(t.file_offset, offset, &at) || !tblob::range_inside(at, len, src.len))
+  if (!tblob::checked_add(t.file_offset, offset, &at) || !tblob::range_inside(at, len, tblob::source_total(src)))
     return d.fail(TBLOB_E_RANGE, t.file_offset, static_cast<int64_t>(index), "tensor data outside its file");
-  if (len) std::memcpy(dst, src.data + at, len);
+  const tblob::Status s = tblob::source_copy(src, at, dst, len, "tensor data", d);
+  if (s != TBLOB_OK) return s;
   return TBLOB_OK;
 }
 

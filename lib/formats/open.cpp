@@ -2,7 +2,10 @@
 
 #include <cstring>
 
+#include "core/checked.h"
+
 #include "formats/safetensors/safetensors.h"
+#include "json/json_lex.h"
 #include "io/source.h"
 #include "tblob_config.h"
 #if TBLOB_HAVE_OLLAMA
@@ -214,6 +217,202 @@ Status open_path(const char *path, const Limits &limits, tblob_model **out, cons
       if (f.table && f.table(in, m, out, &st)) return st;
   if (st == TBLOB_OK) st = st_finish_single(m, limits, diag);
   return finish(m, st, out);
+}
+
+namespace {
+
+// Copies the caller diag's record of a failed attempt (one whose error is final after all).
+void diag_copy(const tblob_diag &from, const Diag &to) {
+  if (!to.out) return;
+  to.reset();
+  to.fail(from.status, from.offset, from.tensor_index, "%s", from.message);
+}
+
+#if TBLOB_HAVE_GGUF
+// GGUF through a byte source: the header's length is known only once parsed, so the parser
+// runs on a prefix that doubles while it says the bytes ran out, up to the size or the
+// header limit. A failed attempt's model is freed without its source (kept for the next).
+Status open_gguf_source(tblob_model *m, const Limits &limits, tblob_model **out, const Diag &diag) {
+  Source src = m->files[0].source;
+  FileDesc f0 = m->files[0];
+  m->files[0].source = Source{};
+  model_free(m);
+  const Allocator a(limits.allocator);
+  uint64_t want = 64 * 1024;
+  for (;;) {
+    // An unknown size becomes known when a read reaches the end.
+    uint64_t total = source_total(src);
+    uint64_t cap = limits.max_header_bytes;
+    if (total != TBLOB_SOURCE_SIZE_UNKNOWN && total < cap) cap = total;
+    if (want > cap) want = cap;
+    Status s = source_grow_prefix(&src, want, a, "the GGUF header", diag, true);
+    if (s != TBLOB_OK) {
+      source_close(&src, a);
+      return s;
+    }
+    tblob_model *t = model_new(limits.allocator);
+    if (!t) {
+      source_close(&src, a);
+      return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+    }
+    f0.source = src;
+    if (!t->files.push(f0)) {
+      model_free(t);  // owns no source yet
+      source_close(&src, a);
+      return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+    }
+    total = source_total(src);
+    if (total != TBLOB_SOURCE_SIZE_UNKNOWN && total < cap) cap = total;
+    tblob_diag local = TBLOB_DIAG_INIT;
+    Diag ld;
+    ld.out = &local;
+    s = gguf::open_detected(t, limits, ld);
+    const bool short_of_bytes = s == TBLOB_E_GGUF_TRUNCATED || s == TBLOB_E_GGUF_STRING || s == TBLOB_E_GGUF_ARRAY ||
+                                s == TBLOB_E_GGUF_COUNT;
+    const bool more = src.len < cap && (total == TBLOB_SOURCE_SIZE_UNKNOWN || src.len < total);
+    if (s == TBLOB_OK) {
+      // Size unknown: the last tensor's last byte must exist.
+      if (total == TBLOB_SOURCE_SIZE_UNKNOWN) {
+        uint64_t end = 0;
+        for (size_t i = 0; i < t->tensors.size(); ++i) {
+          const TensorDesc &d = t->tensors[i];
+          uint64_t e;
+          if (d.end > d.begin && checked_add(d.file_offset, d.end - d.begin, &e) && e > end) end = e;
+        }
+        uint8_t last;
+        if (end > src.len) s = source_read(src, end - 1, &last, 1, "the last tensor's last byte", diag);
+        FileDesc &g = t->files[0];
+        if (end >= g.data_offset) g.data_bytes = end - g.data_offset;
+      }
+      return finish(t, s, out);
+    }
+    if (!short_of_bytes || !more) {
+      if (short_of_bytes && src.len >= limits.max_header_bytes &&
+          (total == TBLOB_SOURCE_SIZE_UNKNOWN || total > src.len)) {
+        model_free(t);
+        return diag.fail(TBLOB_E_LIMIT_HEADER_BYTES, src.len, -1,
+                         "source %s: the GGUF header goes on past max_header_bytes (%llu)", f0.path,
+                         static_cast<unsigned long long>(limits.max_header_bytes));
+      }
+      diag_copy(local, diag);
+      return finish(t, s, out);  // closes the source with the model
+    }
+    t->files[0].source = Source{};  // keep it for the next attempt
+    model_free(t);
+    want = src.len * 2;
+  }
+}
+#endif
+
+#if TBLOB_HAVE_UQFF
+// A UQFF shard through a byte source: its layers' headers lie inside tensor data, so the shard
+// is read whole and opened as a one-shard set held in memory (siblings are not looked for, as
+// for tblob_uqff_open_memory); the model then keeps the source, whose prefix is those bytes.
+Status open_uqff_source(tblob_model *m, const Limits &limits, tblob_model **out, const Diag &diag) {
+  Source src = m->files[0].source;
+  m->files[0].source = Source{};
+  model_free(m);  // its rows point into the header bytes about to move
+  const Allocator a(limits.allocator);
+  Status s = source_read_whole(&src, SIZE_MAX, TBLOB_E_LIMIT_HEADER_BYTES, a, "the UQFF shard", diag);
+  tblob_model *t = s == TBLOB_OK ? model_new(limits.allocator) : nullptr;
+  if (s == TBLOB_OK && !t) s = diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  if (s == TBLOB_OK) {
+    const uint8_t *bufs[1] = {src.data};
+    const size_t lens[1] = {src.len};
+    s = uqff::open_buffers(t, bufs, lens, 1, limits, nullptr, nullptr, nullptr, diag);
+  }
+  if (s == TBLOB_OK && t->files.size() == 1 && t->files[0].source.data == src.data) {
+    t->files[0].source = src;  // the borrowed view becomes the owned source (same bytes)
+    t->files[0].path = src.reader->name;
+    t->files[0].path_len = src.reader->name_len;
+    *out = t;
+    return TBLOB_OK;
+  }
+  if (s == TBLOB_OK) s = diag.fail(TBLOB_E_UNSUPPORTED, TBLOB_NO_OFFSET, -1, "UQFF shard: unexpected file layout");
+  if (t) model_free(t);
+  source_close(&src, a);
+  return s;
+}
+#endif
+
+// Reads the first `want` bytes (fewer when the size says so) for detection.
+Status sniff(Source *src, uint64_t want, const Allocator &a, const Diag &diag) {
+  return source_grow_prefix(src, want, a, "the first bytes", diag, true);
+}
+
+}  // namespace
+
+Status open_source(const tblob_byte_source *bs, const Limits &limits, tblob_model **out, const Diag &diag) {
+  tblob_model *m = model_new(limits.allocator);
+  if (!m) {
+    if (bs->close) bs->close(bs->user);
+    return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  }
+  FileDesc f{};
+  Status s = source_open_callback(bs, m->alloc, &f.source, diag);  // closes on failure
+  if (s != TBLOB_OK) return finish(m, s, out);
+  f.path = f.source.reader->name;
+  f.path_len = f.source.reader->name_len;
+  if (!m->files.push(f)) {
+    source_close(&f.source, m->alloc);
+    return finish(m, diag.fail_plain(TBLOB_E_OUT_OF_MEMORY), out);
+  }
+  Source &src = m->files[0].source;
+  s = sniff(&src, 8, m->alloc, diag);
+  if (s != TBLOB_OK) return finish(m, s, out);
+#if TBLOB_HAVE_GGUF
+  if (gguf::looks_like(src.data, src.len)) return open_gguf_source(m, limits, out, diag);
+#endif
+#if TBLOB_HAVE_SLM1
+  if (slm1_looks_like(src.data, src.len)) {
+    // SLM1's reader checks the whole file (checksum, padding): it is read whole.
+    s = source_read_whole(&src, UINT64_MAX - 1, TBLOB_E_LIMIT_HEADER_BYTES, m->alloc, "the SLM1 file", diag);
+    if (s == TBLOB_OK) s = slm1_open_detected(m, limits, diag);
+    return finish(m, s, out);
+  }
+#endif
+  size_t i = 0;
+  while (i < src.len && json::is_ws(src.data[i])) ++i;
+  if (src.len > 0 && (i == src.len || src.data[i] == '{')) {
+    s = sniff(&src, 9, m->alloc, diag);
+    if (s != TBLOB_OK) return finish(m, s, out);
+    if (st_looks_like_shard_index(src.data, src.len, source_total(src) == TBLOB_SOURCE_SIZE_UNKNOWN
+                                                          ? UINT64_MAX
+                                                          : source_total(src))) {
+      // The index is read whole; the model's files are its shards (siblings).
+      Source idx = src;
+      m->files[0].source = Source{};
+      m->files.pop();
+      s = source_read_whole(&idx, kMaxConfigJsonBytes, TBLOB_E_LIMIT_HEADER_BYTES, m->alloc, "the shard index", diag);
+      if (s == TBLOB_OK) {
+        const char *name = idx.reader->name;
+        size_t cut = idx.reader->name_len;
+        while (cut > 0 && name[cut - 1] != '/') --cut;
+        char *dir = static_cast<char *>(m->arena.alloc(cut + 2));
+        if (!dir) {
+          s = diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+        } else {
+          if (cut == 0) {
+            dir[0] = '.';
+            dir[1] = '\0';
+          } else {
+            std::memcpy(dir, name, cut - 1 ? cut - 1 : 1);
+            dir[cut - 1 ? cut - 1 : 1] = '\0';
+          }
+          s = st_open_sharded(m, dir, idx.data, idx.len, limits, diag, &idx);
+        }
+      }
+      source_close(&idx, m->alloc);
+      return finish(m, s, out);
+    }
+  }
+  s = st_fetch_header(&src, limits, m->alloc, diag);
+  if (s == TBLOB_OK) s = st_scan_single(m, limits, diag);
+#if TBLOB_HAVE_UQFF
+  if (s == TBLOB_OK && uqff::table_says_shard(m, m->files[0].path)) return open_uqff_source(m, limits, out, diag);
+#endif
+  if (s == TBLOB_OK) s = st_finish_single(m, limits, diag);
+  return finish(m, s, out);
 }
 
 Status open_memory(const void *buf, size_t len, const Limits &limits, tblob_model **out,

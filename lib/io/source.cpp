@@ -1,6 +1,9 @@
 #include "io/source.h"
 
+#include "core/checked.h"
+
 #include <cerrno>
+#include <cinttypes>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -142,8 +145,235 @@ void source_borrow(const void *buf, size_t len, Source *out) {
   out->kind = Source::kBorrowed;
 }
 
+namespace {
+// A negative return of a read function: a status this library knows, or TBLOB_E_IO.
+Status read_status(int64_t r) {
+  if (r < INT32_MIN) return TBLOB_E_IO;
+  const Status s = static_cast<Status>(r);
+  return std::strcmp(tblob_status_name(s), "TBLOB_E_UNKNOWN_STATUS") == 0 ? TBLOB_E_IO : s;
+}
+}  // namespace
+
+Status source_open_callback(const tblob_byte_source *bs, const Allocator &a, Source *out, const Diag &diag) {
+  *out = Source{};
+  SourceReader *r = static_cast<SourceReader *>(a.alloc(sizeof(SourceReader)));
+  const char *nm = bs->name ? bs->name : "";
+  const size_t nl = std::strlen(nm);
+  char *name = r ? static_cast<char *>(a.alloc(nl + 1)) : nullptr;
+  if (!r || !name) {
+    if (r) a.free(r, sizeof(SourceReader));
+    if (bs->close) bs->close(bs->user);
+    return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "out of memory taking byte source %s", nm);
+  }
+  std::memset(static_cast<void *>(r), 0, sizeof(*r));
+  std::memcpy(&r->src, bs, bs->struct_size < sizeof(r->src) ? bs->struct_size : sizeof(r->src));
+  std::memcpy(name, nm, nl + 1);
+  r->name = name;
+  r->name_len = nl;
+  r->size = bs->size;
+  out->kind = Source::kCallback;
+  out->reader = r;
+  return TBLOB_OK;
+}
+
+uint64_t source_total(const Source &s) { return s.kind == Source::kCallback ? s.reader->size : s.len; }
+
+const char *source_name(const Source &s) { return s.kind == Source::kCallback ? s.reader->name : ""; }
+
+Status source_read(const Source &s, uint64_t offset, void *dst, size_t len, const char *what, const Diag &diag) {
+  if (s.kind != Source::kCallback) return source_copy(s, offset, dst, len, what, diag);
+  const SourceReader &r = *s.reader;
+  const unsigned long long off = offset;
+  if (r.size != TBLOB_SOURCE_SIZE_UNKNOWN && !range_inside(offset, len, r.size))
+    return diag.fail(TBLOB_E_RANGE, offset, -1, "source %s: %s: %zu bytes at offset %llu pass its size %llu", r.name,
+                     what, len, off, static_cast<unsigned long long>(r.size));
+  if (len == 0) return TBLOB_OK;
+  // One call, never a loop: a read function returns all of len or says why not.
+  const int64_t got = r.src.read(r.src.user, offset, dst, len);
+  if (got < 0) {
+    const Status st = read_status(got);
+    return diag.fail(st, offset, -1, "source %s: %s: reading %zu bytes at offset %llu failed (%s, returned %" PRId64 ")",
+                     r.name, what, len, off, tblob_status_name(st), got);
+  }
+  if (static_cast<uint64_t>(got) > len)
+    return diag.fail(TBLOB_E_SOURCE_OVERREAD, offset, -1,
+                     "source %s: %s: asked %zu bytes at offset %llu, the read function returned %" PRId64, r.name, what,
+                     len, off, got);
+  if (static_cast<uint64_t>(got) < len)
+    return diag.fail(TBLOB_E_SOURCE_SHORT_READ, offset, -1,
+                     "source %s: %s: asked %zu bytes at offset %llu, got %" PRId64 " (the source ends early)", r.name,
+                     what, len, off, got);
+  return TBLOB_OK;
+}
+
+Status source_grow_prefix(Source *s, uint64_t want, const Allocator &a, const char *what, const Diag &diag,
+                          bool eof_ok) {
+  SourceReader &r = *s->reader;
+  const bool unknown = r.size == TBLOB_SOURCE_SIZE_UNKNOWN;
+  if (!unknown && want > r.size) want = r.size;
+  if (want <= s->len) return TBLOB_OK;
+  size_t n;
+  if (!to_size(want, &n))
+    return diag.fail(TBLOB_E_LIMIT_HEADER_BYTES, TBLOB_NO_OFFSET, -1,
+                     "source %s: %s: %llu bytes do not fit in this platform's memory", r.name, what,
+                     static_cast<unsigned long long>(want));
+  uint8_t *buf = static_cast<uint8_t *>(a.alloc(n));
+  if (!buf)
+    return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "source %s: cannot allocate %zu bytes for %s", r.name,
+                     n, what);
+  if (s->len) std::memcpy(buf, s->data, s->len);
+  const size_t ask = n - s->len;
+  Status st = TBLOB_OK;
+  size_t have = n;
+  if (unknown && eof_ok) {
+    // The size is learnt here: a short answer is the end of the source.
+    const int64_t got = r.src.read(r.src.user, s->len, buf + s->len, ask);
+    if (got < 0)
+      st = diag.fail(read_status(got), s->len, -1, "source %s: %s: reading %zu bytes at offset %zu failed (returned %"
+                     PRId64 ")", r.name, what, ask, s->len, got);
+    else if (static_cast<uint64_t>(got) > ask)
+      st = diag.fail(TBLOB_E_SOURCE_OVERREAD, s->len, -1,
+                     "source %s: %s: asked %zu bytes at offset %zu, the read function returned %" PRId64, r.name, what,
+                     ask, s->len, got);
+    else if (static_cast<size_t>(got) < ask) {
+      have = s->len + static_cast<size_t>(got);
+      r.size = have;
+    }
+  } else {
+    st = source_read(*s, s->len, buf + s->len, ask, what, diag);
+  }
+  if (st != TBLOB_OK) {
+    a.free(buf, n);
+    return st;
+  }
+  if (have < n) {  // keep exactly what was read: free is told the prefix's length
+    uint8_t *keep = have ? static_cast<uint8_t *>(a.alloc(have)) : nullptr;
+    if (have && !keep) {
+      a.free(buf, n);
+      return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+    }
+    if (have) std::memcpy(keep, buf, have);
+    a.free(buf, n);
+    buf = keep;
+  }
+  if (s->data) a.free(const_cast<uint8_t *>(s->data), s->len);
+  s->data = buf;
+  s->len = have;
+  return TBLOB_OK;
+}
+
+Status source_read_whole(Source *s, uint64_t max_bytes, Status too_large, const Allocator &a, const char *what,
+                         const Diag &diag) {
+  const SourceReader &r = *s->reader;
+  if (r.size != TBLOB_SOURCE_SIZE_UNKNOWN) {
+    if (r.size > max_bytes)
+      return diag.fail(too_large, TBLOB_NO_OFFSET, -1, "source %s: %s is %llu bytes, more than the %llu allowed",
+                       r.name, what, static_cast<unsigned long long>(r.size),
+                       static_cast<unsigned long long>(max_bytes));
+    return source_grow_prefix(s, r.size, a, what, diag);
+  }
+  // Size unknown: chunks that double, each asked in full; the first one answered short is the end.
+  uint64_t chunk = 4096;
+  for (;;) {
+    uint64_t want = s->len + chunk;
+    const uint64_t cap = max_bytes < UINT64_MAX ? max_bytes + 1 : UINT64_MAX;  // one byte more tells "too large"
+    if (want > cap) want = cap;
+    size_t n;
+    if (!to_size(want, &n))
+      return diag.fail(TBLOB_E_LIMIT_HEADER_BYTES, TBLOB_NO_OFFSET, -1,
+                       "source %s: %s: %llu bytes do not fit in this platform's memory", r.name, what,
+                       static_cast<unsigned long long>(want));
+    uint8_t *buf = static_cast<uint8_t *>(a.alloc(n));
+    if (!buf)
+      return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "source %s: cannot allocate %zu bytes for %s",
+                       r.name, n, what);
+    if (s->len) std::memcpy(buf, s->data, s->len);
+    const size_t ask = n - s->len;
+    const int64_t got = r.src.read(r.src.user, s->len, buf + s->len, ask);
+    Status st = TBLOB_OK;
+    if (got < 0)
+      st = diag.fail(read_status(got), s->len, -1, "source %s: %s: reading %zu bytes at offset %zu failed (returned %"
+                     PRId64 ")", r.name, what, ask, s->len, got);
+    else if (static_cast<uint64_t>(got) > ask)
+      st = diag.fail(TBLOB_E_SOURCE_OVERREAD, s->len, -1,
+                     "source %s: %s: asked %zu bytes at offset %zu, the read function returned %" PRId64, r.name, what,
+                     ask, s->len, got);
+    if (st != TBLOB_OK) {
+      a.free(buf, n);
+      return st;
+    }
+    const size_t have = s->len + static_cast<size_t>(got);
+    if (have > max_bytes) {
+      a.free(buf, n);
+      return diag.fail(too_large, TBLOB_NO_OFFSET, -1, "source %s: %s is more than the %llu bytes allowed", r.name,
+                       what, static_cast<unsigned long long>(max_bytes));
+    }
+    // Keep exactly the bytes read (the prefix's length is what free is told).
+    uint8_t *keep = have ? static_cast<uint8_t *>(a.alloc(have)) : nullptr;
+    if (have && !keep) {
+      a.free(buf, n);
+      return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+    }
+    if (have) std::memcpy(keep, buf, have);
+    a.free(buf, n);
+    if (s->data) a.free(const_cast<uint8_t *>(s->data), s->len);
+    s->data = keep;
+    s->len = have;
+    if (static_cast<size_t>(got) < ask) return TBLOB_OK;  // the end
+    if (chunk < (uint64_t{1} << 24)) chunk *= 2;
+  }
+}
+
+Status source_open_sibling(const Source &parent, const char *name, size_t name_len, const Allocator &a, Source *out,
+                           const Diag &diag) {
+  *out = Source{};
+  const SourceReader &r = *parent.reader;
+  const int shown = static_cast<int>(name_len > 200 ? 200 : name_len);
+  if (parent.kind != Source::kCallback || !r.src.open_sibling)
+    return diag.fail(TBLOB_E_NOT_FOUND, TBLOB_NO_OFFSET, -1, "source %s has no siblings (needed: %.*s)", r.name, shown,
+                     name);
+  tblob_byte_source bs = TBLOB_BYTE_SOURCE_INIT;
+  const Status st = r.src.open_sibling(r.src.user, name, name_len, &bs);
+  if (st != TBLOB_OK) {
+    // A sibling that failed to open was never the library's: nothing to close.
+    return diag.fail(st < 0 ? st : TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "source %s: opening its sibling %.*s: %s", r.name,
+                     shown, name, tblob_status_name(st));
+  }
+  if (bs.struct_size < sizeof(tblob_byte_source) || !bs.read) {
+    if (bs.close) bs.close(bs.user);
+    return diag.fail(TBLOB_E_INVALID_ARGUMENT, TBLOB_NO_OFFSET, -1,
+                     "source %s: sibling %.*s has no read function or a bad struct_size", r.name, shown, name);
+  }
+  // A sibling without a name of its own is named by the name it was asked for.
+  char local[256];
+  if (!bs.name && name_len < sizeof(local)) {
+    std::memcpy(local, name, name_len);
+    local[name_len] = '\0';
+    bs.name = local;
+  }
+  return source_open_callback(&bs, a, out, diag);
+}
+
+Status source_copy(const Source &s, uint64_t offset, void *dst, size_t len, const char *what, const Diag &diag) {
+  if (range_inside(offset, len, s.len)) {
+    if (len) std::memcpy(dst, s.data + offset, len);
+    return TBLOB_OK;
+  }
+  if (s.kind == Source::kCallback) return source_read(s, offset, dst, len, what, diag);
+  return diag.fail(TBLOB_E_RANGE, offset, -1, "%s: %zu bytes at offset %llu pass the end of the file (%zu bytes)", what,
+                   len, static_cast<unsigned long long>(offset), s.len);
+}
+
 void source_close(Source *s, const Allocator &a) {
-  if (s->kind == Source::kMapped && s->data) {
+  if (s->kind == Source::kCallback) {
+    if (s->data) a.free(const_cast<uint8_t *>(s->data), s->len);
+    SourceReader *r = s->reader;
+    if (r) {
+      if (r->src.close) r->src.close(r->src.user);
+      a.free(r->name, r->name_len + 1);
+      a.free(r, sizeof(SourceReader));
+    }
+  } else if (s->kind == Source::kMapped && s->data) {
     ::munmap(const_cast<uint8_t *>(s->data), s->len);
   } else if (s->kind == Source::kOwned && s->data) {
     a.free(const_cast<uint8_t *>(s->data), s->len);

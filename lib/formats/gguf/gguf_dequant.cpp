@@ -81,13 +81,33 @@ Status dequantize(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint
   const int nn = static_cast<int>(t.name_len > 120 ? 120 : t.name_len);
   const tblob::Source &src = m->files[t.file_index].source;
   const uint64_t from = t.file_offset + r.begin * r.row_bytes;
-  if (!range_inside(t.file_offset, t.end - t.begin, src.len) || (r.begin + r.count) * r.row_bytes > t.end - t.begin)
+  if (!range_inside(t.file_offset, t.end - t.begin, source_total(src)) ||
+      (r.begin + r.count) * r.row_bytes > t.end - t.begin)
     return diag.fail(TBLOB_E_RANGE, t.file_offset, ti, "tensor \"%.*s\": data outside its file", nn, t.name);
+  const uint64_t packed = r.count * r.row_bytes;
+  const uint8_t *p = src.data ? src.data + from : nullptr;
+  uint8_t *scratch = nullptr;
+  size_t scratch_bytes = 0;
+  if (src.kind == Source::kCallback && !range_inside(from, packed, src.len)) {
+    // Not in memory: the asked rows' blocks only, into scratch no larger than the tensor.
+    if (!to_size(packed, &scratch_bytes))
+      return diag.fail(TBLOB_E_LIMIT_HEADER_BYTES, t.file_offset, ti, "tensor \"%.*s\": %llu bytes do not fit in memory",
+                       nn, t.name, static_cast<unsigned long long>(packed));
+    scratch = static_cast<uint8_t *>(m->alloc.alloc(scratch_bytes ? scratch_bytes : 1));
+    if (!scratch) return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+    const Status rs = source_read(src, from, scratch, scratch_bytes, "tensor data", diag);
+    if (rs != TBLOB_OK) {
+      m->alloc.free(scratch, scratch_bytes ? scratch_bytes : 1);
+      return rs;
+    }
+    p = scratch;
+  }
   tblob_diag local = TBLOB_DIAG_INIT;
   Diag ld;
   ld.out = &local;
-  const Status s = ggml::dequantize(ggml::active_kernels(), r.type, src.data ? src.data + from : nullptr,
-                                    r.count * r.row_bytes, r.count * r.cols, out_dtype, dst, dst_bytes, ld);
+  const Status s = ggml::dequantize(ggml::active_kernels(), r.type, p, packed, r.count * r.cols, out_dtype, dst,
+                                    dst_bytes, ld);
+  if (scratch) m->alloc.free(scratch, scratch_bytes ? scratch_bytes : 1);
   if (s != TBLOB_OK)
     return diag.fail(s, s == TBLOB_E_BUFFER_TOO_SMALL ? TBLOB_NO_OFFSET : t.file_offset, ti, "tensor \"%.*s\" (%s): %s",
                      nn, t.name, r.k->name, local.message);

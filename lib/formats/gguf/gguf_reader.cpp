@@ -111,6 +111,9 @@ class Reader {
       : m_(m), fi_(fi), lim_(lim), diag_(diag), keys_(&m->alloc) {
     p_ = m->files[fi].source.data;
     n_ = m->files[fi].source.len;
+    // A byte source holds only a prefix in memory (n_): the data region is checked against
+    // its declared size (all of the 64-bit range when unknown; the opener checks the end).
+    total_ = m->files[fi].source.kind == Source::kCallback ? source_total(m->files[fi].source) : n_;
   }
   Status run();
 
@@ -166,6 +169,7 @@ class Reader {
   const Diag &diag_;
   const uint8_t *p_;
   uint64_t n_;
+  uint64_t total_;
   uint64_t pos_ = 0;
   uint32_t version_ = 0;
   uint64_t n_tensors_ = 0, n_kv_ = 0;
@@ -423,16 +427,16 @@ Status Reader::data_region() {
   if (!checked_align_up(pos_, alignment_, &start)) start = UINT64_MAX;
   FileDesc &f = m_->files[fi_];
   const size_t rows = m_->tensors.size() - first_row_;
-  if (rows > 0 && start > n_)
+  if (rows > 0 && start > total_)
     return diag_.fail(TBLOB_E_GGUF_DATA_RANGE, pos_, -1,
                       "the data region would start at byte %llu (header end %llu aligned to %u), past the end of the "
                       "file (%llu bytes)",
-                      static_cast<ull>(start), static_cast<ull>(pos_), alignment_, static_cast<ull>(n_));
-  if (start > n_) start = n_;
+                      static_cast<ull>(start), static_cast<ull>(pos_), alignment_, static_cast<ull>(total_));
+  if (start > total_) start = total_;
   data_start_ = start;
   f.data_offset = start;
-  f.data_bytes = n_ - start;
-  const uint64_t region = n_ - start;
+  f.data_bytes = total_ - start;
+  const uint64_t region = total_ - start;
   for (size_t r = first_row_; r < m_->tensors.size(); ++r) {
     TensorDesc &t = m_->tensors[r];
     const uint64_t bytes = t.file_offset;

@@ -13,6 +13,12 @@ namespace tblob {
 Status st_scan_into_model(tblob_model *m, uint32_t file_index, const Limits &limits,
                           const Diag &diag);
 
+// A file read through a byte source (kCallback): reads exactly the 8-byte length and the
+// header it declares into the source's prefix, so st_scan_into_model sees a whole header.
+// Lengths the scan would reject (too large, over the limit) read nothing more; a header
+// past a known size is TBLOB_E_HEADER_LENGTH unread.
+Status st_fetch_header(Source *src, const Limits &limits, const Allocator &a, const Diag &diag);
+
 // Orders one scanned file's rows by (begin, end) (their file offsets were set by the scan).
 void st_sort_rows(tblob_model *m, uint32_t file_index);
 
@@ -30,8 +36,11 @@ Status st_finish_single(tblob_model *m, const Limits &limits, const Diag &diag);
 
 // A sharded checkpoint from its index JSON (bytes of model.safetensors.index.json) and
 // the directory holding the shards.
+// With `parent` (the index read through a byte source) the shards are its siblings, opened
+// through its open_sibling and read header first.
 Status st_open_sharded(tblob_model *m, const char *dir, const uint8_t *index_json,
-                       size_t index_len, const Limits &limits, const Diag &diag);
+                       size_t index_len, const Limits &limits, const Diag &diag,
+                       const Source *parent = nullptr);
 
 // True when a file of file_size bytes starting with p[0..n) is a shard index (a JSON
 // object) rather than a safetensors file.
@@ -49,6 +58,8 @@ struct CompanionOptions {
   // the blobs of an Ollama store model, instead of the model-wide metadata index.
   bool per_file_metadata = false;
   uint32_t max_json_depth = TBLOB_DEFAULT_JSON_DEPTH;
+  // A byte source whose sibling "config.json" is read when needed (instead of config_dir).
+  const Source *config_parent = nullptr;
 };
 Status st_resolve_companions(tblob_model *m, const CompanionOptions &options, const Diag &diag);
 // The same with the config.json of the directory holding file 0 (none for a memory buffer).

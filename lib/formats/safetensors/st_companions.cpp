@@ -346,6 +346,15 @@ const QuantConfig &Resolver::config() {
     }
     m_->alloc.free(path, dn + sizeof(kName));
   }
+  if (!p && o_.config_parent) {
+    // A missing or unreadable sibling is not an error of this container either.
+    Diag quiet;
+    if (source_open_sibling(*o_.config_parent, "config.json", 11, m_->alloc, &cfg_src_, quiet) == TBLOB_OK &&
+        source_read_whole(&cfg_src_, kMaxConfigJsonBytes, TBLOB_E_IO, m_->alloc, "config.json", quiet) == TBLOB_OK) {
+      p = cfg_src_.data;
+      n = cfg_src_.len;
+    }
+  }
   if (!p || n == 0 || n > kMaxConfigJsonBytes) return cfg_;
   Cursor c{p, p, p + n};
   int rank = 0;
@@ -779,7 +788,9 @@ Status st_resolve_companions_beside(tblob_model *m, const Limits &limits, const 
   o.max_json_depth = limits.max_json_depth;
   char *dir = nullptr;
   size_t dir_bytes = 0;
-  if (m->files.size() && m->files[0].path && m->files[0].path_len) {
+  if (m->files.size() && m->files[0].source.kind == Source::kCallback) {
+    o.config_parent = &m->files[0].source;  // config.json is its sibling, not a local file
+  } else if (m->files.size() && m->files[0].path && m->files[0].path_len) {
     const FileDesc &f = m->files[0];
     size_t cut = f.path_len;
     while (cut > 0 && f.path[cut - 1] != '/') --cut;

@@ -13,6 +13,9 @@ namespace tblob {
 
 namespace {
 
+// FileDesc::data_bytes of a byte source of unknown size until st_check_ranges settles it.
+constexpr uint64_t kRegionUnknown = UINT64_MAX;
+
 class TableSink final : public StSink {
  public:
   TableSink(tblob_model *m, uint32_t file_index, uint64_t data_offset, const Diag &diag)
@@ -91,6 +94,20 @@ void meta_name_at(const void *ctx, size_t i, const char **p, size_t *n) {
 
 }  // namespace
 
+Status st_fetch_header(Source *src, const Limits &limits, const Allocator &a, const Diag &diag) {
+  const uint64_t total = source_total(*src);
+  Status s = source_grow_prefix(src, 8, a, "the header length", diag);
+  if (s != TBLOB_OK || src->len < 8) return s;  // a known size under 8: the scan says so
+  uint64_t n = 0;
+  st_header_length(src->data, src->len, &n);
+  if (n > TBLOB_SAFETENSORS_MAX_HEADER || n > limits.max_header_bytes) return TBLOB_OK;  // the scan says so
+  if (total != TBLOB_SOURCE_SIZE_UNKNOWN && 8 + n > total)
+    return diag.fail(TBLOB_E_HEADER_LENGTH, 0, -1, "source %s: header length %llu needs %llu bytes; the source has %llu",
+                     source_name(*src), static_cast<unsigned long long>(n), static_cast<unsigned long long>(8 + n),
+                     static_cast<unsigned long long>(total));
+  return source_grow_prefix(src, 8 + n, a, "the header", diag);
+}
+
 Status st_scan_into_model(tblob_model *m, uint32_t file_index, const Limits &limits,
                           const Diag &diag) {
   FileDesc &f = m->files[file_index];
@@ -125,6 +142,14 @@ Status st_scan_into_model(tblob_model *m, uint32_t file_index, const Limits &lim
   g.data_bytes = sum.data_available;
   g.rows_in_order = sink.in_order();
   if (s != TBLOB_OK) return s;
+  if (g.source.kind == Source::kCallback) {
+    // The data region was not read: its length is what the size says, or, unknown, what the
+    // tensors reach (st_check_ranges checks their last byte exists).
+    const uint64_t total = source_total(g.source);
+    g.data_bytes = total == TBLOB_SOURCE_SIZE_UNKNOWN ? kRegionUnknown
+                   : total >= g.data_offset          ? total - g.data_offset
+                                                     : 0;
+  }
   // Our policy: a key twice in one __metadata__ is an error (the reference keeps the last).
   const size_t nmeta = g.metadata_end - g.metadata_begin;
   if (nmeta > 1) {
@@ -168,6 +193,18 @@ Status st_check_ranges(tblob_model *m, uint32_t file_index, const Diag &diag) {
       if (!dtype_bytes(t.dtype, t.elements, &expected, &mis)) expected = 0;
     }
     return st_entry_error(diag, s, t.order, name, t.key_offset, t.begin, t.end, expected);
+  }
+  if (f.source.kind == Source::kCallback && f.data_bytes == kRegionUnknown) {
+    if (cursor > 0) {
+      uint8_t last;
+      uint64_t at;
+      if (!checked_add(f.data_offset, cursor - 1, &at))
+        return diag.fail(TBLOB_E_TRUNCATED, f.data_offset, -1, "source %s: the tensors end past 2^64 bytes",
+                         source_name(f.source));
+      const Status r = source_read(f.source, at, &last, 1, "the last tensor's last byte", diag);
+      if (r != TBLOB_OK) return r;
+    }
+    f.data_bytes = cursor;  // what follows cannot be told without reading it
   }
   s = check_region_length(cursor, f.data_bytes);
   if (s != TBLOB_OK) return st_length_error(diag, s, f.data_offset, cursor, f.data_bytes);

@@ -79,7 +79,7 @@ bool st_looks_like_shard_index(const uint8_t *p, size_t n, uint64_t file_size) {
 }
 
 Status st_open_sharded(tblob_model *m, const char *dir, const uint8_t *index_json,
-                       size_t index_len, const Limits &limits, const Diag &diag) {
+                       size_t index_len, const Limits &limits, const Diag &diag, const Source *parent) {
   m->format = TBLOB_FORMAT_SAFETENSORS_SHARDED;
   const size_t dir_len = std::strlen(dir);
   // Pass 1: the distinct shard files, in order of first mention.
@@ -121,7 +121,13 @@ Status st_open_sharded(tblob_model *m, const char *dir, const uint8_t *index_jso
 
   // Open and scan every shard, then the checks that need all of them.
   for (uint32_t i = 0; i < m->files.size(); ++i) {
-    s = source_open_file(m->files[i].path, limits.mode, m->alloc, &m->files[i].source, diag);
+    if (parent) {
+      const char *name = m->files[i].path + dir_len + 1;
+      s = source_open_sibling(*parent, name, m->files[i].path_len - dir_len - 1, m->alloc, &m->files[i].source, diag);
+      if (s == TBLOB_OK) s = st_fetch_header(&m->files[i].source, limits, m->alloc, diag);
+    } else {
+      s = source_open_file(m->files[i].path, limits.mode, m->alloc, &m->files[i].source, diag);
+    }
     if (s != TBLOB_OK) return s;
     s = st_scan_into_model(m, i, limits, diag);
     if (s != TBLOB_OK) return s;
