@@ -61,6 +61,12 @@ class Server(http.server.ThreadingHTTPServer):
         self.requests = 0
         self.auth_seen = []
 
+    def handle_error(self, request, client_address):
+        # The client hangs up on answers it refuses (a 200 to a range request): not an error.
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            return
+        super().handle_error(request, client_address)
+
     def counts(self):
         with self.lock:
             return self.bytes, self.requests
@@ -306,7 +312,8 @@ def checks(cli, base, srv, work, big, big_path, small_path, changed_path, shards
     j = one_json(out)
     check(rc == 1 and j.get("ok") is False and "401" in j.get("error", {}).get("detail", ""),
           "without --header: the 401 is reported", f"{rc} {out}")
-    check("--header" in err and "401" in err, "... with a hint on stderr", err)
+    rc, _, err = run(cli, "inspect", f"{base}/auth/small.safetensors")
+    check(rc == 1 and "--header" in err and "401" in err, "... and in text mode a hint on stderr", f"{rc} {err}")
     before = len(srv.auth_seen)
     rc, out, err = run(cli, "inspect", "--json", "--header", f"Authorization: {TOKEN}", "-H", "X-Extra: 1",
                        f"{base}/auth/small.safetensors")
@@ -325,13 +332,13 @@ def checks(cli, base, srv, work, big, big_path, small_path, changed_path, shards
         j = one_json(out)
         check(rc != 0 and j.get("ok") is False and j.get("error", {}).get("status") == status,
               f"lying server '{mode}': exit {rc}, {status} in the JSON", f"{rc} {out} {err}")
-    b0, _ = srv.counts()
     rc, out, err = run(cli, "inspect", "--json", f"{base}/full/big.safetensors")
-    b1, _ = srv.counts()
-    check(rc != 0 and "200" in one_json(out).get("error", {}).get("detail", ""), "a 200 answer is named in the detail",
-          out)
-    check(b1 - b0 < os.path.getsize(big_path), "a 200 answer is not downloaded whole",
-          f"{b1 - b0} of {os.path.getsize(big_path)} bytes")
+    j = one_json(out)
+    check(rc != 0 and "200" in j.get("error", {}).get("detail", ""), "a 200 answer is named in the detail", out)
+    # The server writes the whole body into the socket; the client stops at the status line
+    # and takes none of it (what it received is what --json counts).
+    check(j.get("fetched") == {"bytes": 0, "requests": 1}, "a 200 answer is refused before its body is taken",
+          f"{j.get('fetched')}")
     # a lie while reading a tensor (the header was honest): dequant reports it
     rc, out, err = run(cli, "inspect", "--json", f"{base}/latechange/small.safetensors")
     check(rc == 0, "latechange: the header is honest, inspect succeeds", f"{rc} {out} {err}")
