@@ -281,7 +281,7 @@ constexpr const Option *kNoOptions = nullptr;
 
 const Command kCommands[] = {
     {"inspect",
-     "[--json] [--no-checksum] PATH...\n[--json] --store DIR MODEL[:TAG]...",
+     "[--json] [--no-checksum] [-H HEADER]... PATH|URL...\n[--json] --store DIR MODEL[:TAG]...",
      "format, tensors and metadata of each container",
      "Any container, detected by content: a safetensors file, a sharded checkpoint (directory\n"
      "or model.safetensors.index.json), an Ollama store model (STORE/MODEL[:TAG] or --store),\n"
@@ -291,7 +291,7 @@ const Command kCommands[] = {
      "--json adds \"fetched\": {\"bytes\", \"requests\"}.\n",
      OPTS(kInspectOptions), 1, kMany, Complete::kFile, nullptr, run_inspect},
     {"dequant",
-     "[--to f32|f16|bf16] [--rows A:B] [--kernel NAME] [--expert N] --out FILE PATH TENSOR\n"
+     "[--to f32|f16|bf16] [--rows A:B] [--kernel NAME] [--expert N] [-H HEADER]... --out FILE PATH|URL TENSOR\n"
      "[--to f32|f16|bf16] [--rows A:B] --out FILE --store DIR MODEL[:TAG] TENSOR",
      "dequantize one tensor to raw little-endian values",
      "Writes the values of TENSOR (a quantized tensor with its companions, or a plain float\n"
@@ -314,7 +314,7 @@ const Command kCommands[] = {
 #if TBLOB_HAVE_OLLAMA
      "--store DIR [MODEL[:TAG]] [--json] [--threads N] [--map]\n"
 #endif
-     "[--json] PATH...",
+     "[--json] [-H HEADER]... PATH|URL...",
      "check every byte that can be checked",
      "With --store: the SHA-256 and size of every blob of the store (or of one model), naming\n"
      "each bad blob; a progress bar on a terminal. A PATH holding UQFF shards gets the\n"
@@ -322,7 +322,7 @@ const Command kCommands[] = {
      "every check (SLM1 checksum included) and each quantized tensor's companions checked\n"
      "(a PATH may be an http:// or https:// URL: the header is fetched).\n",
      VERIFY_OPTIONS, 0, kMany, Complete::kFile, nullptr, run_verify},
-    {"diff", "[--json] [--dequant] A B",
+    {"diff", "[--json] [--dequant] [-H HEADER]... A B",
      "tensor-level comparison of two models of any formats",
      "Reports tensors added (only in B), removed (only in A), with a changed dtype or shape,\n"
      "and with different bytes. With --dequant, tensors of both models are dequantized to\n"
