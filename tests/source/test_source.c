@@ -259,6 +259,33 @@ static uint64_t src_len(const char *path) {
   return n;
 }
 
+/* Dequantizing rows [1, 2) of a plain 2-D tensor reads that row's bytes only. */
+static int test_rows(const char *path) {
+  counters c = {0, 0, 0, 0};
+  tblob_model *src = NULL;
+  tblob_diag diag = TBLOB_DIAG_INIT;
+  uint64_t i, n, done = 0;
+  CHECK_OK(open_counted(path, 1, HONEST, 0, &c, &src, &diag, NULL));
+  n = tblob_model_tensor_count(src);
+  for (i = 0; i < n && !done; ++i) {
+    tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
+    float row[4096];
+    uint64_t before, need = 0;
+    CHECK_OK(tblob_tensor_at(src, i, &t, &diag));
+    if (t.rank != 2 || t.shape[0] < 2 || t.quant_flags || t.shape[1] > 4096) continue;
+    if (tblob_tensor_dequant_size(src, i, TBLOB_DTYPE_F32, 1, 2, &need, NULL) != TBLOB_OK) continue;
+    before = c.bytes;
+    CHECK_OK(tblob_tensor_dequantize(src, i, TBLOB_DTYPE_F32, 1, 2, row, sizeof(row), &diag));
+    CHECK(c.bytes - before == t.data_length / t.shape[0]);
+    printf("rows: tensor %.*s, row 1 of %llu: %llu bytes read\n", (int)t.name_len, t.name,
+           (unsigned long long)t.shape[0], (unsigned long long)(c.bytes - before));
+    ++done;
+  }
+  CHECK(done == 1);
+  tblob_model_close(src);
+  return 0;
+}
+
 /* Opens path both ways and compares table, bytes and dequantized values. */
 static int compare_file(const char *path, uint32_t want_format, uint64_t *read_at_open) {
   counters c = {0, 0, 0, 0};
@@ -628,6 +655,11 @@ static int test_read_mode(const char *path) {
     CHECK_OK(tblob_tensor_data(m, i, &a, &la, &diag));
     CHECK_OK(tblob_tensor_data(orig, i, &b, &lb, &diag));
     CHECK(la == lb && memcmp(a, b, (size_t)la) == 0);
+    if (la >= 4) { /* tblob_tensor_read works on a READ model too */
+      uint8_t tail[4];
+      CHECK_OK(tblob_tensor_read(m, i, la - 4, tail, 4, &diag));
+      CHECK(memcmp(tail, (const uint8_t *)b + la - 4, 4) == 0);
+    }
   }
   tblob_model_close(m);
   tblob_model_close(orig);
@@ -649,6 +681,7 @@ int main(int argc, char **argv) {
   if (test_read_mode(p)) return 1;
   if (compare_file(p, TBLOB_FORMAT_SAFETENSORS, &at_open)) return 1;
   CHECK(at_open == header_len_of(p));
+  if (test_rows(p)) return 1;
   if (test_sharded(argv[3])) return 1;
   snprintf(p, sizeof(p), "%s/companions/ollama_per_tensor.safetensors", argv[4]);
   if (test_quantized(p)) return 1;

@@ -581,3 +581,74 @@ TEST(Threads, SharedModelsStoreAndKernelChoice) {
 }
 
 }  // namespace
+
+// A model opened through a byte source and shared: the read function is called from every
+// worker at once (docs/api.md "Byte sources"); each worker's tblob_tensor_read and
+// dequantization equal the mapped model's.
+namespace {
+struct SharedBytes {
+  std::vector<uint8_t> bytes;
+  std::atomic<uint64_t> calls{0};
+  std::atomic<int> closes{0};
+};
+int64_t shared_read(void *user, uint64_t offset, void *dst, size_t len) {
+  SharedBytes *s = static_cast<SharedBytes *>(user);
+  s->calls.fetch_add(1);
+  if (offset > s->bytes.size()) return 0;
+  const size_t n = std::min<uint64_t>(len, s->bytes.size() - offset);
+  std::memcpy(dst, s->bytes.data() + offset, n);
+  return static_cast<int64_t>(n);
+}
+void shared_close(void *user) { static_cast<SharedBytes *>(user)->closes.fetch_add(1); }
+}  // namespace
+
+TEST(Threads, SharedByteSourceModel) {
+  for (const std::string &path : {kRoot + "/examples/tiny-llama/model.safetensors",
+                                 kRoot + "/tests/data/companions/ollama_per_tensor.safetensors"}) {
+    SharedBytes sb;
+    FILE *f = std::fopen(path.c_str(), "rb");
+    ASSERT_NE(f, nullptr);
+    uint8_t buf[65536];
+    size_t got;
+    while ((got = std::fread(buf, 1, sizeof(buf), f)) > 0) sb.bytes.insert(sb.bytes.end(), buf, buf + got);
+    std::fclose(f);
+    tblob_model *mapped = nullptr, *src = nullptr;
+    ASSERT_EQ(tblob_model_open(path.c_str(), nullptr, &mapped, nullptr), TBLOB_OK);
+    tblob_byte_source bs = TBLOB_BYTE_SOURCE_INIT;
+    bs.size = sb.bytes.size();
+    bs.read = shared_read;
+    bs.close = shared_close;
+    bs.user = &sb;
+    ASSERT_EQ(tblob_model_open_source(&bs, nullptr, &src, nullptr), TBLOB_OK);
+    const uint64_t n = tblob_model_tensor_count(src);
+    std::atomic<int> bad{0};
+    std::vector<std::thread> workers;
+    for (int w = 0; w < kWorkers; ++w)
+      workers.emplace_back([&] {
+        for (int r = 0; r < kRounds; ++r)
+          for (uint64_t i = 0; i < n; ++i) {
+            const void *view = nullptr;
+            uint64_t len = 0;
+            if (tblob_tensor_data(mapped, i, &view, &len, nullptr) != TBLOB_OK) ++bad;
+            std::vector<uint8_t> b(len);
+            if (tblob_tensor_read(src, i, 0, b.data(), b.size(), nullptr) != TBLOB_OK ||
+                (len && std::memcmp(b.data(), view, len) != 0))
+              ++bad;
+            uint64_t need = 0;
+            if (tblob_tensor_dequant_size(mapped, i, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, &need, nullptr) != TBLOB_OK)
+              continue;
+            std::vector<uint8_t> x(need), y(need);
+            const tblob_status sx = tblob_tensor_dequantize(src, i, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, x.data(), need, nullptr);
+            const tblob_status sy =
+                tblob_tensor_dequantize(mapped, i, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, y.data(), need, nullptr);
+            if (sx != sy || x != y) ++bad;
+          }
+      });
+    for (std::thread &t : workers) t.join();
+    EXPECT_EQ(bad.load(), 0) << path;
+    EXPECT_GT(sb.calls.load(), static_cast<uint64_t>(kWorkers * kRounds)) << path;
+    tblob_model_close(src);
+    tblob_model_close(mapped);
+    EXPECT_EQ(sb.closes.load(), 1) << path;
+  }
+}
