@@ -242,6 +242,14 @@ def checks(cli, base, srv, work, big, big_path, small_path, changed_path, shards
               t["length"] == hdr_lm["data_offsets"][1] - hdr_lm["data_offsets"][0] for t in j.get("tensors", [])),
           "offsets and lengths as the header says")
 
+    # verify: the header only as well (no quantized tensors to check here)
+    b0, _ = srv.counts()
+    rc, out, err = run(cli, "verify", "--json", f"{base}/ok/small.safetensors")
+    b1, _ = srv.counts()
+    j = one_json(out)
+    check(rc == 0 and j.get("ok") is True and j.get("tensors") == 40 and b1 - b0 == 8 + header_len(small_path)
+          and j.get("fetched", {}).get("bytes") == b1 - b0, "verify --json URL: the header only", f"{rc} {out} {err}")
+
     # text mode names what was fetched
     rc, out, _ = run(cli, "inspect", f"{base}/ok/small.safetensors")
     check(rc == 0 and re.search(r"fetched .* in \d+ requests?", out) is not None, "text inspect says what was fetched", out[-300:])
