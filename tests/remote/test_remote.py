@@ -158,6 +158,13 @@ def one_json(out):
         return {}
 
 
+def error_text(j):
+    """The error's message and detail (what the server did: in the message when the open's
+    own first request failed, else in detail beside the library's message)."""
+    e = j.get("error", {})
+    return e.get("message", "") + " " + e.get("detail", "")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cli", required=True)
@@ -318,7 +325,7 @@ def checks(cli, base, srv, work, big, big_path, small_path, changed_path, shards
     # --- --header reaches the server --------------------------------------------------------
     rc, out, err = run(cli, "inspect", "--json", f"{base}/auth/small.safetensors")
     j = one_json(out)
-    check(rc == 1 and j.get("ok") is False and "401" in j.get("error", {}).get("detail", ""),
+    check(rc == 1 and j.get("ok") is False and "401" in error_text(j),
           "without --header: the 401 is reported", f"{rc} {out}")
     rc, _, err = run(cli, "inspect", f"{base}/auth/small.safetensors")
     check(rc == 1 and "--header" in err and "401" in err, "... and in text mode a hint on stderr", f"{rc} {err}")
@@ -340,9 +347,12 @@ def checks(cli, base, srv, work, big, big_path, small_path, changed_path, shards
         j = one_json(out)
         check(rc != 0 and j.get("ok") is False and j.get("error", {}).get("status") == status,
               f"lying server '{mode}': exit {rc}, {status} in the JSON", f"{rc} {out} {err}")
+        if mode in ("over", "changing"):
+            check(("more" if mode == "over" else "changed") in j.get("error", {}).get("detail", ""),
+                  f"... and the detail says what the '{mode}' server did", out)
     rc, out, err = run(cli, "inspect", "--json", f"{base}/full/big.safetensors")
     j = one_json(out)
-    check(rc != 0 and "200" in j.get("error", {}).get("detail", ""), "a 200 answer is named in the detail", out)
+    check(rc != 0 and "200" in error_text(j), "a 200 answer is named in the error", out)
     # The server writes the whole body into the socket; the client stops at the status line
     # and takes none of it (what it received is what --json counts).
     check(j.get("fetched") == {"bytes": 0, "requests": 1}, "a 200 answer is refused before its body is taken",

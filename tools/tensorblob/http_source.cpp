@@ -317,9 +317,18 @@ void remote_close(void *user) {
 std::once_flag g_curl_once;
 bool g_curl_ok = false;
 
+// The URL as messages and file names show it: without user:password@ and without the query
+// (either may hold a secret, e.g. a signed URL's signature).
 std::string without_query(const std::string &url) {
   const size_t q = url.find_first_of("?#");
-  return q == std::string::npos ? url : url.substr(0, q) + (url[q] == '?' ? "?..." : "");
+  std::string s = q == std::string::npos ? url : url.substr(0, q) + (url[q] == '?' ? "?..." : "");
+  const size_t host = s.find("://");
+  if (host != std::string::npos) {
+    const size_t end = s.find('/', host + 3);
+    const size_t at = s.rfind('@', end == std::string::npos ? s.size() : end);
+    if (at != std::string::npos && at > host) s.erase(host + 3, at + 1 - (host + 3));
+  }
+  return s;
 }
 
 // A new source for URL: its easy handle and headers, and the first 8 bytes, whose answer
@@ -443,7 +452,10 @@ tblob_status http_open_model(const char *url, const tblob_open_options *options,
   Remote *r = nullptr;
   std::string msg;
   const tblob_status s = remote_new(url, &r, &msg);
-  if (s != TBLOB_OK) return fail_open(diag, s, msg);
+  if (s != TBLOB_OK) {
+    set_last_error(std::string());  // the message says it all: no separate detail
+    return fail_open(diag, s, msg);
+  }
   tblob_byte_source src = TBLOB_BYTE_SOURCE_INIT;
   fill_source(r, &src);
   return tblob_model_open_source(&src, options, out, diag);  // owns r from here
