@@ -257,6 +257,11 @@ def checks(cli, base, srv, work, big, big_path, small_path, changed_path, shards
     check(rc == 0 and j.get("ok") is True and j.get("tensors") == 40 and b1 - b0 == 8 + header_len(small_path)
           and j.get("fetched", {}).get("bytes") == b1 - b0, "verify --json URL: the header only", f"{rc} {out} {err}")
 
+    # commands that read every byte take local paths only
+    rc, _, err = run(cli, "export", f"{base}/ok/small.safetensors", os.path.join(work, "exported"))
+    check(rc == 2 and "URL" in err and not os.path.exists(os.path.join(work, "exported")),
+          "export refuses a URL (usage error)", f"{rc} {err}")
+
     # text mode names what was fetched
     rc, out, _ = run(cli, "inspect", f"{base}/ok/small.safetensors")
     check(rc == 0 and re.search(r"fetched .* in \d+ requests?", out) is not None, "text inspect says what was fetched", out[-300:])

@@ -31,7 +31,7 @@ std::atomic<uint64_t> g_bytes{0}, g_requests{0};
 std::mutex g_error_mu;
 std::string g_last_error;
 
-void set_last_error(std::string s) {
+[[maybe_unused]] void set_last_error(std::string s) {  // unused without libcurl
   std::lock_guard<std::mutex> lock(g_error_mu);
   g_last_error = std::move(s);
 }
