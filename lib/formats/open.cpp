@@ -221,6 +221,7 @@ Status open_path(const char *path, const Limits &limits, tblob_model **out, cons
 
 namespace {
 
+#if TBLOB_HAVE_GGUF
 // Copies the caller diag's record of a failed attempt (one whose error is final after all).
 void diag_copy(const tblob_diag &from, const Diag &to) {
   if (!to.out) return;
@@ -228,7 +229,6 @@ void diag_copy(const tblob_diag &from, const Diag &to) {
   to.fail(from.status, from.offset, from.tensor_index, "%s", from.message);
 }
 
-#if TBLOB_HAVE_GGUF
 // GGUF through a byte source: the header's length is known only once parsed, so the parser
 // runs on a prefix that doubles while it says the bytes ran out, up to the size or the
 // header limit. A failed attempt's model is freed without its source (kept for the next).
@@ -289,10 +289,12 @@ Status open_gguf_source(tblob_model *m, const Limits &limits, tblob_model **out,
     if (!short_of_bytes || !more) {
       if (short_of_bytes && src.len >= limits.max_header_bytes &&
           (total == TBLOB_SOURCE_SIZE_UNKNOWN || total > src.len)) {
+        // The message first: the name dies with the model (and its source).
+        s = diag.fail(TBLOB_E_LIMIT_HEADER_BYTES, src.len, -1,
+                      "source %s: the GGUF header goes on past max_header_bytes (%llu)", f0.path,
+                      static_cast<unsigned long long>(limits.max_header_bytes));
         model_free(t);
-        return diag.fail(TBLOB_E_LIMIT_HEADER_BYTES, src.len, -1,
-                         "source %s: the GGUF header goes on past max_header_bytes (%llu)", f0.path,
-                         static_cast<unsigned long long>(limits.max_header_bytes));
+        return s;
       }
       diag_copy(local, diag);
       return finish(t, s, out);  // closes the source with the model

@@ -148,7 +148,8 @@ void source_borrow(const void *buf, size_t len, Source *out) {
 namespace {
 // A negative return of a read function: a status this library knows, or TBLOB_E_IO.
 Status read_status(int64_t r) {
-  if (r < INT32_MIN) return TBLOB_E_IO;
+  // Only values inside the enum's range may be converted to it (-256 covers every status).
+  if (r < -256) return TBLOB_E_IO;
   const Status s = static_cast<Status>(r);
   return std::strcmp(tblob_status_name(s), "TBLOB_E_UNKNOWN_STATUS") == 0 ? TBLOB_E_IO : s;
 }

@@ -105,7 +105,15 @@ Status st_fetch_header(Source *src, const Limits &limits, const Allocator &a, co
     return diag.fail(TBLOB_E_HEADER_LENGTH, 0, -1, "source %s: header length %llu needs %llu bytes; the source has %llu",
                      source_name(*src), static_cast<unsigned long long>(n), static_cast<unsigned long long>(8 + n),
                      static_cast<unsigned long long>(total));
-  return source_grow_prefix(src, 8 + n, a, "the header", diag);
+  if (total != TBLOB_SOURCE_SIZE_UNKNOWN) return source_grow_prefix(src, 8 + n, a, "the header", diag);
+  // Size unknown: the header the length claims is read in doubling steps, so memory follows the
+  // bytes the source delivers, not a claim it cannot back (a short step is the error).
+  for (;;) {
+    uint64_t want = src->len < 32768 ? 65536 : uint64_t{src->len} * 2;
+    if (want > 8 + n) want = 8 + n;
+    s = source_grow_prefix(src, want, a, "the header", diag);
+    if (s != TBLOB_OK || want == 8 + n) return s;
+  }
 }
 
 Status st_scan_into_model(tblob_model *m, uint32_t file_index, const Limits &limits,
