@@ -198,6 +198,9 @@ func (t Tensor) ReadAt(p []byte, off int64) (int, error) {
 		}
 		return 0, io.EOF
 	}
+	if len(p) == 0 {
+		return 0, nil
+	}
 	n := len(p)
 	if uint64(n) > length-uint64(off) {
 		n = int(length - uint64(off))

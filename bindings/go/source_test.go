@@ -163,6 +163,9 @@ func TestTensorReadAt(t *testing.T) {
 	if k, err := tn.ReadAt(buf, n); k != 0 || !errors.Is(err, io.EOF) {
 		t.Errorf("ReadAt at the end = %d, %v", k, err)
 	}
+	if k, err := tn.ReadAt(nil, 3); k != 0 || err != nil {
+		t.Errorf("ReadAt(nil, 3) = %d, %v", k, err)
+	}
 	if _, err := tn.ReadAt(buf, -1); !errors.Is(err, ErrRange) {
 		t.Errorf("ReadAt(-1) = %v", err)
 	}
