@@ -123,7 +123,8 @@ void check_read_status(tblob_status s, const Shared &sh) {
                     tblob_status_name(s));
 }
 
-void walk(const tblob_model *m, const Shared &sh) {
+// may_oom: the failing allocator (kept by the model) may fail an allocation of a read or decode.
+void walk(const tblob_model *m, const Shared &sh, bool may_oom) {
   const uint64_t n = tblob_model_tensor_count(m);
   const bool one_file = tblob_model_file_count(m) == 1;
   for (uint64_t i = 0; i < n; ++i) {
@@ -136,7 +137,7 @@ void walk(const tblob_model *m, const Shared &sh) {
       std::vector<uint8_t> b(static_cast<size_t>(info.data_length) + 1, 0xA5);
       tblob_diag d = TBLOB_DIAG_INIT;
       const tblob_status s = tblob_tensor_read(m, i, 0, b.data(), static_cast<size_t>(info.data_length), &d);
-      FUZZ_ASSERT_MSG(s == TBLOB_OK || source_status(s), "tensor_read: %s (%s)", tblob_status_name(s), d.message);
+      FUZZ_ASSERT_MSG(s == TBLOB_OK || source_status(s), "tensor_read: %s (%s)", tblob_status_name(s), d.message);  // copies into dst: allocates nothing
       check_read_status(s, sh);
       FUZZ_ASSERT(b[static_cast<size_t>(info.data_length)] == 0xA5);
       if (s == TBLOB_OK && sh.lie == kHonest && one_file) {
@@ -158,9 +159,27 @@ void walk(const tblob_model *m, const Shared &sh) {
     FUZZ_ASSERT_MSG(fuzz::is_known_status(s), "unknown status %d", s);
     FUZZ_ASSERT(out[bytes] == 0xA5);
     check_read_status(s, sh);
+    if (s == TBLOB_E_OUT_OF_MEMORY) {
+      FUZZ_ASSERT_MSG(may_oom, "dequantize: TBLOB_E_OUT_OF_MEMORY without a failing allocator");
+      continue;
+    }
     if (!source_status(s)) FUZZ_ASSERT_MSG(sz == s, "dequant_size %s, dequantize %s (%s)", tblob_status_name(sz),
                                            tblob_status_name(s), d.message);
     if (s == TBLOB_OK) FUZZ_ASSERT(need <= bytes);
+    // Row 1 alone (what a row-sliced read gives) equals that row of the whole.
+    tblob_quant_info q = TBLOB_QUANT_INFO_INIT;
+    if (s == TBLOB_OK && tblob_tensor_quant_info(m, i, &q, nullptr) == TBLOB_OK && q.rows >= 2 &&
+        need % q.rows == 0) {
+      const size_t row = static_cast<size_t>(need / q.rows);
+      std::vector<uint8_t> one(row + 1, 0xA5);
+      const tblob_status s1 = tblob_tensor_dequantize(m, i, TBLOB_DTYPE_F32, 1, 2, one.data(), row, nullptr);
+      check_read_status(s1, sh);
+      FUZZ_ASSERT(one[row] == 0xA5);
+      if (sh.lie == kHonest && !(may_oom && s1 == TBLOB_E_OUT_OF_MEMORY))
+        FUZZ_ASSERT_MSG(s1 == TBLOB_OK && std::memcmp(one.data(), out.data() + row, row) == 0,
+                        "tensor %llu: row 1 alone differs from the whole (%s)", static_cast<unsigned long long>(i),
+                        tblob_status_name(s1));
+    }
   }
 }
 
@@ -203,7 +222,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (so == TBLOB_OK) {
       FUZZ_ASSERT(m != nullptr);
       if (sh.lie == kHonest && sh.size_known) FUZZ_ASSERT(sh.main_bytes <= file.len);
-      walk(m, sh);
+      walk(m, sh, p.fail_at != 0);
       tblob_model_close(m);
     } else {
       FUZZ_ASSERT_MSG(m == nullptr, "failed open left *out set");

@@ -616,25 +616,39 @@ TBLOB_API tblob_status tblob_tensor_dequantize(const tblob_model *model, uint64_
     Fetched f(model->alloc);
     QuantDesc q = v.q;
     uint64_t rb = row_begin, re = row_end;
-    const bool plain = !v.rec && !v.own_scheme && q.rows > 0 && q.data_bytes % q.rows == 0;
-    if (!q.data && plain) {
-      // A plain tensor: only the asked rows.
-      const uint64_t row_bytes = q.data_bytes / q.rows;
-      s = f.read(model, index, rb * row_bytes, (re - rb) * row_bytes, &q.data, d);
-      q.data_bytes = (re - rb) * row_bytes;
-      q.rows = re - rb;
-      re -= rb;
-      rb = 0;
-    } else if (!q.data) {
-      s = f.read(model, index, 0, q.data_bytes, &q.data, d);
-    }
     const QuantRecord *r = v.logical ? v.rec : nullptr;
-    if (s == TBLOB_OK && r && r->scale != kNoTensor && !q.scales)
-      s = f.read(model, r->scale, 0, q.scales_bytes, &q.scales, d);
-    if (s == TBLOB_OK && r && r->bias != kNoTensor && !q.biases)
-      s = f.read(model, r->bias, 0, q.biases_bytes, &q.biases, d);
+    // Only the asked rows where every row has bytes of its own: plain tensors, and schemes whose
+    // groups run along a row (affine, mx*, nvfp4: each row's codes, scales and biases are one
+    // equal slice; the global scale is one value). Block FP8 shares scales between rows.
+    const bool row_groups = r && (q.scheme == QuantScheme::kMlxAffine || q.scheme == QuantScheme::kMxfp4 ||
+                                  q.scheme == QuantScheme::kMxfp8 || q.scheme == QuantScheme::kNvfp4);
+    const bool sliced = q.rows > 0 && ((!v.rec && !v.own_scheme) || row_groups) && q.data_bytes % q.rows == 0 &&
+                        q.scales_bytes % q.rows == 0 && q.biases_bytes % q.rows == 0;
+    const uint64_t keep = sliced ? re - rb : q.rows;
+    const uint64_t from = sliced ? rb : 0;
+    // One part (codes, scales or biases) of tensor t: its rows [from, from + keep) or all of it.
+    auto part = [&](uint64_t t, const uint8_t **p, uint64_t *bytes) -> Status {
+      if (t == kNoTensor || *bytes == 0) return TBLOB_OK;
+      const uint64_t row = sliced ? *bytes / q.rows : *bytes;
+      const uint64_t at = sliced ? from * row : 0;
+      const uint64_t n = sliced ? keep * row : *bytes;
+      *bytes = n;
+      if (*p) {
+        *p += at;
+        return TBLOB_OK;
+      }
+      return f.read(model, t, at, n, p, d);
+    };
+    s = part(index, &q.data, &q.data_bytes);
+    if (s == TBLOB_OK && r) s = part(r->scale, &q.scales, &q.scales_bytes);
+    if (s == TBLOB_OK && r) s = part(r->bias, &q.biases, &q.biases_bytes);
     if (s == TBLOB_OK && r && r->global_scale != kNoTensor && !q.global_scale)
       s = f.read(model, r->global_scale, 0, q.global_scale_bytes, &q.global_scale, d);
+    if (sliced) {
+      q.rows = keep;
+      re -= rb;
+      rb = 0;
+    }
     if (s != TBLOB_OK) return s;  // a read status, with its message
     s = run(q, out_dtype, rb, re, dst, dst_bytes);
     if (s == TBLOB_OK) return TBLOB_OK;

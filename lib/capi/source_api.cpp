@@ -29,6 +29,10 @@ TBLOB_API tblob_status tblob_model_open_source(const tblob_byte_source *source,
     refuse(TBLOB_E_INVALID_ARGUMENT);
     return bad_arg(d, "source (struct_size from tblob_byte_source_init, a read function) and out are required");
   }
+  if (source->flags != 0) {  // none defined yet: a later one must not be ignored silently
+    refuse(TBLOB_E_INVALID_ARGUMENT);
+    return bad_arg(d, "source->flags must be 0");
+  }
   tblob::Limits limits;
   if (!tblob::resolve_limits(options, &limits)) {
     refuse(TBLOB_E_INVALID_ARGUMENT);

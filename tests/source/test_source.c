@@ -376,7 +376,7 @@ static int test_quantized(const char *path) {
   tblob_model *src = NULL, *mapped = NULL;
   tblob_diag diag = TBLOB_DIAG_INIT;
   mem_src *main_src = NULL;
-  uint64_t i, n, done = 0;
+  uint64_t i, n, done = 0, rows_read = 0;
   CHECK_OK(tblob_model_open(path, NULL, &mapped, &diag));
   CHECK_OK(open_counted(path, 1, HONEST, 0, &c, &src, &diag, &main_src));
   if (same_table(src, mapped)) return 1;
@@ -409,6 +409,26 @@ static int test_quantized(const char *path) {
     CHECK(main_src->my_bytes - before == want);
     CHECK_OK(tblob_tensor_dequantize(mapped, i, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, b, (size_t)bytes, &diag));
     CHECK(memcmp(a, b, (size_t)bytes) == 0);
+    /* Row 1 alone: schemes whose groups run along a row read that row's share of the codes,
+     * scales and biases (and the whole global scale); block FP8 reads everything again. */
+    if (q.rows >= 2) {
+      const int per_row = q.scheme == TBLOB_QUANT_MLX_AFFINE || q.scheme == TBLOB_QUANT_MXFP4 ||
+                          q.scheme == TBLOB_QUANT_MXFP8 || q.scheme == TBLOB_QUANT_NVFP4;
+      uint64_t row_want = t.data_length / q.rows, row_bytes = 0;
+      for (k = 0; k < 3; ++k)
+        if ((int64_t)comp[k] >= 0) {
+          tblob_tensor_info ct = TBLOB_TENSOR_INFO_INIT;
+          CHECK_OK(tblob_tensor_at(src, comp[k], &ct, &diag));
+          row_want += k == 2 ? ct.data_length : ct.data_length / q.rows;
+        }
+      if (!per_row) row_want = want;
+      CHECK_OK(tblob_tensor_dequant_size(src, i, TBLOB_DTYPE_F32, 1, 2, &row_bytes, &diag));
+      before = main_src->my_bytes;
+      CHECK_OK(tblob_tensor_dequantize(src, i, TBLOB_DTYPE_F32, 1, 2, a, (size_t)row_bytes, &diag));
+      CHECK(main_src->my_bytes - before == row_want);
+      CHECK(memcmp(a, (const uint8_t *)b + row_bytes, (size_t)row_bytes) == 0);
+      rows_read += per_row;
+    }
     free(a);
     free(b);
     ++done;
@@ -417,8 +437,9 @@ static int test_quantized(const char *path) {
   tblob_model_close(src);
   tblob_model_close(mapped);
   CHECK(c.closes == c.opens);
-  printf("quantized: %s: %llu quantized tensors, each read as packed bytes + companions only\n", path,
-         (unsigned long long)done);
+  printf("quantized: %s: %llu quantized tensors, each read as packed bytes + companions only; %llu of them row "
+         "1 alone reading that row's share\n",
+         path, (unsigned long long)done, (unsigned long long)rows_read);
   return 0;
 }
 
@@ -547,6 +568,11 @@ static int test_lies(const char *path) {
     bs.read = NULL;
     CHECK_STATUS(tblob_model_open_source(&bs, NULL, &m, &diag), TBLOB_E_INVALID_ARGUMENT);
     CHECK(c.closes == 3);
+    s = mem_new(path, &c);
+    mem_fill(s, &bs, 1, path);
+    bs.flags = 1;
+    CHECK_STATUS(tblob_model_open_source(&bs, NULL, &m, &diag), TBLOB_E_INVALID_ARGUMENT);
+    CHECK(c.closes == 4);
   }
   /* A declared size shorter than the header says: TBLOB_E_HEADER_LENGTH, the header unread. */
   {
@@ -686,6 +712,8 @@ int main(int argc, char **argv) {
   snprintf(p, sizeof(p), "%s/companions/ollama_per_tensor.safetensors", argv[4]);
   if (test_quantized(p)) return 1;
   snprintf(p, sizeof(p), "%s/companions/mlx_community/model.safetensors", argv[4]);
+  if (test_quantized(p)) return 1;
+  snprintf(p, sizeof(p), "%s/companions/mlx_community_mxfp4/model.safetensors", argv[4]);
   if (test_quantized(p)) return 1;
   snprintf(p, sizeof(p), "%s/companions/hf_fp8/model.safetensors", argv[4]);
   if (test_quantized(p)) return 1;
