@@ -4,7 +4,8 @@
 set -euo pipefail
 
 APT_PACKAGES=(meson ninja-build pkg-config jq libsimdjson-dev libxxhash-dev libssl-dev
-  libgtest-dev libbenchmark-dev clang libclang-rt-14-dev llvm libclang-dev tmux cmake)
+  libgtest-dev libbenchmark-dev clang libclang-rt-14-dev llvm libclang-dev tmux cmake
+  libcurl4-openssl-dev)  # libcurl: the CLI's http(s) URLs (optional: -Dcurl=disabled builds without)
 PIP_PACKAGES=(numpy safetensors ml_dtypes)
 
 missing=()

@@ -26,6 +26,7 @@ type Model struct {
 	table   []TensorInfo
 	format  Format
 	cleanup runtime.Cleanup
+	src     *sourceState // OpenReaderAt's reader errors; nil for other models
 }
 
 type modelHandles struct {
@@ -439,7 +440,8 @@ func (t Tensor) Info() TensorInfo {
 
 // Bytes returns the stored bytes without copying: the slice aliases the model's mapping (or
 // the memory it owns), must not be written, and is valid only until the Model is closed;
-// after Close it returns nil. The slice does not keep the Model alive: a Model that becomes
+// after Close it returns nil, and for a model opened with OpenReaderAt (nothing is mapped:
+// use ReadAt) always nil. The slice does not keep the Model alive: a Model that becomes
 // unreachable is closed by its cleanup, so code that uses the bytes after its last use of
 // the Model should Close it afterwards (defer m.Close()) or call runtime.KeepAlive(m).
 func (t Tensor) Bytes() []byte {
@@ -528,7 +530,7 @@ func (t Tensor) dequantize(out DType, dst unsafe.Pointer, n uintptr, rowBegin, r
 	initDiag(&d)
 	st := C.tblob_tensor_dequantize(c, C.uint64_t(t.i), C.uint32_t(out), C.uint64_t(rowBegin),
 		C.uint64_t(rowEnd), dst, C.size_t(n), &d)
-	return newError(st, &d)
+	return t.m.src.wrap(newError(st, &d))
 }
 
 // UQFFLayer describes the row of a UQFF model; false for other models.

@@ -7,6 +7,7 @@ package tensorblob
 
 import (
 	"context"
+	"io"
 	"iter"
 )
 
@@ -27,6 +28,9 @@ func OpenBytes(data []byte, opts ...Option) (*Model, error) { return nil, ErrNoC
 
 // OpenUQFF returns ErrNoCgo.
 func OpenUQFF(paths []string, opts ...Option) (*Model, error) { return nil, ErrNoCgo }
+
+// OpenReaderAt returns ErrNoCgo.
+func OpenReaderAt(r io.ReaderAt, size int64, opts ...Option) (*Model, error) { return nil, ErrNoCgo }
 
 // OpenStore returns ErrNoCgo.
 func OpenStore(root string, opts ...StoreOption) (*Store, error) { return nil, ErrNoCgo }
@@ -56,6 +60,7 @@ func (t Tensor) DequantizedLen(rowBegin, rowEnd uint64) (int, error)         { r
 func (t Tensor) DequantizeRows(dst []float32, rowBegin, rowEnd uint64) error { return ErrNoCgo }
 func (t Tensor) DequantizeBF16(dst []uint16) error                           { return ErrNoCgo }
 func (t Tensor) UQFFLayer() (UQFFLayer, bool)                                { return UQFFLayer{}, false }
+func (t Tensor) ReadAt(p []byte, off int64) (int, error)                     { return 0, ErrNoCgo }
 
 func (s *Store) Close() error                                          { return nil }
 func (s *Store) Root() string                                          { return "" }

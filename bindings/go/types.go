@@ -1,6 +1,7 @@
 package tensorblob
 
 import (
+	"io"
 	"strconv"
 	"time"
 )
@@ -109,10 +110,20 @@ type openConfig struct {
 	slm1Names      []string
 	slm1NoChecksum bool
 	component      string
+	siblings       SiblingFunc // OpenReaderAt: the files beside the reader
 }
 
 // Option configures Open, OpenBytes and Store.OpenModel.
 type Option func(*openConfig)
+
+// SiblingFunc opens a file beside a reader's (a shard named by a sharded checkpoint's index):
+// its reader and size (negative: unknown), or an error wrapping ErrNotFound or
+// fs.ErrNotExist when there is none.
+type SiblingFunc func(name string) (r io.ReaderAt, size int64, err error)
+
+// WithSiblings gives OpenReaderAt the files beside its reader, for a sharded checkpoint's
+// index (each shard is opened by name when the index names it).
+func WithSiblings(open SiblingFunc) Option { return func(c *openConfig) { c.siblings = open } }
 
 // WithReadMode reads files into memory the Model owns instead of mapping them, so a file
 // truncated by another process while open cannot fault the program.

@@ -71,6 +71,12 @@ const char *Args::get(const char *name) const {
   return nullptr;
 }
 
+std::vector<const char *> Args::get_all(const char *name) const {
+  for (size_t i = 0; i < cmd->option_count; ++i)
+    if (std::strcmp(cmd->options[i].name, name) == 0) return all_values[i];
+  return {};
+}
+
 const Command *find_command(const char *name) {
   size_t n;
   const Command *t = commands(&n);
@@ -109,6 +115,7 @@ int parse_args(const Command &cmd, int argc, char **argv, Args *a) {
   a->cmd = &cmd;
   a->values.assign(cmd.option_count, nullptr);
   a->present.assign(cmd.option_count, false);
+  a->all_values.assign(cmd.option_count, {});
   bool options_done = false;
   for (int i = 0; i < argc; ++i) {
     const char *s = argv[i];
@@ -150,6 +157,7 @@ int parse_args(const Command &cmd, int argc, char **argv, Args *a) {
     if (o.complete == Complete::kChoices && o.choices && !in_choices(o.choices, v))
       return usage_error(cmd, "%s must be one of %s, not '%s'", o.name, choices_text(o.choices).c_str(), v);
     a->values[k] = v;
+    a->all_values[k].push_back(v);
   }
   if (a->positional.size() < cmd.min_positional) return usage_error(cmd, "missing arguments");
   if (a->positional.size() > cmd.max_positional)

@@ -42,12 +42,14 @@ struct Command {
 struct Args {
   const Command *cmd = nullptr;
   std::vector<const char *> positional;
-  std::vector<const char *> values;  // per option of cmd, nullptr when absent
+  std::vector<const char *> values;  // per option of cmd, nullptr when absent (the last given)
+  std::vector<std::vector<const char *>> all_values;  // per option: every value given, in order
   std::vector<bool> present;
   bool json = false;                 // --json (every command has it)
 
   bool has(const char *name) const;
   const char *get(const char *name) const;  // the value, or nullptr when absent
+  std::vector<const char *> get_all(const char *name) const;  // a repeatable option's values
 };
 
 // The command table (main.cpp) and its size.

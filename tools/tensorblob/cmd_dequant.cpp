@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "http_source.h"
 #include "json_writer.h"
 #include "term.h"
 #include "tblob_config.h"
@@ -56,10 +57,13 @@ namespace {
 // The failure on stderr, and with --json also as the summary object on stdout.
 bool g_json = false;
 const char *g_tensor = "";
+HttpStats g_before;  // fetched before the model was opened
 
 int fail(const char *path, tblob_status s, const tblob_diag &d) {
   const char *msg = d.message[0] ? d.message : tblob_status_message(s);
-  std::fprintf(stderr, "tensorblob dequant: %s: %s: %s\n", path, tblob_status_name(s), msg);
+  const std::string detail = is_url(path) ? http_last_error() : std::string();
+  std::fprintf(stderr, "tensorblob dequant: %s: %s: %s%s%s\n", path, tblob_status_name(s), msg,
+               detail.empty() ? "" : "; ", detail.c_str());
   if (g_json) {
     JsonWriter w;
     w.lit("{\"path\":");
@@ -68,7 +72,10 @@ int fail(const char *path, tblob_status s, const tblob_diag &d) {
     w.lit(",\"ok\":false,\"error\":{\"status\":");
     w.str(tblob_status_name(s));
     w.field("message", msg);
-    w.lit("}}");
+    if (!detail.empty()) w.field("detail", detail.c_str());
+    w.raw('}');
+    if (is_url(path)) json_fetched(w, g_before);
+    w.raw('}');
     w.flush_line(stdout);
   }
   return kExitInvalid;
@@ -120,6 +127,7 @@ int cmd_dequant(const Args &a) {
     tblob_store_close(st);
   }
   tblob_model *m = nullptr;
+  g_before = http_stats();
   tblob_status s = TBLOB_OK;
 #if TBLOB_HAVE_OLLAMA
   if (const char *layer = a.get("--layer")) {  // a part of a store model (main.cpp: needs --store)
@@ -133,7 +141,7 @@ int cmd_dequant(const Args &a) {
   } else
 #endif
   {
-    s = tblob_model_open(path, nullptr, &m, &d);
+    s = open_model_any(path, nullptr, &m, &d);
   }
   if (s != TBLOB_OK) return fail(path, s, d);
   int rc = kExitOk;
@@ -207,6 +215,7 @@ int cmd_dequant(const Args &a) {
       w.field_u64("bytes", total);
       w.field("out", out_path);
       w.field("kernel", tblob_kernel_active());
+      if (is_url(path)) json_fetched(w, g_before);
       w.raw('}');
       w.flush_line(stdout);
     }

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "http_source.h"
 #include "json_writer.h"
 #include "term.h"
 #include "tensorblob.h"
@@ -118,6 +119,42 @@ const char *compare_values(const tblob_model *A, uint64_t ia, const tblob_model 
   return nullptr;
 }
 
+// Whether the stored bytes of tensor ia of A and ib of B differ: compared in place when both
+// are mapped, else read in chunks (a model opened from a URL has no mapping; its bytes are
+// fetched as they are compared).
+tblob_status bytes_differ(const tblob_model *A, uint64_t ia, const tblob_model *B, uint64_t ib, bool *differ,
+                          tblob_diag *d) {
+  const void *da = nullptr, *db = nullptr;
+  uint64_t la = 0, lb = 0;
+  tblob_status s = tblob_tensor_data(A, ia, &da, &la, d);
+  if (s == TBLOB_OK) s = tblob_tensor_data(B, ib, &db, &lb, d);
+  if (s == TBLOB_OK) {
+    *differ = la != lb || (la && std::memcmp(da, db, static_cast<size_t>(la)) != 0);
+    return TBLOB_OK;
+  }
+  if (s != TBLOB_E_NOT_MAPPED) return s;
+  *d = TBLOB_DIAG_INIT;
+  tblob_tensor_info ta = TBLOB_TENSOR_INFO_INIT, tb = TBLOB_TENSOR_INFO_INIT;
+  if ((s = tblob_tensor_at(A, ia, &ta, d)) != TBLOB_OK || (s = tblob_tensor_at(B, ib, &tb, d)) != TBLOB_OK) return s;
+  if (ta.data_length != tb.data_length) {
+    *differ = true;
+    return TBLOB_OK;
+  }
+  constexpr size_t kChunk = size_t{4} << 20;
+  std::vector<unsigned char> ba(ta.data_length < kChunk ? static_cast<size_t>(ta.data_length) : kChunk), bb(ba.size());
+  *differ = false;
+  for (uint64_t off = 0; off < ta.data_length; off += ba.size()) {
+    const size_t n = ta.data_length - off < ba.size() ? static_cast<size_t>(ta.data_length - off) : ba.size();
+    if ((s = tblob_tensor_read(A, ia, off, ba.data(), n, d)) != TBLOB_OK) return s;
+    if ((s = tblob_tensor_read(B, ib, off, bb.data(), n, d)) != TBLOB_OK) return s;
+    if (std::memcmp(ba.data(), bb.data(), n) != 0) {
+      *differ = true;
+      break;
+    }
+  }
+  return TBLOB_OK;
+}
+
 void json_num(JsonWriter &w, double v) {
   if (!std::isfinite(v)) {
     w.lit("null");
@@ -142,7 +179,9 @@ void json_side(JsonWriter &w, const char *dkey, const char *skey, const Side &s)
 
 int open_failed(const Args &a, const char *path, tblob_status s, const tblob_diag &d) {
   const char *msg = d.message[0] ? d.message : tblob_status_message(s);
-  std::fprintf(stderr, "tensorblob diff: %s: %s: %s\n", path, tblob_status_name(s), msg);
+  const std::string detail = is_url(path) ? http_last_error() : std::string();
+  std::fprintf(stderr, "tensorblob diff: %s: %s: %s%s%s\n", path, tblob_status_name(s), msg,
+               detail.empty() ? "" : "; ", detail.c_str());
   if (a.json) {
     JsonWriter w;
     w.lit("{\"a\":");
@@ -152,6 +191,7 @@ int open_failed(const Args &a, const char *path, tblob_status s, const tblob_dia
     w.str(path);
     w.field("status", tblob_status_name(s));
     w.field("message", msg);
+    if (!detail.empty()) w.field("detail", detail.c_str());
     w.lit("}}");
     w.flush_line(stdout);
   }
@@ -165,9 +205,10 @@ int cmd_diff(const Args &a) {
   const bool dequant = a.has("--dequant");
   tblob_model *A = nullptr, *B = nullptr;
   tblob_diag d = TBLOB_DIAG_INIT;
-  tblob_status s = tblob_model_open(pa, nullptr, &A, &d);
+  const HttpStats before = http_stats();
+  tblob_status s = open_model_any(pa, nullptr, &A, &d);
   if (s != TBLOB_OK) return open_failed(a, pa, s, d);
-  s = tblob_model_open(pb, nullptr, &B, &d);
+  s = open_model_any(pb, nullptr, &B, &d);
   if (s != TBLOB_OK) {
     tblob_model_close(A);
     return open_failed(a, pb, s, d);
@@ -206,19 +247,17 @@ int cmd_diff(const Args &a) {
     e.dtype_changed = e.a.dtype != e.b.dtype;
     e.shape_changed = e.a.shape != e.b.shape;
     if (!e.dtype_changed && !e.shape_changed) {
-      const void *da = nullptr, *db = nullptr;
-      uint64_t la = 0, lb = 0;
       tblob_diag dd = TBLOB_DIAG_INIT;
-      tblob_status ds = tblob_tensor_data(A, i, &da, &la, &dd);
-      if (ds == TBLOB_OK) ds = tblob_tensor_data(B, j, &db, &lb, &dd);
+      const tblob_status ds = bytes_differ(A, i, B, j, &e.bytes_differ, &dd);
       if (ds != TBLOB_OK) {
         e.kind = Entry::kError;
         e.error = std::string(tblob_status_name(ds)) + ": " + (dd.message[0] ? dd.message : tblob_status_message(ds));
+        const std::string detail = http_last_error();
+        if ((is_url(pa) || is_url(pb)) && !detail.empty()) e.error += "; " + detail;
         trouble = true;
         entries.push_back(e);
         continue;
       }
-      e.bytes_differ = la != lb || (la && std::memcmp(da, db, static_cast<size_t>(la)) != 0);
       if (!e.bytes_differ) {
         ++identical;
         continue;
@@ -300,6 +339,7 @@ int cmd_diff(const Args &a) {
       }
       w.raw(']');
     }
+    if (is_url(pa) || is_url(pb)) json_fetched(w, before);
     w.raw('}');
     w.flush_line(stdout);
   } else {

@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "http_source.h"
 #include "json_writer.h"
 #include "term.h"
 #include "tensorblob.h"
@@ -74,6 +75,9 @@ void text_quant(const tblob_model *m, uint64_t i) {
   }
 }
 
+// The server's side of a failed read of a URL (the library sees only the status).
+std::string remote_detail(const char *path) { return is_url(path) ? http_last_error() : std::string(); }
+
 void json_error(JsonWriter &w, const char *path, const tblob_diag &d) {
   w.raw("{");
   w.key("path");
@@ -88,6 +92,8 @@ void json_error(JsonWriter &w, const char *path, const tblob_diag &d) {
     w.raw("null");
   else
     w.u64(d.offset);
+  const std::string detail = remote_detail(path);
+  if (!detail.empty()) w.field("detail", detail.c_str());
   w.raw("}}");
 }
 
@@ -190,22 +196,42 @@ int cmd_inspect(const Args &a) {
   for (const char *path : a.positional) {
     tblob_diag d = TBLOB_DIAG_INIT;
     tblob_model *m = nullptr;
-    const tblob_status s = tblob_model_open(path, &opts, &m, &d);
+    const HttpStats before = http_stats();
+    const bool remote = is_url(path);
+    const tblob_status s = open_model_any(path, &opts, &m, &d);
     if (s != TBLOB_OK) {
       rc = kExitInvalid;
       if (json) {
         json_error(w, path, d);
+        if (remote) {  // inside the object: `..."offset":N}}` -> `..."offset":N},"fetched":{...}}`
+          w.unput();
+          json_fetched(w, before);
+          w.raw('}');
+        }
         w.flush_line(stdout);
       } else {
-        std::fprintf(stderr, "%s: %s: %s\n", path, tblob_status_name(s), d.message);
+        const std::string detail = remote_detail(path);
+        std::fprintf(stderr, "%s: %s: %s%s%s\n", path, tblob_status_name(s), d.message, detail.empty() ? "" : "; ",
+                     detail.c_str());
       }
       continue;
     }
     if (json) {
       json_model(w, path, m);
+      if (remote) {
+        w.unput();
+        json_fetched(w, before);
+        w.raw('}');
+      }
       w.flush_line(stdout);
     } else {
       text_model(path, m);
+      if (remote) {
+        const HttpStats now = http_stats();
+        std::printf("  fetched %s in %llu request%s\n", human_bytes(now.bytes - before.bytes).c_str(),
+                    static_cast<unsigned long long>(now.requests - before.requests),
+                    now.requests - before.requests == 1 ? "" : "s");
+      }
     }
     tblob_model_close(m);
   }
@@ -215,9 +241,10 @@ int cmd_inspect(const Args &a) {
 // Opens PATH with every check and asks each quantized tensor whether it would dequantize
 // (companions present, shapes and scale counts consistent).
 int cmd_verify_model(const Args &a, const char *path) {
+  const HttpStats before = http_stats();
   tblob_diag d = TBLOB_DIAG_INIT;
   tblob_model *m = nullptr;
-  const tblob_status s = tblob_model_open(path, nullptr, &m, &d);
+  const tblob_status s = open_model_any(path, nullptr, &m, &d);
   JsonWriter w(stdout);
   if (s != TBLOB_OK) {
     if (a.json) {
@@ -264,6 +291,7 @@ int cmd_verify_model(const Args &a, const char *path) {
     w.raw(bad ? "false" : "true");
     w.field_u64("tensors", n);
     w.field_u64("quantized", quantized);
+    if (is_url(path)) json_fetched(w, before);
     w.raw('}');
     w.flush_line(stdout);
   } else {

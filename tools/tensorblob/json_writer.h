@@ -73,6 +73,11 @@ class JsonWriter {
   void maybe_flush() {
     if (static_cast<size_t>(p_ - buf_) >= kChunk) flush();
   }
+  // Takes back the last byte written (a write leaves its bytes in the buffer), e.g. an
+  // object's closing brace to add members after a helper closed it.
+  void unput() {
+    if (p_ != buf_) --p_;
+  }
   // The last byte written and not yet flushed, or 0.
   char last() const { return p_ != buf_ ? p_[-1] : '\0'; }
 

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "http_source.h"
 #include "json_writer.h"
 #include "tblob_config.h"
 #include "tensorblob.h"
@@ -20,6 +21,7 @@ constexpr size_t kMany = SIZE_MAX;
 
 int uqff_or(const char *path) {
 #if TBLOB_HAVE_UQFF
+  if (is_url(path)) return 0;  // a UQFF shard set is a directory: never a URL
   int yes = 0;
   return tblob_uqff_detect(path, &yes, nullptr) == TBLOB_OK && yes;
 #else
@@ -29,6 +31,7 @@ int uqff_or(const char *path) {
 }
 
 int run_inspect(const Args &a) {
+  if (const int rc = prepare_remote(a, a.has("--store") ? 0 : kMany); rc >= 0) return rc;
 #if TBLOB_HAVE_OLLAMA
   if (a.has("--store")) {
     if (a.has("--no-checksum")) return usage_error(*a.cmd, "--no-checksum applies to files, not --store");
@@ -43,6 +46,7 @@ int run_dequant(const Args &a) {
   if (!a.get("--out")) return usage_error(*a.cmd, "--out FILE is required (- for stdout)");
   if (a.json && std::strcmp(a.get("--out"), "-") == 0)
     return usage_error(*a.cmd, "--json writes the summary to stdout: give --out a file");
+  if (const int rc = prepare_remote(a, a.has("--store") ? 0 : 1); rc >= 0) return rc;
   // Formats with their own dequant options (UQFF: --expert) go by what the path holds.
   if (!a.has("--store") && uqff_or(a.positional[0])) {
 #if TBLOB_HAVE_UQFF
@@ -65,6 +69,7 @@ int run_verify(const Args &a) {
   if (a.has("--threads") || a.has("--map")) return usage_error(*a.cmd, "--threads and --map need --store");
 #endif
   if (a.positional.empty()) return usage_error(*a.cmd, "missing arguments");
+  if (const int r = prepare_remote(a, kMany); r >= 0) return r;
   int rc = kExitOk;
   for (const char *p : a.positional) {
     int r;
@@ -79,6 +84,30 @@ int run_verify(const Args &a) {
   return rc;
 }
 
+int run_diff(const Args &a) {
+  if (const int rc = prepare_remote(a, 2); rc >= 0) return rc;
+  return cmd_diff(a);
+}
+
+// Commands that write whole models read every byte: a URL is refused rather than fetched.
+int no_urls(const Args &a) {
+  for (const char *p : a.positional)
+    if (is_url(p)) return usage_error(*a.cmd, "'%s': URLs are taken by inspect, verify, dequant and diff only", p);
+  return -1;
+}
+
+int run_export(const Args &a) {
+  if (const int rc = no_urls(a); rc >= 0) return rc;
+  return cmd_export(a);
+}
+
+#if TBLOB_HAVE_SLM1
+int run_convert(const Args &a) {
+  if (const int rc = no_urls(a); rc >= 0) return rc;
+  return cmd_convert(a);
+}
+#endif
+
 int run_version(const Args &a) {
   if (a.json) {
     JsonWriter w;
@@ -90,6 +119,8 @@ int run_version(const Args &a) {
     w.raw(TBLOB_HAVE_UQFF ? "true" : "false");
     w.lit(",\"slm1\":");
     w.raw(TBLOB_HAVE_SLM1 ? "true" : "false");
+    w.lit(",\"http\":");
+    w.raw(http_available() ? "true" : "false");
     w.lit("},\"kernel\":");
     w.str(tblob_kernel_active());
     w.raw('}');
@@ -180,10 +211,15 @@ int run_help(const Args &a) {
 #define STORE_OPTION(help)
 #define LAYER_OPTION
 #endif
+// Commands that read files also read http(s) URLs (http_source.cpp).
+#define HEADER_OPTION                                                                                       \
+  {"--header", "-H", "HEADER", "URLs: send this request header, e.g. 'Authorization: Bearer TOKEN' (repeatable)", \
+   Complete::kNone, nullptr},
 
 const Option kInspectOptions[] = {
     {"--no-checksum", nullptr, nullptr, "SLM1: skip only the checksum (every structural check stays)",
      Complete::kNone, nullptr},
+    HEADER_OPTION
     STORE_OPTION("the arguments are models MODEL[:TAG] of this Ollama store")
     LAYER_OPTION};
 
@@ -204,6 +240,7 @@ const Option kDequantOptions[] = {
      Complete::kChoices, "auto scalar avx2 avx512 neon"},
     {"--expert", nullptr, "N", "UQFF expert stacks: expert N (rows are then relative to it)", Complete::kNone,
      nullptr},
+    HEADER_OPTION
     STORE_OPTION("PATH is a model MODEL[:TAG] of this Ollama store")
     LAYER_OPTION};
 
@@ -212,15 +249,17 @@ const Option kVerifyOptions[] = {
     STORE_OPTION("verify the blobs of this Ollama store (all models, or MODEL[:TAG])")
     {"--threads", nullptr, "N", "--store: hashing threads (default one per CPU)", Complete::kNone, nullptr},
     {"--map", nullptr, nullptr, "--store: hash mapped files instead of read()", Complete::kNone, nullptr},
+    HEADER_OPTION
 };
-#define VERIFY_OPTIONS OPTS(kVerifyOptions)
 #else
-#define VERIFY_OPTIONS nullptr, 0
+const Option kVerifyOptions[] = {HEADER_OPTION};
 #endif
+#define VERIFY_OPTIONS OPTS(kVerifyOptions)
 
 const Option kDiffOptions[] = {
     {"--dequant", nullptr, nullptr, "also dequantize tensors of both models to f32 and report the max absolute "
      "and relative difference", Complete::kNone, nullptr},
+    HEADER_OPTION
 };
 
 #if TBLOB_HAVE_OLLAMA
@@ -252,19 +291,24 @@ constexpr const Option *kNoOptions = nullptr;
 
 const Command kCommands[] = {
     {"inspect",
-     "[--json] [--no-checksum] PATH...\n[--json] --store DIR MODEL[:TAG]...",
+     "[--json] [--no-checksum] [-H HEADER]... PATH|URL...\n[--json] --store DIR MODEL[:TAG]...",
      "format, tensors and metadata of each container",
      "Any container, detected by content: a safetensors file, a sharded checkpoint (directory\n"
      "or model.safetensors.index.json), an Ollama store model (STORE/MODEL[:TAG] or --store),\n"
-     "a UQFF shard set or an SLM1 file. With --json: one JSON object per PATH, one per line.\n",
+     "a UQFF shard set or an SLM1 file. With --json: one JSON object per PATH, one per line.\n"
+     "A PATH may be an http:// or https:// URL (a file, or a sharded checkpoint's index whose\n"
+     "shards sit beside it): only the header bytes are fetched, with Range requests, and\n"
+     "--json adds \"fetched\": {\"bytes\", \"requests\"}.\n",
      OPTS(kInspectOptions), 1, kMany, Complete::kFile, nullptr, run_inspect},
     {"dequant",
-     "[--to f32|f16|bf16] [--rows A:B] [--kernel NAME] [--expert N] --out FILE PATH TENSOR\n"
+     "[--to f32|f16|bf16] [--rows A:B] [--kernel NAME] [--expert N] [-H HEADER]... --out FILE PATH|URL TENSOR\n"
      "[--to f32|f16|bf16] [--rows A:B] --out FILE --store DIR MODEL[:TAG] TENSOR",
      "dequantize one tensor to raw little-endian values",
      "Writes the values of TENSOR (a quantized tensor with its companions, or a plain float\n"
      "tensor) as f32, f16 or bf16, streaming in chunks. A progress bar is drawn on a terminal\n"
-     "for outputs larger than 16 MiB. --json prints a summary object.\n",
+     "for outputs larger than 16 MiB. --json prints a summary object. PATH may be an http:// or\n"
+     "https:// URL: the header and then only this tensor's bytes (and its companions') are\n"
+     "fetched.\n",
      OPTS(kDequantOptions), 2, 2, Complete::kFile, nullptr, run_dequant},
     {"export",
      "[--dtype keep|bf16|f16|f32] [--max-shard-size SIZE] [--json] PATH OUT_DIR\n"
@@ -275,26 +319,28 @@ const Command kCommands[] = {
      "bf16; their scale/bias companions are folded in); --dtype keep copies tensors as stored.\n"
      "Blobs of a store model are SHA-256 checked first. The output is built in OUT_DIR.tmp-PID\n"
      "and renamed to OUT_DIR when complete; an existing non-empty OUT_DIR is refused.\n",
-     OPTS(kExportOptions), 2, 2, Complete::kFile, nullptr, cmd_export},
+     OPTS(kExportOptions), 2, 2, Complete::kFile, nullptr, run_export},
     {"verify",
 #if TBLOB_HAVE_OLLAMA
      "--store DIR [MODEL[:TAG]] [--json] [--threads N] [--map]\n"
 #endif
-     "[--json] PATH...",
+     "[--json] [-H HEADER]... PATH|URL...",
      "check every byte that can be checked",
      "With --store: the SHA-256 and size of every blob of the store (or of one model), naming\n"
      "each bad blob; a progress bar on a terminal. A PATH holding UQFF shards gets the\n"
      "per-layer UQFF report (family, bits, shard, problems). Any other PATH is opened with\n"
-     "every check (SLM1 checksum included) and each quantized tensor's companions checked.\n",
+     "every check (SLM1 checksum included) and each quantized tensor's companions checked\n"
+     "(a PATH may be an http:// or https:// URL: the header is fetched).\n",
      VERIFY_OPTIONS, 0, kMany, Complete::kFile, nullptr, run_verify},
-    {"diff", "[--json] [--dequant] A B",
+    {"diff", "[--json] [--dequant] [-H HEADER]... A B",
      "tensor-level comparison of two models of any formats",
      "Reports tensors added (only in B), removed (only in A), with a changed dtype or shape,\n"
      "and with different bytes. With --dequant, tensors of both models are dequantized to\n"
      "f32 and compared by value: max_abs = max |a - b| and max_rel = max_abs / max |a| (the\n"
      "largest magnitude in A). Tensors are paired by name (SLM1, which stores only name hashes,\n"
-     "is looked up by A's names). Exit status as diff(1): 0 equal, 1 different, 2 trouble.\n",
-     OPTS(kDiffOptions), 2, 2, Complete::kFile, nullptr, cmd_diff},
+     "is looked up by A's names). A or B may be an http:// or https:// URL: the bytes of the\n"
+     "tensors compared are fetched. Exit status as diff(1): 0 equal, 1 different, 2 trouble.\n",
+     OPTS(kDiffOptions), 2, 2, Complete::kFile, nullptr, run_diff},
 #if TBLOB_HAVE_OLLAMA
     {"ls", "--store DIR [--json]", "models of an Ollama store", "", OPTS(kLsOptions), 0, 0, Complete::kNone,
      nullptr, cmd_ls},
@@ -311,7 +357,7 @@ const Command kCommands[] = {
      "safetensors (f32/f16/bf16) to SLM1",
      "Header fields come from config.json beside SRC (or --config). The output is written\n"
      "atomically, then reopened and fully validated. A progress bar is drawn on a terminal.\n",
-     OPTS(kConvertOptions), 2, 2, Complete::kFile, nullptr, cmd_convert},
+     OPTS(kConvertOptions), 2, 2, Complete::kFile, nullptr, run_convert},
 #endif
     {"completion", "bash|zsh|fish", "print a shell completion script",
      "bash: source it, or install it as /usr/share/bash-completion/completions/tensorblob.\n"

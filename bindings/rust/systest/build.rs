@@ -148,7 +148,12 @@ fn layout_tables(bindings: &str) -> (String, String) {
         }
     }
     // Macros bindgen cannot evaluate, declared by hand in tensorblob-sys/src/lib.rs.
-    let by_hand = ["TBLOB_NO_OFFSET", "TBLOB_ALL_ROWS", "TBLOB_LAYER_CONFIG_INDEX"];
+    let by_hand = [
+        "TBLOB_NO_OFFSET",
+        "TBLOB_ALL_ROWS",
+        "TBLOB_LAYER_CONFIG_INDEX",
+        "TBLOB_SOURCE_SIZE_UNKNOWN",
+    ];
     for k in consts.iter().map(String::as_str).chain(by_hand.into_iter().filter(|k| !consts.iter().any(|c| c == k))) {
         let _ = writeln!(c, "  {{\"{k}\", \"@value\", (long long)({k})}},");
         let _ = writeln!(rs, "  (\"{k}\", \"@value\", tensorblob_sys::{k} as i64),");

@@ -4,6 +4,8 @@ reads sharded checkpoints, Ollama stores, UQFF and SLM1 and dequantizes quantize
     import tensorblob
     with tensorblob.safe_open("model.safetensors", framework="numpy") as f:
         w = f.get_tensor("lm_head.weight")   # read-only, zero copy
+    with open("model.safetensors", "rb") as fh, tensorblob.open(fh) as f:
+        w = f.get_tensor("lm_head.weight")   # the header, then only this tensor, is read
 """
 from ._core import (BlobProblem, QuantInfo, SafeOpen, SafeSlice, Store, StoreModel,
                     VerifyProgress, VerifyResult, open_store, safe_open)
@@ -13,6 +15,10 @@ from ._errors import (CancelledError, DequantError, DigestError, FormatError,
 from ._ffi import lib as _lib, library_path
 
 __version__ = "0.1.0"
+
+
+# tensorblob.open(path_or_file): the same as safe_open.
+open = safe_open  # noqa: A001
 
 
 def library_version() -> str:
@@ -26,7 +32,7 @@ def kernel() -> str:
 
 
 __all__ = [
-    "safe_open", "open_store", "SafeOpen", "SafeSlice", "Store", "StoreModel", "QuantInfo",
+    "safe_open", "open", "open_store", "SafeOpen", "SafeSlice", "Store", "StoreModel", "QuantInfo",
     "VerifyProgress", "VerifyResult", "BlobProblem", "TensorblobError", "TensorblobIOError",
     "MissingFileError", "FormatError", "LimitError", "DigestError", "DequantError",
     "NotFoundError", "InvalidArgumentError", "CancelledError", "UnsupportedError",

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import ctypes
+import itertools
 import os
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -139,6 +141,134 @@ def _open_buffer(data: Buffer, names: Optional[Sequence[str]]) -> _Handle:
         st = lib.tblob_model_open_memory(ptr, arr.size, None, ctypes.byref(out), ctypes.byref(d))
     _check(st, d)
     return _Handle(out.value, keep=arr, mapped=True)
+
+
+# ---- models read through a binary file object (tblob_model_open_source) ----
+
+_E_IO, _E_NOT_FOUND, _E_OVERREAD, _E_NOT_MAPPED = -3, -4, -12, -14
+
+
+class _SourceState:
+    """Shared by a file object, its siblings and the model: the latest exception a reader
+    raised, chained to the error of the call that needed the bytes."""
+
+    __slots__ = ("error",)
+
+    def __init__(self) -> None:
+        self.error: Optional[BaseException] = None
+
+    def take(self) -> Optional[BaseException]:
+        e, self.error = self.error, None
+        return e
+
+
+class _FileSource:
+    __slots__ = ("f", "siblings", "state", "lock")
+
+    def __init__(self, f: Any, siblings: Optional[Callable[[str], Any]], state: _SourceState) -> None:
+        self.f = f
+        self.siblings = siblings
+        self.state = state
+        self.lock = threading.Lock()  # seek + read must not interleave between threads
+
+
+# The C source's user pointer is a key into this table, never a Python object address; the
+# library's close callback removes the entry (exactly once per source).
+_SOURCES: Dict[int, _FileSource] = {}
+_SOURCE_KEYS = itertools.count(1)
+
+
+def _read_into(src: _FileSource, offset: int, dst: int, n: int) -> int:
+    mv = memoryview((ctypes.c_char * n).from_address(dst)).cast("B")
+    readinto = getattr(src.f, "readinto", None)
+    with src.lock:
+        src.f.seek(offset)
+        done = 0
+        while done < n:
+            if readinto is not None:
+                k = readinto(mv[done:])
+            else:
+                b = src.f.read(n - done)
+                k = len(b)
+                if k > n - done:
+                    return _E_OVERREAD
+                mv[done:done + k] = b
+            if k is None:
+                raise BlockingIOError("a non-blocking file object had no data")
+            if k > n - done:
+                return _E_OVERREAD
+            if k == 0:
+                break
+            done += k
+    return done
+
+
+# ctypes takes the GIL for the callbacks (the library calls them from whichever thread called
+# it, with the GIL released around every foreign call). Nothing may propagate into C: an
+# exception becomes TBLOB_E_IO, kept for the error the caller then sees.
+@_ffi.READ_FN
+def _read_cb(user: Optional[int], offset: int, dst: Optional[int], n: int) -> int:
+    src = _SOURCES.get(user or 0)
+    if src is None:
+        return _E_IO
+    if n == 0:
+        return 0
+    try:
+        return _read_into(src, offset, dst or 0, n)
+    except BaseException as e:  # noqa: BLE001 - must not unwind into C
+        src.state.error = e
+        return _E_IO
+
+
+@_ffi.CLOSE_FN
+def _close_cb(user: Optional[int]) -> None:
+    _SOURCES.pop(user or 0, None)
+
+
+@_ffi.OPEN_SIBLING_FN
+def _sibling_cb(user: Optional[int], name: Optional[int], n: int, out: Any) -> int:
+    src = _SOURCES.get(user or 0)
+    if src is None or src.siblings is None:
+        return _E_NOT_FOUND
+    try:
+        nm = ctypes.string_at(name, n).decode("utf-8", "surrogateescape") if n else ""
+        f = src.siblings(nm)
+        if f is None:
+            return _E_NOT_FOUND
+        _fill_source(out.contents, f, src.siblings, src.state)
+        return 0
+    except FileNotFoundError as e:
+        src.state.error = e
+        return _E_NOT_FOUND
+    except BaseException as e:  # noqa: BLE001
+        src.state.error = e
+        return _E_IO
+
+
+def _fill_source(s: _ffi.ByteSource, f: Any, siblings: Optional[Callable[[str], Any]],
+                 state: _SourceState) -> None:
+    with_lock = _FileSource(f, siblings, state)
+    size = f.seek(0, os.SEEK_END)
+    key = next(_SOURCE_KEYS)
+    _SOURCES[key] = with_lock
+    s.size = size if isinstance(size, int) and size >= 0 else _ffi.SOURCE_SIZE_UNKNOWN
+    s.read = _read_cb
+    s.open_sibling = _sibling_cb if siblings is not None else _ffi.OPEN_SIBLING_FN()
+    s.close = _close_cb
+    s.user = key
+
+
+def _open_fileobj(f: Any, siblings: Optional[Callable[[str], Any]]) -> _Handle:
+    state = _SourceState()
+    src = _ffi.new(_ffi.ByteSource)
+    _fill_source(src, f, siblings, state)
+    out = ctypes.c_void_p()
+    d = _ffi.new(_ffi.Diag)
+    # The library owns the source from here: it calls _close_cb once, also when this fails.
+    st = lib.tblob_model_open_source(ctypes.byref(src), None, ctypes.byref(out), ctypes.byref(d))
+    if st != 0:
+        raise _error(d, st) from state.take()
+    return _Handle(out.value, keep=state, mapped=False)
 
 
 @dataclass(frozen=True)
@@ -415,8 +545,14 @@ class SafeOpen:
         ptr = ctypes.c_void_p()
         length = ctypes.c_uint64()
         d = _ffi.new(_ffi.Diag)
-        _check(lib.tblob_tensor_data(self._ptr, i, ctypes.byref(ptr), ctypes.byref(length),
-                                     ctypes.byref(d)), d)
+        st = lib.tblob_tensor_data(self._ptr, i, ctypes.byref(ptr), ctypes.byref(length),
+                                   ctypes.byref(d))
+        if st == _E_NOT_MAPPED:  # read through a file object: a copy, writeable
+            a = np.frombuffer(bytearray(self.read_index(i)), dtype=dt)
+            if a.size == int(np.prod(shape, dtype=np.uint64)):
+                a = a.reshape(shape)
+            return a
+        _check(st, d)
         n = length.value
         if n == 0 or not ptr.value:
             a = np.empty(shape, dtype=dt)
@@ -430,6 +566,32 @@ class SafeOpen:
                 a = a.reshape(shape)
         a.flags.writeable = False
         return a
+
+    def _raise(self, st: int, d: _ffi.Diag) -> None:
+        """The error of a failed call, chained to a file object's exception if one caused it."""
+        h = self._h
+        cause = h.keep.take() if h is not None and isinstance(h.keep, _SourceState) else None
+        raise _error(d, st) from cause
+
+    def read_index(self, i: int, offset: int = 0, size: Optional[int] = None) -> bytes:
+        """Stored bytes of tensor number i: ``size`` bytes from ``offset`` (default: to the end)."""
+        length = int(self._info(i).data_length)
+        if size is None:
+            size = length - offset
+        if offset < 0 or size < 0 or offset + size > length:
+            raise ValueError(f"bytes [{offset}, {offset + size}) are outside the tensor's {length}")
+        buf = ctypes.create_string_buffer(size) if size else None
+        d = _ffi.new(_ffi.Diag)
+        st = lib.tblob_tensor_read(self._ptr, i, offset, buf, size, ctypes.byref(d))
+        if st != 0:
+            self._raise(st, d)
+        return buf.raw if buf is not None else b""
+
+    def read(self, name: str, offset: int = 0, size: Optional[int] = None) -> bytes:
+        """The stored bytes of tensor ``name`` (``size`` bytes from ``offset``; default all),
+        copied: from the mapping, or through the file object of a model opened from one,
+        which then reads only these bytes."""
+        return self.read_index(self._find(name), offset, size)
 
     # ---- safetensors.safe_open methods ----
     def keys(self) -> List[str]:
@@ -604,19 +766,28 @@ class SafeOpen:
         return f"<tensorblob.SafeOpen {self.format if self._h else ''} {state}>"
 
 
-def safe_open(path: Union[PathLike, Buffer], framework: str = "numpy", device: str = "cpu", *,
-              mode: str = "map", names: Optional[Sequence[str]] = None) -> SafeOpen:
+def safe_open(path: Union[PathLike, Buffer, Any], framework: str = "numpy", device: str = "cpu", *,
+              mode: str = "map", names: Optional[Sequence[str]] = None,
+              siblings: Optional[Callable[[str], Any]] = None) -> SafeOpen:
     """Opens a model, a drop-in for ``safetensors.safe_open(path, framework="numpy")``.
 
     path: a safetensors file; a directory with model.safetensors.index.json or that index; an
     Ollama store manifest, or "<store root>/<name:tag>"; a UQFF directory or shard; an SLM1
     file; or a bytes-like buffer holding a safetensors or SLM1 file (borrowed: do not modify
     it while the model lives). The format is detected from the content.
+    Or a binary file object with seek() and read() (or readinto()): the model reads through
+    it, the header at open and then only the tensors asked for (get_tensor returns copies;
+    the file object must stay open while the model lives and is used under a lock, so the
+    model may be shared between threads).
     mode: "map" (zero copy, default) or "read" (bytes copied into memory the model owns).
     names: SLM1 only, the tensor names a runtime will look up (SLM1 stores only hashes).
+    siblings: file objects only: called with a shard name of a sharded checkpoint's index,
+    returns that file opened for binary reading (FileNotFoundError or None: no such file).
     """
     if device != "cpu":
         raise ValueError(f"tensorblob reads to the CPU only, not {device!r}")
+    if hasattr(path, "seek") and (hasattr(path, "readinto") or hasattr(path, "read")):
+        return SafeOpen(_open_fileobj(path, siblings), framework)
     if isinstance(path, (bytes, bytearray, memoryview, np.ndarray)):
         return SafeOpen(_open_buffer(path, names), framework)
     return SafeOpen(_open_path(path, mode, names), framework)

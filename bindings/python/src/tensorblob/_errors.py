@@ -73,12 +73,12 @@ class UnsupportedError(TensorblobError):
     """Valid input this build cannot handle, or a part that was compiled out."""
 
 
-_IO = {-3, -103, -104, -116, -117, -157}
+_IO = {-3, -11, -12, -13, -103, -104, -116, -117, -157}  # -11..-13: a byte source's reads
 _NOT_FOUND = {-4, -105, -126}
 _DIGEST = {-60, -61, -118, -119, -177}
 _LIMIT = set(range(-59, -49)) | {-114, -123}
 _INVALID = {-1, -6, -8, -79, -80, -106}
-_UNSUPPORTED = {-9, -10}
+_UNSUPPORTED = {-9, -10, -14}
 
 
 def family(code: int) -> "type[TensorblobError]":

@@ -106,6 +106,22 @@ VERIFY_PROGRESS_FN = ctypes.CFUNCTYPE(c_int, c_void_p, POINTER(VerifyProgress))
 BLOB_RESULT_FN = ctypes.CFUNCTYPE(c_int, c_void_p, POINTER(BlobResult))
 
 
+# Byte sources: the library reads a model through these callbacks (_core._open_fileobj).
+READ_FN = ctypes.CFUNCTYPE(c_int64, c_void_p, c_uint64, c_void_p, c_size_t)
+CLOSE_FN = ctypes.CFUNCTYPE(None, c_void_p)
+
+
+class ByteSource(Structure):
+    pass
+
+
+OPEN_SIBLING_FN = ctypes.CFUNCTYPE(c_int32, c_void_p, c_void_p, c_size_t, POINTER(ByteSource))
+ByteSource._fields_ = [("struct_size", u32), ("flags", u32), ("size", u64), ("read", READ_FN),
+                       ("open_sibling", OPEN_SIBLING_FN), ("close", CLOSE_FN),
+                       ("user", c_void_p), ("name", c_char_p)]
+SOURCE_SIZE_UNKNOWN = 0xFFFFFFFFFFFFFFFF
+
+
 class VerifyOptions(Structure):
     _fields_ = [("struct_size", u32), ("threads", u32), ("progress", VERIFY_PROGRESS_FN),
                 ("progress_user", c_void_p), ("on_blob", BLOB_RESULT_FN),
@@ -166,6 +182,8 @@ _SIGNATURES.update({
                                POINTER(c_size_t), D]),
     "tblob_tensors_at": (ST, [M, u64, u64, POINTER(TensorInfo), c_size_t, D]),
     "tblob_tensor_dequant_size": (ST, [M, u64, u32, u64, u64, POINTER(u64), D]),
+    "tblob_model_open_source": (ST, [POINTER(ByteSource), POINTER(OpenOptions), POINTER(M), D]),
+    "tblob_tensor_read": (ST, [M, u64, u64, c_void_p, c_size_t, D]),
 })
 
 # Every versioned struct the binding creates, with its init function (bindings cannot see the
@@ -178,6 +196,7 @@ _INIT_FUNCS = {
     "Slm1TensorInfo": "tblob_slm1_tensor_info_init", "StoreOptions": "tblob_store_options_init",
     "StoreOpenOptions": "tblob_store_open_options_init",
     "VerifyOptions": "tblob_verify_options_init", "VerifySummary": "tblob_verify_summary_init",
+    "ByteSource": "tblob_byte_source_init",
 }
 for _cls, _fn in _INIT_FUNCS.items():
     _SIGNATURES[_fn] = (ST, [POINTER(globals()[_cls]), c_size_t])

@@ -17,3 +17,5 @@ pub const TBLOB_NO_OFFSET: u64 = u64::MAX;
 pub const TBLOB_ALL_ROWS: u64 = u64::MAX;
 /// `TBLOB_LAYER_CONFIG_INDEX`: the manifest's config entry.
 pub const TBLOB_LAYER_CONFIG_INDEX: u64 = u64::MAX;
+/// `TBLOB_SOURCE_SIZE_UNKNOWN`: a byte source of unknown size.
+pub const TBLOB_SOURCE_SIZE_UNKNOWN: u64 = u64::MAX;

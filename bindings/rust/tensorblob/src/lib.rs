@@ -5,6 +5,8 @@
 //! - [`Model::open`] / [`Model::from_bytes`] open a container; [`Model::tensors`] lists it;
 //!   [`Model::get`] finds a tensor; [`Tensor::data`] borrows its bytes without a copy;
 //!   [`Tensor::dequantize_into`] / [`Tensor::to_f32_vec`] decode quantized weights.
+//! - [`Model::open_reader`] reads a model through any `Read + Seek` (header first, then only
+//!   the tensors asked for); [`Tensor::read_into`] copies a tensor's bytes from any model.
 //! - [`Store`] opens an Ollama store: [`Store::models`], [`Store::open_model`],
 //!   [`Store::verify`].
 //! - Every failure is an [`Error`] carrying a [`Status`], the library's message and the byte
@@ -22,6 +24,7 @@
 mod dtype;
 mod error;
 mod model;
+mod source;
 mod store;
 
 pub use dtype::{DType, Element};
@@ -30,6 +33,7 @@ pub use model::{
     ggml_dequantize, Format, Metadata, Model, OpenMode, OpenOptions, QuantInfo, Tensor, TensorInfo,
     Tensors,
 };
+pub use source::{ReadSeek, SiblingOpener};
 pub use store::{Store, StoreModel, VerifyProgress, VerifySummary};
 
 /// The linked library's version, `"MAJOR.MINOR.PATCH"`.

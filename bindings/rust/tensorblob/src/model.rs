@@ -9,6 +9,7 @@ use tensorblob_sys as sys;
 
 use crate::dtype::{DType, Element};
 use crate::error::{check, init, Error, Result, Status};
+use crate::source::{with_reader_error, ReaderError};
 
 /// Converts a path to the NUL-terminated bytes the C API takes.
 pub(crate) fn c_path(path: &Path) -> Result<CString> {
@@ -158,6 +159,7 @@ pub struct Model<'a> {
     infos: Vec<sys::tblob_tensor_info>,
     data: Vec<(*const u8, usize)>,
     metadata: Vec<(*const u8, usize, *const u8, usize)>,
+    reader_error: Option<ReaderError>, // Model::open_reader's: the reader's latest error
     _borrow: PhantomData<&'a [u8]>,
 }
 
@@ -213,6 +215,7 @@ impl<'a> Model<'a> {
             infos: Vec::new(),
             data: Vec::new(),
             metadata: Vec::new(),
+            reader_error: None,
             _borrow: PhantomData,
         };
         // SAFETY: raw is a live model handle (closed by Drop on every early return below).
@@ -229,7 +232,12 @@ impl<'a> Model<'a> {
             let mut p: *const c_void = ptr::null();
             let mut len: u64 = 0;
             // SAFETY: i < tensor count; p and len are writable out-parameters.
-            check(|d| unsafe { sys::tblob_tensor_data(raw.as_ptr(), i as u64, &mut p, &mut len, d) })?;
+            match check(|d| unsafe { sys::tblob_tensor_data(raw.as_ptr(), i as u64, &mut p, &mut len, d) }) {
+                Ok(()) => {}
+                // A model read through a byte source maps nothing: no views, read_into reads.
+                Err(e) if e.status() == Status::NotMapped => (p, len) = (ptr::null(), 0),
+                Err(e) => return Err(e),
+            }
             // A view the process could not map could not have been handed out.
             let len = usize::try_from(len)
                 .map_err(|_| Error::new(Status::OutOfMemory, "tensor larger than the address space"))?;
@@ -258,6 +266,18 @@ impl<'a> Model<'a> {
 
     fn raw(&self) -> *const sys::tblob_model {
         self.raw.as_ptr()
+    }
+
+    pub(crate) fn set_reader_error(&mut self, e: ReaderError) {
+        self.reader_error = Some(e);
+    }
+
+    /// A failed call's error, naming the reader's error for a model read through one.
+    fn wrap(&self, err: Error) -> Error {
+        match &self.reader_error {
+            Some(e) => with_reader_error(err, e),
+            None => err,
+        }
     }
 
     /// Opens a safetensors buffer (or any container the library detects) that the model
@@ -598,12 +618,35 @@ impl<'m> Tensor<'m> {
         self.info().shape()
     }
 
-    /// The stored bytes, borrowed from the model's mapping or buffer (no copy).
+    /// The stored bytes, borrowed from the model's mapping or buffer (no copy). Empty for a
+    /// model opened with [`Model::open_reader`], which maps nothing: use
+    /// [`Tensor::read_into`].
     pub fn data(&self) -> &'m [u8] {
         let (p, len) = self.model.data[self.index];
         // SAFETY: tblob_tensor_data gave this view; it stays valid until the model is
         // closed, and 'm borrows the model.
         unsafe { bytes(p, len) }
+    }
+
+    /// Copies the stored bytes `[offset, offset + buf.len())` into `buf`
+    /// (`tblob_tensor_read`): from the mapping, or through the reader of a model opened with
+    /// [`Model::open_reader`]. [`Status::Range`] when the range passes the tensor's end
+    /// (nothing copied).
+    pub fn read_into(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        // SAFETY: valid index; buf is writable for its length.
+        check(|d| unsafe {
+            sys::tblob_tensor_read(self.model.raw(), self.index as u64, offset, buf.as_mut_ptr().cast(), buf.len(), d)
+        })
+        .map_err(|e| self.model.wrap(e))
+    }
+
+    /// The whole stored bytes as a new vector ([`Tensor::read_into`]).
+    pub fn read_to_vec(&self) -> Result<Vec<u8>> {
+        let len = usize::try_from(self.info().data_len())
+            .map_err(|_| Error::new(Status::OutOfMemory, "tensor larger than the address space"))?;
+        let mut v = vec![0u8; len];
+        self.read_into(0, &mut v)?;
+        Ok(v)
     }
 
     /// How the tensor dequantizes.
@@ -661,6 +704,7 @@ impl<'m> Tensor<'m> {
                 d,
             )
         })
+        .map_err(|e| self.model.wrap(e))
     }
 
     /// The dequantized values as a new vector of f32.
