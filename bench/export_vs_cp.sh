@@ -12,7 +12,7 @@
 #   cp           cp WORKDIR/cp.src WORKDIR/cp.dst      (returns with the data still dirty)
 #   cp+sync      cp ...; sync --data WORKDIR/cp.dst    (durable, like export)
 # with `sync` and removal of the outputs between runs (untimed), and prints each best wall
-# time with user/sys CPU, and the ratios. Needs GNU time (/usr/bin/time) and coreutils >= 8.24.
+# time with user/sys CPU, and the ratios. KEEP_CP_SRC=1 keeps WORKDIR/cp.src for another run. Needs GNU time (/usr/bin/time) and coreutils >= 8.24.
 set -euo pipefail
 tb=${1:?usage: export_vs_cp.sh TENSORBLOB SRC WORKDIR [ROUNDS]}
 src=${2:?}
@@ -21,10 +21,12 @@ rounds=${4:-3}
 mkdir -p "$work"
 rm -rf "$work/ref" "$work/out" "$work"/out.tmp-* "$work/cp.dst"
 if [ -d "$src" ]; then cat "$src"/* >/dev/null; else cat "$src" >/dev/null; fi
-"$tb" export "$src" "$work/ref" >/dev/null
-cat "$work"/ref/*.safetensors >"$work/cp.src"
+if [ ! -f "$work/cp.src" ]; then  # kept between runs with KEEP_CP_SRC=1
+  "$tb" export "$src" "$work/ref" >/dev/null
+  cat "$work"/ref/*.safetensors >"$work/cp.src"
+  rm -rf "$work/ref"
+fi
 out_bytes=$(stat -c %s "$work/cp.src")
-rm -rf "$work/ref"
 sync
 cat "$work/cp.src" >/dev/null
 if [ -d "$src" ]; then cat "$src"/* >/dev/null; else cat "$src" >/dev/null; fi
@@ -40,7 +42,9 @@ declare -A best_wall best_user best_sys
 timed() {  # name command...
   local n=$1; shift
   local t
-  t=$( { /usr/bin/time -f "%e %U %S" "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+  /usr/bin/time -o "$work/time.txt" -f "%e %U %S" "$@" >/dev/null 2>&1 || { echo "$n failed" >&2; exit 1; }
+  t=$(tail -1 "$work/time.txt")
+  echo "round $r: $n $t (wall user sys)"
   best "$n" $t
 }
 for r in $(seq 1 "$rounds"); do
@@ -51,7 +55,7 @@ for r in $(seq 1 "$rounds"); do
   timed cp+sync sh -c "cp '$work/cp.src' '$work/cp.dst' && sync --data '$work/cp.dst'"
   rm -f "$work/cp.dst"; sync
 done
-rm -f "$work/cp.src"
+[ "${KEEP_CP_SRC:-0}" = 1 ] || rm -f "$work/cp.src"
 echo "output $out_bytes bytes on $(df --output=fstype "$work" | tail -1); best of $rounds; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for n in export cp cp+sync; do
   printf '%-8s %8.2f s  (user %6.2f s, sys %6.2f s)  %.2f GB/s\n' "$n" "${best_wall[$n]}" "${best_user[$n]}" \
