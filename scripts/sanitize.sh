@@ -118,8 +118,9 @@ part_tsan() {
   setup "$dir" env CC=clang CXX=clang++ meson setup "$dir" "$src" --buildtype=plain \
     -Db_sanitize=thread -Db_lundef=false -Dtests=enabled -Dcli=disabled -Dbenchmarks=disabled \
     -Dc_args="$san_flags" -Dcpp_args="$san_flags" || return 1
-  # The threads test, plus the other tests that start threads of their own: edge_cases
-  # (lookups on a shared handle) and ollama (tblob_store_verify with worker threads).
+  # The threads tests (threads; parallel_dequant: tblob_tensors_dequantize's worker threads),
+  # plus the other tests that start threads of their own: edge_cases (lookups on a shared
+  # handle) and ollama (tblob_store_verify with worker threads).
   local targets=(tests/test_threads tests/test_edge_cases tests/test_parallel_dequant)
   local tests=(threads edge_cases parallel_dequant)
   local listed
