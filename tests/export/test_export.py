@@ -318,6 +318,26 @@ def main():
         r = run("export", "--json", "--store", damaged, "tiny", W("from-damaged"))
         check(r.returncode == 1 and "TBLOB_E_DIGEST_MISMATCH" in r.stdout and not nothing_left(W("from-damaged")),
               "damaged blob: refused, nothing left", (r.returncode, r.stdout, r.stderr))
+        # Blobs are hashed as the export reads them: the smallest tensor blob and a JSON layer
+        # (still valid JSON, so only its digest can tell) are caught too.
+        for what, pick in (("smallest tensor blob", lambda ls: min((l for l in ls if "tensor" in l["mediaType"]),
+                                                                     key=lambda l: l["size"])),
+                           ("JSON layer", lambda ls: next(l for l in ls if l.get("name") == "tokenizer.json"))):
+            d2 = W("damaged2")
+            shutil.rmtree(d2, ignore_errors=True)
+            shutil.copytree(store, d2)
+            mp = os.path.join(d2, "manifests", "registry.ollama.ai", "library", "withjson", "latest")
+            layer = pick(json.load(open(mp))["layers"])
+            bp = os.path.join(d2, "blobs", layer["digest"].replace(":", "-"))
+            data = bytearray(open(bp, "rb").read())
+            if what == "JSON layer":
+                data = bytearray(bytes(data).replace(b'"1.0"', b'"2.0"'))
+            else:
+                data[-1] ^= 0x01
+            open(bp, "wb").write(bytes(data))
+            r = run("export", "--json", "--store", d2, "withjson", W("from-damaged2"))
+            check(r.returncode == 1 and "TBLOB_E_DIGEST_MISMATCH" in r.stdout and not nothing_left(W("from-damaged2")),
+                  f"damaged {what}: refused, nothing left", (r.returncode, r.stdout, r.stderr))
 
     # 7. UQFF and GGUF sources: values equal `tensorblob dequant` of the source.
     for src in (os.path.join(root, "tests", "data", "uqff", "real", "dense", "afq4"),

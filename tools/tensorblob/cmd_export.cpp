@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -293,8 +294,14 @@ struct BlobCheck {
   uint64_t size;
 };
 
+// How far the hasher may run ahead of the decoding: a cold blob it reads from disk is still in
+// the page cache when the decoder gets to it (one disk read, not two).
+constexpr uint64_t kHashAhead = uint64_t{256} << 20;
+
 struct Hasher {
   std::vector<BlobCheck> blobs;  // in the order the export reads them
+  std::vector<uint64_t> before;  // bytes of blobs[0..k)
+  uint64_t reader = 0;           // atomic: index of the blob being decoded; UINT64_MAX: done
   tblob_status status = TBLOB_OK;
   std::string message;
   int cancel = 0;  // atomic: the export failed, stop
@@ -303,8 +310,15 @@ struct Hasher {
 
 void *hasher_main(void *arg) {
   Hasher &h = *static_cast<Hasher *>(arg);
-  for (const BlobCheck &b : h.blobs) {
-    if (__atomic_load_n(&h.cancel, __ATOMIC_ACQUIRE)) break;
+  for (size_t k = 0; k < h.blobs.size(); ++k) {
+    const BlobCheck &b = h.blobs[k];
+    for (;;) {
+      if (__atomic_load_n(&h.cancel, __ATOMIC_ACQUIRE)) return nullptr;
+      const uint64_t r = __atomic_load_n(&h.reader, __ATOMIC_ACQUIRE);
+      if (r == UINT64_MAX || r >= k || h.before[k] - h.before[static_cast<size_t>(r)] <= kHashAhead) break;
+      struct timespec ts = {0, 1000000};
+      ::nanosleep(&ts, nullptr);
+    }
     tblob_diag d = TBLOB_DIAG_INIT;
     tblob_verifier *v = nullptr;
     tblob_status s = tblob_verifier_open(b.digest.data(), b.digest.size(), b.size, &v, &d);
@@ -654,7 +668,8 @@ int cmd_export(const Args &a) {
   };
 
   // The model's files first, in file order: the hasher then reads each blob just before (or
-  // while) the export decodes it.
+  // while) the export decodes it, at most kHashAhead ahead.
+  std::vector<uint64_t> file_blob(tblob_model_file_count(m), UINT64_MAX);
   {
     std::vector<BlobCheck> ordered;
     const uint32_t nf = tblob_model_file_count(m);
@@ -664,8 +679,8 @@ int cmd_export(const Args &a) {
       if (tblob_model_file_path(m, f, &fp, &fl, &d) != TBLOB_OK) continue;
       const std::string base = std::string(fp, fl).substr(std::string(fp, fl).find_last_of('/') + 1);
       for (BlobCheck &b : hasher.blobs)
-        if (!b.path.empty() && b.path.compare(b.path.size() - base.size(), base.size(), base) == 0 &&
-            b.path.size() >= base.size()) {
+        if (b.path.size() >= base.size() && b.path.compare(b.path.size() - base.size(), base.size(), base) == 0) {
+          file_blob[f] = ordered.size();
           ordered.push_back(b);
           b.path.clear();
         }
@@ -673,10 +688,19 @@ int cmd_export(const Args &a) {
     for (BlobCheck &b : hasher.blobs)
       if (!b.path.empty()) ordered.push_back(b);
     hasher.blobs.swap(ordered);
+    hasher.before.assign(hasher.blobs.size() + 1, 0);
+    for (size_t k = 0; k < hasher.blobs.size(); ++k) hasher.before[k + 1] = hasher.before[k] + hasher.blobs[k].size;
   }
+  auto reading = [&](uint64_t pos) {  // the decoder reached blob `pos` (UINT64_MAX: done)
+    if (pos == UINT64_MAX || pos > __atomic_load_n(&hasher.reader, __ATOMIC_RELAXED))
+      __atomic_store_n(&hasher.reader, pos, __ATOMIC_RELEASE);
+  };
   pthread_t hasher_tid;
   bool hasher_running = !hasher.blobs.empty() && ::pthread_create(&hasher_tid, nullptr, hasher_main, &hasher) == 0;
-  if (!hasher.blobs.empty() && !hasher_running) hasher_main(&hasher);  // no thread: hash first
+  if (!hasher.blobs.empty() && !hasher_running) {  // no thread: hash everything first
+    hasher.reader = UINT64_MAX;
+    hasher_main(&hasher);
+  }
   auto stop_hasher = [&](bool cancel) {
     if (cancel) __atomic_store_n(&hasher.cancel, 1, __ATOMIC_RELEASE);
     if (hasher_running) ::pthread_join(hasher_tid, nullptr);
@@ -811,6 +835,8 @@ int cmd_export(const Args &a) {
     const Plan &p = plan[i];
     const int fd = fds[p.shard];
     if (i == 0 || plan[i - 1].shard != p.shard) off = data_start[p.shard];
+    if (infos[p.index].file_index < file_blob.size() && file_blob[infos[p.index].file_index] != UINT64_MAX)
+      reading(file_blob[infos[p.index].file_index]);
     const uint64_t tensor_off = off;
     off += p.bytes;
     if (!p.convert) {
@@ -856,6 +882,7 @@ int cmd_export(const Args &a) {
     }
   }
   if (rc == kExitOk && !hash_failed()) flush();
+  reading(UINT64_MAX);  // the rest (layers no tensor comes from) without waiting
   if (writer_thread) {
     pthread_mutex_lock(&writer.mu);
     writer.quit = true;
