@@ -414,13 +414,6 @@ void *writer_main(void *arg) {
   return nullptr;
 }
 
-// Waits until the writer is idle (the window it had is free again).
-void writer_wait(Writer &w) {
-  pthread_mutex_lock(&w.mu);
-  while (w.pending) pthread_cond_wait(&w.cv, &w.mu);
-  pthread_mutex_unlock(&w.mu);
-}
-
 void writer_submit(Writer &w, std::vector<Write> *job) {
   pthread_mutex_lock(&w.mu);
   while (w.pending) pthread_cond_wait(&w.cv, &w.mu);
@@ -812,9 +805,10 @@ int cmd_export(const Args &a) {
         }
       writer.written += w.used + w.copied;
     }
+    // The writer took this window only after it had written the other one: that one is free
+    // now, and is filled while this one is written.
     cur ^= 1;
     Window &n = win[cur];
-    if (writer_thread) writer_wait(writer);  // the other window is free again
     progress();
     if (const int e = writer_error()) {
       bar.clear();
