@@ -10,6 +10,7 @@
 #include "capi/capi_common.h"
 #include "capi/dequant_internal.h"
 #include "core/parallel.h"
+#include "dequant/dispatch.h"
 
 using tblob::Diag;
 using tblob::Status;
@@ -189,6 +190,13 @@ Status run_jobs(const tblob_model *model, tblob_dequant_job *jobs, size_t count,
     states[w].failed_job = 0;
     states[w].status = TBLOB_OK;
     states[w].diag = TBLOB_DIAG_INIT;
+  }
+  if (threads > 1) {
+    // The kernel choice and tables are made on first use: make them here, before any worker
+    // starts, so their one-time setup happens on one thread (pthread_create orders it before
+    // every worker; sanitizers cannot see the guard of a statically linked C++ runtime).
+    tblob::active_kernel_table();
+    tblob::active_ggml_kernels();
   }
   tblob::run_workers(threads, worker, states);
 

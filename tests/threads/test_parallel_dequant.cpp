@@ -173,6 +173,26 @@ std::vector<Model *> open_all() {
   return out;
 }
 
+// Defined first so that it runs first: the process's first dequantization is a parallel one
+// (the kernel tables are set up by the call before its workers start) and gives the bytes of
+// the single-thread call.
+TEST(ParallelDequant, FirstCallOfTheProcess) {
+  const std::string buf = synthetic_blob();
+  tblob_model *m = nullptr;
+  ASSERT_EQ(tblob_model_open_memory(buf.data(), buf.size(), nullptr, &m, nullptr), TBLOB_OK);
+  uint64_t a4 = 0, need = 0;
+  ASSERT_EQ(tblob_tensor_find(m, "a4", 2, &a4, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_tensor_dequant_size(m, a4, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, &need, nullptr), TBLOB_OK);
+  std::string par(need, '\0'), one(need, '\1');
+  tblob_dequant_options o = TBLOB_DEQUANT_OPTIONS_INIT;
+  o.threads = 4;
+  o.piece_bytes = 1;
+  ASSERT_EQ(tblob_tensor_dequantize_opts(m, a4, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, &par[0], need, &o, nullptr), TBLOB_OK);
+  ASSERT_EQ(tblob_tensor_dequantize(m, a4, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, &one[0], need, nullptr), TBLOB_OK);
+  EXPECT_EQ(par, one);
+  tblob_model_close(m);
+}
+
 struct Ref {
   uint64_t index;
   uint32_t dtype;
