@@ -797,6 +797,60 @@ TBLOB_API tblob_status tblob_tensor_dequant_size(const tblob_model *model, uint6
                                                  uint64_t row_end, uint64_t *bytes,
                                                  tblob_diag *diag) TBLOB_NOEXCEPT;
 
+/* ---- Dequantizing on several threads ----
+ * One large tensor by rows, or many tensors at once, shared out on `threads` threads. The
+ * threads are created by the call and joined before it returns (the calling thread is one of
+ * them): nothing keeps running, and nothing is kept alive, between calls. The work is cut
+ * into row pieces of about piece_bytes of output each, handed out in order to whichever thread
+ * is free; every piece is decoded exactly as tblob_tensor_dequantize decodes those rows, so the
+ * output is bit-identical to the single-thread call whatever the thread count. Builds without
+ * POSIX threads (or with TBLOB_NO_THREADS defined) run everything on the calling thread. */
+typedef struct tblob_dequant_options {
+  uint32_t struct_size;
+  uint32_t threads;     /* 0: one per online core; 1: the calling thread only; capped at 256
+                           and at the number of pieces */
+  uint64_t piece_bytes; /* output bytes per piece; 0: the library's choice (1-8 MiB, at least
+                           four pieces per thread when the work allows) */
+} tblob_dequant_options;
+#define TBLOB_DEQUANT_OPTIONS_INIT {(uint32_t)sizeof(tblob_dequant_options), 0u, 0u}
+TBLOB_API tblob_status tblob_dequant_options_init(tblob_dequant_options *s,
+                                                  size_t struct_size) TBLOB_NOEXCEPT;
+
+/* tblob_tensor_dequantize on options->threads threads (options NULL: the defaults). Same
+ * arguments, checks and statuses; every check is made before any thread starts. */
+TBLOB_API tblob_status tblob_tensor_dequantize_opts(const tblob_model *model, uint64_t index,
+                                                    uint32_t out_dtype, uint64_t row_begin,
+                                                    uint64_t row_end, void *dst, size_t dst_bytes,
+                                                    const tblob_dequant_options *options,
+                                                    tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* One tensor (or row range) of a batch: the arguments of one tblob_tensor_dequantize call. */
+typedef struct tblob_dequant_job {
+  uint32_t struct_size;
+  uint32_t out_dtype;    /* TBLOB_DTYPE_F32, _F16 or _BF16 */
+  uint64_t index;        /* tensor index in the model */
+  uint64_t row_begin;
+  uint64_t row_end;      /* TBLOB_ALL_ROWS: to the last row */
+  void *dst;
+  size_t dst_bytes;
+  tblob_status status;   /* out: what tblob_tensor_dequantize returns for this job */
+  uint32_t reserved;     /* 0 */
+} tblob_dequant_job;
+#define TBLOB_DEQUANT_JOB_INIT \
+  {(uint32_t)sizeof(tblob_dequant_job), 0u, 0u, 0u, TBLOB_ALL_ROWS, NULL, 0, TBLOB_OK, 0u}
+TBLOB_API tblob_status tblob_dequant_job_init(tblob_dequant_job *s, size_t struct_size) TBLOB_NOEXCEPT;
+
+/* Runs `count` jobs (an array of job_size-byte elements, normally sizeof(tblob_dequant_job);
+ * each element's struct_size is ignored) on options->threads threads. Every job is checked
+ * first, on the calling thread; when one fails its check (bad index, dtype, range, buffer,
+ * a tensor that cannot be dequantized) nothing is decoded, each job's status says which, and
+ * the first failing job's status is returned with its diag. Otherwise every job is decoded
+ * and gets TBLOB_OK. Destinations must not overlap one another. */
+TBLOB_API tblob_status tblob_tensors_dequantize(const tblob_model *model, tblob_dequant_job *jobs,
+                                                size_t count, size_t job_size,
+                                                const tblob_dequant_options *options,
+                                                tblob_diag *diag) TBLOB_NOEXCEPT;
+
 typedef struct tblob_quant_info {
   uint32_t struct_size;
   uint32_t scheme;             /* tblob_quant_scheme; TBLOB_QUANT_NONE: not dequantizable */

@@ -5,8 +5,8 @@
 #             (packaging: plain consumer programs cannot link an instrumented library)
 #   memcheck  a plain build of the C API test, run under valgrind memcheck (errors and
 #             definite/indirect leaks fail it)
-#   tsan      clang TSan build of the library and the threads test (tests/threads), run there
-#             with the other tests that start threads (edge_cases, ollama)
+#   tsan      clang TSan build of the library and the threads tests (tests/threads: threads,
+#             parallel_dequant), run there with the other tests that start threads (edge_cases, ollama)
 #
 #   scripts/sanitize.sh [asan] [memcheck] [tsan]      (no argument: all three)
 #
@@ -118,9 +118,11 @@ part_tsan() {
   setup "$dir" env CC=clang CXX=clang++ meson setup "$dir" "$src" --buildtype=plain \
     -Db_sanitize=thread -Db_lundef=false -Dtests=enabled -Dcli=disabled -Dbenchmarks=disabled \
     -Dc_args="$san_flags" -Dcpp_args="$san_flags" || return 1
-  # The threads test, plus the other tests that start threads of their own: edge_cases
-  # (lookups on a shared handle) and ollama (tblob_store_verify with worker threads).
-  local targets=(tests/test_threads tests/test_edge_cases) tests=(threads edge_cases)
+  # The threads tests (threads; parallel_dequant: tblob_tensors_dequantize's worker threads),
+  # plus the other tests that start threads of their own: edge_cases (lookups on a shared
+  # handle) and ollama (tblob_store_verify with worker threads).
+  local targets=(tests/test_threads tests/test_edge_cases tests/test_parallel_dequant)
+  local tests=(threads edge_cases parallel_dequant)
   local listed
   listed=$(meson test -C "$dir" --list 2>/dev/null)
   if grep -q "ollama / ollama$" <<<"$listed"; then

@@ -10,6 +10,7 @@
 #include "io/source.h"
 #include "dequant/dequant.h"
 #include "dequant/quant_desc.h"
+#include "capi/dequant_internal.h"
 
 #if defined(__has_include)
 #if __has_include("dequant/dispatch.h")
@@ -598,6 +599,16 @@ TBLOB_API tblob_status tblob_tensor_dequantize(const tblob_model *model, uint64_
                                         uint64_t row_end, void *dst, size_t dst_bytes,
                                         tblob_diag *diag) noexcept {
   TBLOB_CAPI_BEGIN(d, diag);
+  return tblob::tensor_dequantize(model, index, out_dtype, row_begin, row_end, dst, dst_bytes, d);
+}
+
+}  // extern "C"
+
+namespace tblob {
+
+Status tensor_dequantize(const tblob_model *model, uint64_t index, uint32_t out_dtype,
+                         uint64_t row_begin, uint64_t row_end, void *dst, size_t dst_bytes,
+                         const Diag &d) {
   if (!model) return bad_arg(d, "model is required");
   if (index >= model->tensors.size())
     return d.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "tensor index %llu out of range (%zu tensors)",
@@ -659,11 +670,8 @@ TBLOB_API tblob_status tblob_tensor_dequantize(const tblob_model *model, uint64_
   return fail_tensor(d, model, index, v, s, out_dtype, row_begin, row_end, dst_bytes);
 }
 
-TBLOB_API tblob_status tblob_tensor_dequant_size(const tblob_model *model, uint64_t index,
-                                                 uint32_t out_dtype, uint64_t row_begin,
-                                                 uint64_t row_end, uint64_t *bytes,
-                                                 tblob_diag *diag) noexcept {
-  TBLOB_CAPI_BEGIN(d, diag);
+Status tensor_dequant_size(const tblob_model *model, uint64_t index, uint32_t out_dtype,
+                           uint64_t row_begin, uint64_t row_end, uint64_t *bytes, const Diag &d) {
   if (!model || !bytes) return bad_arg(d, "model and bytes are required");
   if (index >= model->tensors.size())
     return d.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "tensor index %llu out of range (%zu tensors)",
@@ -676,6 +684,18 @@ TBLOB_API tblob_status tblob_tensor_dequant_size(const tblob_model *model, uint6
   if (s == TBLOB_OK) s = tblob::dequant_output_bytes(sized(v.q), out_dtype, row_begin, row_end, bytes);
   if (s == TBLOB_OK) return TBLOB_OK;
   return fail_tensor(d, model, index, v, s, out_dtype, row_begin, row_end, SIZE_MAX);
+}
+
+}  // namespace tblob
+
+extern "C" {
+
+TBLOB_API tblob_status tblob_tensor_dequant_size(const tblob_model *model, uint64_t index,
+                                                 uint32_t out_dtype, uint64_t row_begin,
+                                                 uint64_t row_end, uint64_t *bytes,
+                                                 tblob_diag *diag) noexcept {
+  TBLOB_CAPI_BEGIN(d, diag);
+  return tblob::tensor_dequant_size(model, index, out_dtype, row_begin, row_end, bytes, d);
 }
 
 TBLOB_API tblob_status tblob_tensor_quant_info(const tblob_model *model, uint64_t index,

@@ -134,9 +134,14 @@ def main():
             check(not comps, f"{fx} {dt}: no companion tensors written", comps)
             want = {k for k in model if not re.search(r"\.(scales|biases|weight_scale_inv)$", k)}
             check(set(got) == want, f"{fx} {dt}: tensor names as the source names them", set(got) ^ want)
-            check(os.path.exists(os.path.join(out, "config.json")) and
-                  open(os.path.join(out, "config.json"), "rb").read() ==
-                  open(os.path.join(src, "config.json"), "rb").read(), f"{fx} {dt}: config.json copied")
+            # The tensors are plain floats now: config.json keeps every key but the
+            # quantization blocks, which would make loaders treat them as quantized.
+            src_cfg = json.load(open(os.path.join(src, "config.json")))
+            want_cfg = {k: v for k, v in src_cfg.items() if k not in ("quantization", "quantization_config")}
+            got_cfg = json.load(open(os.path.join(out, "config.json"))) \
+                if os.path.exists(os.path.join(out, "config.json")) else None
+            check(want_cfg != src_cfg and got_cfg == want_cfg,
+                  f"{fx} {dt}: config.json without quantization/quantization_config", got_cfg)
             check(s["tensors"] == len(got) and s["shards"] == 1 and "model.safetensors.index.json" in s["files"],
                   f"{fx} {dt}: --json summary", s)
 
@@ -186,6 +191,8 @@ def main():
         got = read_dir(W("mlx-keep"))
         model = load_file(os.path.join(src, "model.safetensors"))
         check(set(got) == set(model) and all(same(got[k], model[k]) for k in model), "keep: mlx-community bytes kept")
+        check(open(os.path.join(W("mlx-keep"), "config.json"), "rb").read() ==
+              open(os.path.join(src, "config.json"), "rb").read(), "keep: config.json copied byte for byte")
         expected = load_file(os.path.join(src, "expected.safetensors"))
         shard = os.path.join(W("mlx-keep"), "model-00001-of-00001.safetensors")
         for k in ("model.embed_tokens.weight", "model.layers.0.mlp.down_proj.weight"):
@@ -204,6 +211,37 @@ def main():
         r = run("export", "--dtype", "keep", os.path.join(comp, fx), out)
         check(r.returncode == 1 and all(n in r.stderr for n in names) and not nothing_left(out),
               f"keep refuses {fx}, naming the tensors, leaving nothing", (r.returncode, r.stderr, nothing_left(out)))
+
+    # 3b. config.json rewriting keeps every other byte: the quantization member first, last,
+    #     alone, nested values with strings holding braces; a config that is not a JSON object
+    #     is copied unchanged.
+    cases = {
+        "first": '{\n  "quantization": {"bits": 4, "s": "}{,"},\n  "a": 1,\n  "b": [1, {"c": "x"}]\n}\n',
+        "last": '{"a": "q\\"uote", "quantization_config": {"quant_method": "fp8"}}',
+        "only": '{ "quantization": {"bits": 8} }\n',
+        "both": '{"quantization": 1, "hidden_size": 8, "quantization_config": {"x": [1, 2]}, "z": null}',
+        "none": '{"a": 1}',
+        "broken": '{"quantization": {"bits": 4}',
+    }
+    for name, text in cases.items():
+        d = W(f"cfg-{name}")
+        os.makedirs(d)
+        shutil.copy(tiny_file, d)
+        open(os.path.join(d, "config.json"), "w").write(text)
+        r = run("export", d, W(f"cfg-{name}-out"))
+        if not check(r.returncode == 0, f"config {name}: export", r.stderr):
+            continue
+        got = open(os.path.join(W(f"cfg-{name}-out"), "config.json")).read()
+        if name == "broken":
+            check(got == text and "copied unchanged" in r.stderr, "config not a JSON object: copied unchanged", got)
+            continue
+        want = {k: v for k, v in json.loads(text).items() if k not in ("quantization", "quantization_config")}
+        check(json.loads(got) == want, f"config {name}: quantization members dropped, the rest kept", got)
+    check(open(os.path.join(W("cfg-first-out"), "config.json")).read() ==
+          '{\n  "a": 1,\n  "b": [1, {"c": "x"}]\n}\n', "config rewrite keeps the layout of the other members",
+          open(os.path.join(W("cfg-first-out"), "config.json")).read())
+    check(open(os.path.join(W("cfg-none-out"), "config.json")).read() == '{"a": 1}',
+          "config without quantization: byte for byte")
 
     # 4. OUT_DIR: a non-empty one is refused and untouched; an empty one is filled.
     os.makedirs(W("busy"))
@@ -280,6 +318,26 @@ def main():
         r = run("export", "--json", "--store", damaged, "tiny", W("from-damaged"))
         check(r.returncode == 1 and "TBLOB_E_DIGEST_MISMATCH" in r.stdout and not nothing_left(W("from-damaged")),
               "damaged blob: refused, nothing left", (r.returncode, r.stdout, r.stderr))
+        # Blobs are hashed as the export reads them: the smallest tensor blob and a JSON layer
+        # (still valid JSON, so only its digest can tell) are caught too.
+        for what, pick in (("smallest tensor blob", lambda ls: min((l for l in ls if "tensor" in l["mediaType"]),
+                                                                     key=lambda l: l["size"])),
+                           ("JSON layer", lambda ls: next(l for l in ls if l.get("name") == "tokenizer.json"))):
+            d2 = W("damaged2")
+            shutil.rmtree(d2, ignore_errors=True)
+            shutil.copytree(store, d2)
+            mp = os.path.join(d2, "manifests", "registry.ollama.ai", "library", "withjson", "latest")
+            layer = pick(json.load(open(mp))["layers"])
+            bp = os.path.join(d2, "blobs", layer["digest"].replace(":", "-"))
+            data = bytearray(open(bp, "rb").read())
+            if what == "JSON layer":
+                data = bytearray(bytes(data).replace(b'"1.0"', b'"2.0"'))
+            else:
+                data[-1] ^= 0x01
+            open(bp, "wb").write(bytes(data))
+            r = run("export", "--json", "--store", d2, "withjson", W("from-damaged2"))
+            check(r.returncode == 1 and "TBLOB_E_DIGEST_MISMATCH" in r.stdout and not nothing_left(W("from-damaged2")),
+                  f"damaged {what}: refused, nothing left", (r.returncode, r.stdout, r.stderr))
 
     # 7. UQFF and GGUF sources: values equal `tensorblob dequant` of the source.
     for src in (os.path.join(root, "tests", "data", "uqff", "real", "dense", "afq4"),

@@ -507,6 +507,35 @@ impl Default for tblob_quant_desc {
     }
 }
 #[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct tblob_dequant_options {
+    pub struct_size: u32,
+    pub threads: u32,
+    pub piece_bytes: u64,
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct tblob_dequant_job {
+    pub struct_size: u32,
+    pub out_dtype: u32,
+    pub index: u64,
+    pub row_begin: u64,
+    pub row_end: u64,
+    pub dst: *mut ::core::ffi::c_void,
+    pub dst_bytes: usize,
+    pub status: tblob_status,
+    pub reserved: u32,
+}
+impl Default for tblob_dequant_job {
+    fn default() -> Self {
+        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+#[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct tblob_quant_info {
     pub struct_size: u32,
@@ -1338,6 +1367,33 @@ extern "C" {
         row_begin: u64,
         row_end: u64,
         bytes: *mut u64,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_dequant_options_init(
+        s: *mut tblob_dequant_options,
+        struct_size: usize,
+    ) -> tblob_status;
+    pub fn tblob_tensor_dequantize_opts(
+        model: *const tblob_model,
+        index: u64,
+        out_dtype: u32,
+        row_begin: u64,
+        row_end: u64,
+        dst: *mut ::core::ffi::c_void,
+        dst_bytes: usize,
+        options: *const tblob_dequant_options,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_dequant_job_init(
+        s: *mut tblob_dequant_job,
+        struct_size: usize,
+    ) -> tblob_status;
+    pub fn tblob_tensors_dequantize(
+        model: *const tblob_model,
+        jobs: *mut tblob_dequant_job,
+        count: usize,
+        job_size: usize,
+        options: *const tblob_dequant_options,
         diag: *mut tblob_diag,
     ) -> tblob_status;
     pub fn tblob_quant_info_init(
