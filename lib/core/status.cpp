@@ -41,4 +41,10 @@ int clip_name(size_t name_len, const char **ellipsis) {
   return static_cast<int>(name_len);
 }
 
+ShownName::ShownName(const void *name, size_t name_len) {
+  const size_t n = static_cast<size_t>(clip_name(name_len, &ell));
+  len = static_cast<int>(name ? escape_name(name, n, text, sizeof(text)) : 0);
+  if (!name) text[0] = '\0';
+}
+
 }  // namespace tblob

@@ -1337,3 +1337,17 @@ TEST(Api, versions_and_names) {
   EXPECT_STREQ(tblob_status_name(static_cast<tblob_status>(-19)), "TBLOB_E_UNKNOWN_STATUS");
   EXPECT_NE(tblob_status_message(static_cast<tblob_status>(12345)), nullptr);
 }
+
+// A name holding a NUL appears whole in a message, escaped by the one rule of
+// lib/core/name_text.h, not cut at the NUL (which would end the C string).
+TEST(Messages, NameWithNulIsEscapedWhole) {
+  const std::string json = "{\"a\\u0000b\\\\c\\td\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,4]}}";
+  std::string buf(8, '\0');
+  for (int i = 0; i < 8; ++i) buf[static_cast<size_t>(i)] = static_cast<char>(json.size() >> (8 * i));
+  buf += json;
+  buf.append(4, '\0');
+  tblob_diag d = TBLOB_DIAG_INIT;
+  tblob_model *m = nullptr;
+  EXPECT_EQ(tblob_model_open_memory(buf.data(), buf.size(), nullptr, &m, &d), TBLOB_E_TENSOR_SIZE);
+  EXPECT_NE(std::strstr(d.message, "tensor \"a\\0b\\\\c\\td\""), nullptr) << d.message;
+}
