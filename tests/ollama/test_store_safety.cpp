@@ -154,6 +154,8 @@ TEST_F(StoreSafety, ImportKilledAtEveryStepLeavesAStoreVerifyAcceptsAndGcCleans)
     if (HasFatalFailure()) break;
   }
   tblob_model_close(src_m);
+  std::printf("import killed at %ld file-system calls in turn (%ld after its manifest was in place)\n", kills,
+              kills_after_manifest);
   EXPECT_TRUE(completed);
   // 24 blobs of several calls each, then the manifest: far more than 50 kill points, and the
   // last ones (the directory sync after the manifest's rename) leave the manifest in place.
