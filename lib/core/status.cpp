@@ -42,9 +42,12 @@ int clip_name(size_t name_len, const char **ellipsis) {
 }
 
 ShownName::ShownName(const void *name, size_t name_len) {
-  const size_t n = static_cast<size_t>(clip_name(name_len, &ell));
-  len = static_cast<int>(name ? escape_name(name, n, text, sizeof(text)) : 0);
-  if (!name) text[0] = '\0';
+  const char *clipped = "";
+  const size_t n = static_cast<size_t>(clip_name(name_len, &clipped));
+  size_t o = name ? escape_name(name, n, text, sizeof(text) - 3) : 0;
+  for (const char *c = clipped; *c; ++c) text[o++] = *c;
+  text[o] = '\0';
+  len = static_cast<int>(o);
 }
 
 }  // namespace tblob
