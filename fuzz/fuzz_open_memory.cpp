@@ -205,7 +205,7 @@ Walk walk_model(const tblob_model *m, const uint8_t *file, size_t len, bool in_p
                     static_cast<unsigned long long>(idx));
 
     const void *data = nullptr;
-    size_t dlen = 0;
+    uint64_t dlen = 0;
     s = tblob_tensor_data(m, i, &data, &dlen, &d);
     FUZZ_ASSERT_MSG(s == TBLOB_OK, "tblob_tensor_data(%llu): %s", static_cast<unsigned long long>(i),
                     tblob_status_name(s));
@@ -249,7 +249,7 @@ Walk walk_model(const tblob_model *m, const uint8_t *file, size_t len, bool in_p
     tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
     FUZZ_ASSERT(tblob_tensor_at(m, count, &t, nullptr) == TBLOB_E_RANGE);
     const void *data;
-    size_t dlen;
+    uint64_t dlen;
     FUZZ_ASSERT(tblob_tensor_data(m, count, &data, &dlen, nullptr) == TBLOB_E_RANGE);
     // 0xFF never occurs in UTF-8, so no tensor has this name.
     uint64_t idx;
@@ -433,7 +433,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
           FUZZ_ASSERT(tblob_tensor_at(m, i, &t, nullptr) == TBLOB_OK);
           const void *dp;
-          size_t dl;
+          uint64_t dl;
           FUZZ_ASSERT(tblob_tensor_data(m, i, &dp, &dl, nullptr) == TBLOB_OK);
           fuzz::consume(fuzz::touch(dp, dl) ^ fuzz::touch(t.name, t.name_len));
         }

@@ -120,7 +120,7 @@ void walk(const tblob_model *m, const uint8_t *file, size_t len, bool listed, bo
     FUZZ_ASSERT(s.byte_offset % 64 == 0 && s.byte_offset + s.byte_length <= len);
     FUZZ_ASSERT(static_cast<const uint8_t *>(s.payload) == file + s.byte_offset);
     const void *data;
-    size_t dlen;
+    uint64_t dlen;
     FUZZ_ASSERT(tblob_tensor_data(m, i, &data, &dlen, nullptr) == TBLOB_OK);
     FUZZ_ASSERT(data == s.payload && dlen == s.byte_length);
     regions.push_back({s.byte_offset, s.byte_offset + s.byte_length});

@@ -28,7 +28,7 @@ inline void uqff_walk(const tblob_model *m) {
     uint64_t found = UINT64_MAX;
     FUZZ_ASSERT(tblob_tensor_find(m, ti.name, ti.name_len, &found, nullptr) == TBLOB_OK && found == i);
     const void *data;
-    size_t len;
+    uint64_t len;
     FUZZ_ASSERT(tblob_tensor_data(m, i, &data, &len, nullptr) == TBLOB_OK && len == ti.data_length);
     tblob_uqff_layer_info li = TBLOB_UQFF_LAYER_INFO_INIT;
     FUZZ_ASSERT(tblob_uqff_layer_info_at(m, i, &li, nullptr) == TBLOB_OK);

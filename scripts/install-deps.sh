@@ -19,6 +19,26 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# The 32-bit suite (scripts/i386-test.sh): Debian's i686 cross compiler and the i386 libraries
+# the tests link (gcc-multilib is not used: it conflicts with the aarch64 cross compiler).
+if [ "${TBLOB_SKIP_I386:-0}" != 1 ] && [ "$(dpkg --print-architecture)" = amd64 ]; then
+  I386_PACKAGES=(g++-i686-linux-gnu libgtest-dev:i386 libxxhash-dev:i386 libstdc++6:i386)
+  missing=()
+  for p in "${I386_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO=sudo
+    dpkg --print-foreign-architectures | grep -qx i386 || $SUDO dpkg --add-architecture i386 || true
+    # A mirror mid-sync can fail one index; the install says whether it mattered.
+    $SUDO apt-get update -qq || echo "note: apt-get update reported errors"
+    # Not fatal here: scripts/i386-test.sh tries again and fails its own stage only.
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null ||
+      echo "note: the i386 packages could not be installed; the 32-bit stage will fail"
+  fi
+fi
+
 PY=${PYTHON:-python3}
 if ! "$PY" -c 'import numpy, safetensors, ml_dtypes' 2>/dev/null; then
   "$PY" -m pip install -q --disable-pip-version-check "${PIP_PACKAGES[@]}"

@@ -5,6 +5,8 @@
 #   build-nosimd the x86 and NEON kernel sets compiled out (scalar dequantization only)
 #   build-aarch64 cross build for arm64 with NEON (every part but Ollama); the whole suite runs
 #                under qemu-aarch64
+#   build-i386   32-bit x86 (i686 cross compiler, size_t of 32 bits; every part but Ollama);
+#                the whole suite runs natively (scripts/i386-test.sh; TBLOB_SKIP_I386=1 skips)
 #   bindings     Rust (cargo test, clippy, doc), Go (vet, test -race, fuzz) and Python (pytest)
 #                against build-test's library, each summing into the closing line
 #   sanitizers   the suite under clang ASan+UBSan, the C API test under valgrind memcheck, the
@@ -65,6 +67,12 @@ if [ "${TBLOB_SKIP_CROSS:-0}" != 1 ]; then
   rm -rf build-aarch64
   bash scripts/cross-test.sh || rc=1
   logs+=("build-aarch64/meson-logs/testlog.json")
+fi
+
+if [ "${TBLOB_SKIP_I386:-0}" != 1 ]; then
+  rm -rf build-i386
+  bash scripts/i386-test.sh || rc=1
+  logs+=("build-i386/meson-logs/testlog.json")
 fi
 
 if [ -x fuzz/ci-smoke.sh ] && [ "${TBLOB_SKIP_FUZZ:-0}" != 1 ]; then

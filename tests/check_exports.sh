@@ -42,6 +42,16 @@ if command -v "$readelf" >/dev/null 2>&1; then
     exit 1
   fi
 fi
+# A guarded function-local static anywhere in the archive would make a C program linking the
+# static library need libstdc++ for __cxa_guard_acquire/release.
+if [ -n "$archive" ]; then
+  guard=$("$nm" -A "$archive" 2>/dev/null | grep -E ' U __cxa_guard_' || true)
+  if [ -n "$guard" ]; then
+    echo "check_exports: objects of $archive use guarded function-local statics (build them once by hand):"
+    printf '%s\n' "$guard" | head -20
+    exit 1
+  fi
+fi
 cxx=$("$nm" -D --undefined-only "$lib" | grep -E '@(GLIBCXX|CXXABI)_' || true)
 if [ -n "$cxx" ]; then
   echo "check_exports: $lib needs C++ runtime symbols:"

@@ -269,7 +269,7 @@ TBLOB_API tblob_status tblob_store_read_layer(const tblob_store *store, const tb
                    l->digest + 7, hex);
       } else if (json && !ol::json_document_valid(dst, got)) {
         r = d.fail(TBLOB_E_OLLAMA_CONFIG_JSON, TBLOB_NO_OFFSET, -1, "layer \"%.*s\" (blob sha256-%.12s...) is not valid JSON",
-                   static_cast<int>(l->name_len > 96 ? 96 : l->name_len), l->name ? l->name : "", l->digest + 7);
+                   TBLOB_NAME_ARGS(l->name, l->name_len), l->digest + 7);
       }
     }
   }

@@ -41,4 +41,13 @@ int clip_name(size_t name_len, const char **ellipsis) {
   return static_cast<int>(name_len);
 }
 
+ShownName::ShownName(const void *name, size_t name_len) {
+  const char *clipped = "";
+  const size_t n = static_cast<size_t>(clip_name(name_len, &clipped));
+  size_t o = name ? escape_name(name, n, text, sizeof(text) - 3) : 0;
+  for (const char *c = clipped; *c; ++c) text[o++] = *c;
+  text[o] = '\0';
+  len = static_cast<int>(o);
+}
+
 }  // namespace tblob

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include "tensorblob.h"
+#include "core/name_text.h"
 
 namespace tblob {
 
@@ -24,5 +25,19 @@ struct Diag {
 // Writes a possibly-long name, truncated with "..." to fit diagnostics.
 // Returns the number of bytes of name to print (for %.*s) and sets *ellipsis.
 int clip_name(size_t name_len, const char **ellipsis);
+
+// A name as a message shows it: its first 96 bytes with every control byte escaped (\0, \t,
+// \n, \r, \xHH) and a backslash doubled, then "..." when clipped, so a NUL inside a name cannot
+// end the message early and two different names never print alike. Print with
+// "%.*s%s", len, text, ell (ell is kept empty for the callers written that way).
+struct ShownName {
+  char text[96 * 4 + 4];
+  int len = 0;
+  const char *ell = "";
+  ShownName(const void *name, size_t name_len);
+};
+// The two arguments of a "%.*s" already in a format string, showing a name by that rule (the
+// temporaries live until the end of the call).
+#define TBLOB_NAME_ARGS(p, n) ::tblob::ShownName((p), (n)).len, ::tblob::ShownName((p), (n)).text
 
 }  // namespace tblob

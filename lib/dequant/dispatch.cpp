@@ -3,6 +3,7 @@
 #include "dequant/dispatch.h"
 
 #include <atomic>
+#include <sched.h>
 #include <cstdlib>
 #include <cstring>
 
@@ -80,28 +81,50 @@ bool runs_avx512() { return (features() & kFeatAvx512) != 0; }
 // A SIMD table is the scalar table with the ISA's entries written over it (built once, on
 // first use, only for sets the host runs), so a scheme without a SIMD kernel keeps its
 // scalar one.
-[[maybe_unused]] KernelTable make_table(const char *name, void (*fill)(KernelTable *)) {
-  KernelTable t = scalar_kernel_table();
-  t.name = name;
-  fill(&t);
-  return t;
+//
+// Built once by hand rather than as function-local statics: their thread-safe guards call
+// __cxa_guard_acquire/release from the C++ runtime, which a C program linking the static core
+// must not need. The first caller builds (state 0 -> 1 -> 2); a racing caller waits the few
+// microseconds that takes.
+template <typename T>
+struct Once {
+  std::atomic<int> state{0};  // 0 unbuilt, 1 building, 2 ready
+  T value{};
+  template <typename Build>
+  const T &get(Build build) {
+    if (state.load(std::memory_order_acquire) == 2) return value;
+    int expected = 0;
+    if (state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+      build(&value);
+      state.store(2, std::memory_order_release);
+    } else {
+      while (state.load(std::memory_order_acquire) != 2) sched_yield();
+    }
+    return value;
+  }
+};
+
+[[maybe_unused]] void make_table(KernelTable *t, const char *name, void (*fill)(KernelTable *)) {
+  *t = scalar_kernel_table();
+  t->name = name;
+  fill(t);
 }
 #if defined(TBLOB_DEQUANT_AVX2)
+Once<KernelTable> g_avx2_table;
 const KernelTable &avx2_table() {
-  static const KernelTable t = make_table("avx2", &avx2_fill_kernels);
-  return t;
+  return g_avx2_table.get([](KernelTable *t) { make_table(t, "avx2", &avx2_fill_kernels); });
 }
 #endif
 #if defined(TBLOB_DEQUANT_AVX512)
+Once<KernelTable> g_avx512_table;
 const KernelTable &avx512_table() {
-  static const KernelTable t = make_table("avx512", &avx512_fill_kernels);
-  return t;
+  return g_avx512_table.get([](KernelTable *t) { make_table(t, "avx512", &avx512_fill_kernels); });
 }
 #endif
 #if defined(TBLOB_DEQUANT_NEON)
+Once<KernelTable> g_neon_table;
 const KernelTable &neon_table() {
-  static const KernelTable t = make_table("neon", &neon_fill_kernels);
-  return t;
+  return g_neon_table.get([](KernelTable *t) { make_table(t, "neon", &neon_fill_kernels); });
 }
 #endif
 
@@ -175,15 +198,13 @@ struct Supported {
   uint32_t count;
 };
 
+Once<Supported> g_supported;
 const Supported &supported() {
-  static const Supported s = [] {
-    Supported r{};
+  return g_supported.get([](Supported *r) {
     for (const KernelSet &k : kSets) {
-      if (k.runnable()) r.names[r.count++] = k.name;
+      if (k.runnable()) r->names[r->count++] = k.name;
     }
-    return r;
-  }();
-  return s;
+  });
 }
 
 }  // namespace

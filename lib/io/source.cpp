@@ -49,9 +49,13 @@ Status open_regular(const char *path, int *fd_out, size_t *len, const Diag &diag
     ::close(fd);
     return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "cannot read %s: %s", path, std::strerror(e));
   }
+  // A file the address space cannot hold is refused by size, before any mapping or
+  // allocation: its length would not survive the conversion to size_t.
   if (static_cast<unsigned long long>(st.st_size) > SIZE_MAX) {
     ::close(fd);
-    return diag.fail(TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "%s is too large for this platform", path);
+    return diag.fail(TBLOB_E_UNSUPPORTED, TBLOB_NO_OFFSET, -1,
+                     "%s is %llu bytes, more than a %u-bit address space holds", path,
+                     static_cast<unsigned long long>(st.st_size), static_cast<unsigned>(sizeof(size_t) * 8));
   }
   *fd_out = fd;
   *len = static_cast<size_t>(st.st_size);

@@ -214,11 +214,12 @@ bool Scanner::parse_metadata(Status *immediate) {
       const uint64_t off = c_.offset(c_.p);
       char key[64];
       const size_t n = json::decode_into(m.key, key, sizeof(key));
-      const char *ell;
-      const int shown = clip_name(n < sizeof(key) ? n : sizeof(key), &ell);
+      const ShownName shown_name(key, n < sizeof(key) ? n : sizeof(key));
+      const int shown = shown_name.len;
+      const char *ell = shown_name.ell;
       *immediate = diag_.fail(TBLOB_E_METADATA, off, -1,
                               "__metadata__ value of \"%.*s%s\" at byte %llu is not a string",
-                              shown, key, n > sizeof(key) ? "..." : ell,
+                              shown, shown_name.text, n > sizeof(key) ? "..." : ell,
                               static_cast<unsigned long long>(off));
       return false;
     }
@@ -703,10 +704,11 @@ Status Scanner::json_stage() {
   if (!ok) return grammar_error();
 
   if (deferred_.status != TBLOB_OK) {
-    const char *ell;
-    const int shown = clip_name(deferred_.name.len, &ell);
+    const ShownName shown_name(deferred_.name.ptr, deferred_.name.len);
+    const int shown = shown_name.len;
+    const char *ell = shown_name.ell;
     return diag_.fail(deferred_.status, deferred_.offset, static_cast<int64_t>(deferred_.tensor),
-                      "tensor \"%.*s%s\" (byte %llu): %s", shown, deferred_.name.ptr, ell,
+                      "tensor \"%.*s%s\" (byte %llu): %s", shown, shown_name.text, ell,
                       static_cast<unsigned long long>(deferred_.offset), deferred_.what);
   }
   return TBLOB_OK;
@@ -734,32 +736,33 @@ void st_parse_dims(const char *shape_json, size_t len, uint64_t *dims, uint32_t 
 
 Status st_entry_error(const Diag &diag, Status s, uint64_t index, const json::StringSlice &name,
                       uint64_t key_offset, uint64_t begin, uint64_t end, uint64_t expected) {
-  const char *ell;
-  const int shown = clip_name(name.len, &ell);
+  const ShownName shown_name(name.ptr, name.len);
+  const int shown = shown_name.len;
+  const char *ell = shown_name.ell;
   const auto ull = [](uint64_t v) { return static_cast<unsigned long long>(v); };
   switch (s) {
     case TBLOB_E_OFFSETS:
       return diag.fail(s, key_offset, static_cast<int64_t>(index),
                        "tensor \"%.*s%s\" (byte %llu): data_offsets [%llu, %llu] do not start "
                        "where the previous tensor ends (%llu)",
-                       shown, name.ptr, ell, ull(key_offset), ull(begin), ull(end), ull(expected));
+                       shown, shown_name.text, ell, ull(key_offset), ull(begin), ull(end), ull(expected));
     case TBLOB_E_SHAPE_OVERFLOW:
       return diag.fail(s, key_offset, static_cast<int64_t>(index),
                        "tensor \"%.*s%s\" (byte %llu): element or bit count overflows 64 bits",
-                       shown, name.ptr, ell, ull(key_offset));
+                       shown, shown_name.text, ell, ull(key_offset));
     case TBLOB_E_MISALIGNED:
       return diag.fail(s, key_offset, static_cast<int64_t>(index),
                        "tensor \"%.*s%s\" (byte %llu): sub-byte dtype does not fill whole bytes",
-                       shown, name.ptr, ell, ull(key_offset));
+                       shown, shown_name.text, ell, ull(key_offset));
     case TBLOB_E_TENSOR_SIZE:
       return diag.fail(s, key_offset, static_cast<int64_t>(index),
                        "tensor \"%.*s%s\" (byte %llu): data_offsets [%llu, %llu] hold %llu bytes; "
                        "dtype and shape need %llu",
-                       shown, name.ptr, ell, ull(key_offset), ull(begin), ull(end),
+                       shown, shown_name.text, ell, ull(key_offset), ull(begin), ull(end),
                        ull(end - begin), ull(expected));
     default:
       return diag.fail(s, key_offset, static_cast<int64_t>(index), "tensor \"%.*s%s\" (byte %llu): %s",
-                       shown, name.ptr, ell, ull(key_offset), tblob_status_message(s));
+                       shown, shown_name.text, ell, ull(key_offset), tblob_status_message(s));
   }
 }
 

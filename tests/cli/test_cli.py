@@ -291,6 +291,33 @@ def test_diff(cli, examples, work):
     return pa, pb
 
 
+def test_nul_names(cli, work):
+    """Names holding a NUL (and other control bytes) print whole: text output escapes them by
+    the library's one rule (\\0, \\t, \\xHH, a doubled backslash), JSON as \\u0000; nothing is
+    cut at the NUL. The file is written by the safetensors package, the oracle for the names."""
+    a = {"lay\x00er.w": np.arange(4, dtype=np.float32), "tab\tname": np.zeros(2, np.float32),
+         "bell\x07back\\slash": np.ones(3, np.float32)}
+    b = {"lay\x00er.w": np.arange(4, dtype=np.float32) + 1, "lay\x00er.z": np.zeros(1, np.float32)}
+    pa, pb = os.path.join(work, "nul_a.safetensors"), os.path.join(work, "nul_b.safetensors")
+    save_file(a, pa)
+    save_file(b, pb)
+    rc, out, err = run(cli, "inspect", "--json", pa)
+    names = [t["name"] for t in json.loads(out)["tensors"]] if rc == 0 else []
+    check(sorted(names) == sorted(a), "inspect --json: names with NUL/control bytes whole", repr(names) + err)
+    check("\\u0000" in out and "\\u0007" in out, "inspect --json escapes NUL as \\u0000", repr(out[:300]))
+    rc, out, err = run(cli, "inspect", pa)
+    check(rc == 0 and "lay\\0er.w" in out and "tab\\tname" in out and "bell\\x07back\\\\slash" in out
+          and "\x00" not in out and "\x07" not in out,
+          "inspect text: \\0, \\t, \\x07 and \\\\ shown, no raw control byte", repr(out))
+    rc, out, err = run(cli, "diff", pa, pb)
+    check(rc == 1 and "~ lay\\0er.w" in out and "+ lay\\0er.z" in out and "- tab\\tname" in out,
+          "diff text: NUL names shown whole", repr(out))
+    rc, out, err = run(cli, "diff", "--json", pa, pb)
+    d = json.loads(out) if out else {}
+    check([e["name"] for e in d.get("added", [])] == ["lay\x00er.z"]
+          and [e["name"] for e in d.get("changed", [])] == ["lay\x00er.w"], "diff --json: NUL names whole", out[:300])
+
+
 def test_terminal(cli, work, pa, pb):
     # colour on a terminal, not with NO_COLOR, not piped
     rc, text = run_pty(cli, "diff", pa, pb)
@@ -410,6 +437,7 @@ def main():
     test_completion(args.cli, names, helps, args.workdir)
     pa, pb = test_diff(args.cli, args.examples, args.workdir)
     test_terminal(args.cli, args.workdir, pa, pb)
+    test_nul_names(args.cli, args.workdir)
     test_json_everywhere(args.cli, args.examples, args.workdir, features)
     if features["uqff"] and args.uqff_data and os.path.isdir(os.path.join(args.uqff_data, "q4_0")):
         test_uqff_routing(args.cli, args.uqff_data, args.workdir)

@@ -76,7 +76,7 @@ struct Model {
   }
   std::string bytes(const std::string &name) const {
     const void *p = nullptr;
-    size_t n = 0;
+    uint64_t n = 0;
     EXPECT_EQ(tblob_tensor_data(m, find(name), &p, &n, nullptr), TBLOB_OK) << name;
     return std::string(static_cast<const char *>(p), n);
   }

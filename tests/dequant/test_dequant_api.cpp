@@ -425,7 +425,7 @@ struct Model {
   }
   std::vector<uint8_t> bytes(const char *name) const {
     const void *p = nullptr;
-    size_t n = 0;
+    uint64_t n = 0;
     EXPECT_EQ(tblob_tensor_data(m, find(name), &p, &n, nullptr), TBLOB_OK);
     const uint8_t *b = static_cast<const uint8_t *>(p);
     return std::vector<uint8_t>(b, b + n);

@@ -168,7 +168,12 @@ def way_pkgconfig(a, destdir, prefix, libdir, opt, model, want):
               str(static_libs))
     else:
         check(heavy == [], "core-only: Libs.private needs no OpenSSL or simdjson", str(static_libs))
-        check(sorted(static_libs) == ["-lm", "-lstdc++"], "core-only: only the C++ runtime", str(static_libs))
+        if a.cxx_runtime == "1":
+            check(sorted(static_libs) == ["-lm", "-lstdc++"], "GGUF/SLM1 built: the C++ runtime and libm",
+                  str(static_libs))
+        else:
+            # The core links from C with libm alone: no libstdc++ (the static link below proves it).
+            check(static_libs == ["-lm"], "core-only: libm alone, no C++ runtime", str(static_libs))
     exe_s = os.path.join(a.workdir, "consumer_static")
     p = sh([cc, "-std=c99", src, "-o", exe_s] + cflags + [os.path.join(libdir, "libtensorblob.a")] + static_libs)
     if check(p.returncode == 0, f"pkg-config: static link with {' '.join(static_libs)}"):
@@ -259,6 +264,7 @@ def main():
     ap.add_argument("--version", required=True)
     ap.add_argument("--ollama", default="1")
     ap.add_argument("--cli", default="1")
+    ap.add_argument("--cxx-runtime", default="1")
     a = ap.parse_args()
     tool = {"cmake": "cmake", "pkgconfig": "pkg-config"}.get(a.way)
     if tool and not shutil.which(tool):

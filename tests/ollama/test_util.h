@@ -123,7 +123,7 @@ inline std::string tensor_bytes(const tblob_model *m, const std::string &name) {
   uint64_t idx;
   if (tblob_tensor_find(m, name.data(), name.size(), &idx, nullptr) != TBLOB_OK) return "<missing>";
   const void *p;
-  size_t n;
+  uint64_t n;
   if (tblob_tensor_data(m, idx, &p, &n, nullptr) != TBLOB_OK) return "<error>";
   return std::string(static_cast<const char *>(p), n);
 }

@@ -205,7 +205,7 @@ TEST(Slm1DequantApi, DescriptorIsZeroCopyAndInfoIsLogical) {
     uint64_t index = 0;
     ASSERT_EQ(tblob_tensor_find(model.m, s.name.data(), s.name.size(), &index, nullptr), TBLOB_OK);
     const void *bytes = nullptr;
-    size_t len = 0;
+    uint64_t len = 0;
     ASSERT_EQ(tblob_tensor_data(model.m, index, &bytes, &len, nullptr), TBLOB_OK);
     tblob_quant_desc d = TBLOB_QUANT_DESC_INIT;
     ASSERT_EQ(tblob_tensor_quant_desc(model.m, index, &d, nullptr), TBLOB_OK);

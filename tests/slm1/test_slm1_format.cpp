@@ -147,7 +147,7 @@ TEST(Slm1Golden, TinyBtokHeaderAndTable) {
     EXPECT_EQ(elements, ti.element_count);
     EXPECT_EQ(elements * tblob_dtype_bits(ti.dtype) / 8, ti.data_length);  // dtype x shape = bytes
     const void *data;
-    size_t len;
+    uint64_t len;
     ASSERT_EQ(tblob_tensor_data(o.m, i, &data, &len, nullptr), TBLOB_OK);
     EXPECT_EQ(static_cast<const uint8_t *>(data), b.data() + offs[i]);
   }

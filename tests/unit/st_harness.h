@@ -281,7 +281,7 @@ inline View model_view(const tblob_model *m, const std::string &bytes, const std
     EXPECT_EQ(idx, i) << where << " " << t;
     // Data: zero-copy view of exactly those bytes.
     const void *data = nullptr;
-    size_t len = 0;
+    uint64_t len = 0;
     EXPECT_EQ(tblob_tensor_data(m, i, &data, &len, nullptr), TBLOB_OK) << where;
     EXPECT_EQ(len, info.data_length) << where;
     if (len && info.file_offset + len <= bytes.size()) {
@@ -316,7 +316,7 @@ inline Outcome open_memory(const std::string &bytes, const tblob_open_options *o
       // Zero copy: the data pointers point into the caller's buffer.
       if (tblob_model_tensor_count(m)) {
         const void *d;
-        size_t l;
+        uint64_t l;
         tblob_tensor_info info = TBLOB_TENSOR_INFO_INIT;
         tblob_tensor_at(m, 0, &info, nullptr);
         tblob_tensor_data(m, 0, &d, &l, nullptr);

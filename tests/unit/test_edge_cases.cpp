@@ -446,7 +446,7 @@ TEST(Allocator, counting_allocator_sees_every_block) {
     uint64_t idx;
     ASSERT_EQ(tblob_tensor_find(m, info.name, info.name_len, &idx, nullptr), TBLOB_OK);
     const void *d;
-    size_t n;
+    uint64_t n;
     ASSERT_EQ(tblob_tensor_data(m, i, &d, &n, nullptr), TBLOB_OK);
   }
   EXPECT_EQ(c.calls, before);
@@ -677,7 +677,7 @@ TEST(Lookup, tensor_data_bytes) {
       uint64_t idx;
       ASSERT_EQ(tblob_tensor_find(m, s.name.data(), s.name.size(), &idx, nullptr), TBLOB_OK);
       const void *d = nullptr;
-      size_t len = 99;
+      uint64_t len = 99;
       ASSERT_EQ(tblob_tensor_data(m, idx, &d, &len, nullptr), TBLOB_OK);
       ASSERT_EQ(len, s.data.size()) << s.name;
       if (len) {
@@ -696,7 +696,7 @@ TEST(Lookup, tensor_data_bytes) {
       }
     }
     const void *d;
-    size_t len;
+    uint64_t len;
     tblob_diag dg = TBLOB_DIAG_INIT;
     EXPECT_EQ(tblob_tensor_data(m, specs.size(), &d, &len, &dg), TBLOB_E_RANGE);
     EXPECT_EQ(dg.status, TBLOB_E_RANGE);
@@ -717,7 +717,7 @@ TEST(Lookup, read_mode_owns_its_bytes) {
   // Replace and shrink the file: the handle keeps its copy.
   tmp().write("owned.safetensors", "xx");
   const void *d;
-  size_t n;
+  uint64_t n;
   ASSERT_EQ(tblob_tensor_data(m, 0, &d, &n, nullptr), TBLOB_OK);
   EXPECT_EQ(std::string(static_cast<const char *>(d), n), "abcd");
   tblob_tensor_info info = TBLOB_TENSOR_INFO_INIT;
@@ -995,7 +995,7 @@ TEST(Sharded, open_directory_and_index) {
         std::memcpy(&n, s.file_bytes[info.file_index].data(), 8);
         EXPECT_EQ(info.file_offset, 8 + n + info.data_offset);
         const void *dp;
-        size_t dl;
+        uint64_t dl;
         ASSERT_EQ(tblob_tensor_data(m, i, &dp, &dl, nullptr), TBLOB_OK);
         EXPECT_EQ(std::string(static_cast<const char *>(dp), dl), want.second) << name;
         EXPECT_EQ(std::string(static_cast<const char *>(dp), dl),
@@ -1205,7 +1205,7 @@ TEST(Api, close_null_and_null_arguments) {
   tblob_tensor_info info = TBLOB_TENSOR_INFO_INIT;
   uint64_t idx;
   const void *dp;
-  size_t dl;
+  uint64_t dl;
   const char *k, *v;
   size_t kl, vl;
   EXPECT_EQ(tblob_tensor_at(nullptr, 0, &info, nullptr), TBLOB_E_INVALID_ARGUMENT);
@@ -1336,4 +1336,18 @@ TEST(Api, versions_and_names) {
   EXPECT_STREQ(tblob_status_name(static_cast<tblob_status>(12345)), "TBLOB_E_UNKNOWN_STATUS");
   EXPECT_STREQ(tblob_status_name(static_cast<tblob_status>(-19)), "TBLOB_E_UNKNOWN_STATUS");
   EXPECT_NE(tblob_status_message(static_cast<tblob_status>(12345)), nullptr);
+}
+
+// A name holding a NUL appears whole in a message, escaped by the one rule of
+// lib/core/name_text.h, not cut at the NUL (which would end the C string).
+TEST(Messages, NameWithNulIsEscapedWhole) {
+  const std::string json = "{\"a\\u0000b\\\\c\\td\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,4]}}";
+  std::string buf(8, '\0');
+  for (int i = 0; i < 8; ++i) buf[static_cast<size_t>(i)] = static_cast<char>(json.size() >> (8 * i));
+  buf += json;
+  buf.append(4, '\0');
+  tblob_diag d = TBLOB_DIAG_INIT;
+  tblob_model *m = nullptr;
+  EXPECT_EQ(tblob_model_open_memory(buf.data(), buf.size(), nullptr, &m, &d), TBLOB_E_TENSOR_SIZE);
+  EXPECT_NE(std::strstr(d.message, "tensor \"a\\0b\\\\c\\td\""), nullptr) << d.message;
 }

@@ -75,7 +75,7 @@ TEST(Ref21, test_deserialization) {
   tblob_model *m = nullptr;
   ASSERT_EQ(tblob_model_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
   const void *d;
-  size_t n;
+  uint64_t n;
   ASSERT_EQ(tblob_tensor_data(m, 0, &d, &n, nullptr), TBLOB_OK);
   EXPECT_EQ(n, 16u);
   EXPECT_EQ(d, static_cast<const void *>(f.data() + 68));
@@ -220,7 +220,7 @@ TEST(Ref21, test_serialization_forced_alignement) {
   tblob_model *m = nullptr;
   ASSERT_EQ(tblob_model_open(path.c_str(), nullptr, &m, nullptr), TBLOB_OK);
   const void *d;
-  size_t n;
+  uint64_t n;
   ASSERT_EQ(tblob_tensor_data(m, 0, &d, &n, nullptr), TBLOB_OK);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(d) % 4, 0u);
   float vals[6];
@@ -302,7 +302,7 @@ TEST(Ref21, test_roundtrip_proptest) {
       uint64_t idx;
       ASSERT_EQ(tblob_tensor_find(m, s.name.data(), s.name.size(), &idx, nullptr), TBLOB_OK);
       const void *d;
-      size_t n;
+      uint64_t n;
       ASSERT_EQ(tblob_tensor_data(m, idx, &d, &n, nullptr), TBLOB_OK);
       EXPECT_EQ(std::string(static_cast<const char *>(d), n), s.data);
     }
@@ -428,7 +428,7 @@ TEST(Ref22, test_serialization_last_is_one) {
   tblob_model *m = nullptr;
   ASSERT_EQ(tblob_model_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
   const void *d;
-  size_t n;
+  uint64_t n;
   ASSERT_EQ(tblob_tensor_data(m, 0, &d, &n, nullptr), TBLOB_OK);
   int32_t vals[4];
   std::memcpy(vals, d, 16);
@@ -468,7 +468,7 @@ TEST(Ref22, test_bf16) {
   tblob_model *m = nullptr;
   ASSERT_EQ(tblob_model_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
   const void *d;
-  size_t n;
+  uint64_t n;
   ASSERT_EQ(tblob_tensor_data(m, 0, &d, &n, nullptr), TBLOB_OK);
   EXPECT_EQ(std::string(static_cast<const char *>(d), n), data);
   tblob_model_close(m);
@@ -484,7 +484,7 @@ TEST(Ref22, test_complex) {
   tblob_model *m = nullptr;
   ASSERT_EQ(tblob_model_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
   const void *d;
-  size_t n;
+  uint64_t n;
   ASSERT_EQ(tblob_tensor_data(m, 0, &d, &n, nullptr), TBLOB_OK);
   float last[2];
   std::memcpy(last, static_cast<const char *>(d) + 24, 8);

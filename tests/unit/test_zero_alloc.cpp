@@ -302,7 +302,7 @@ TEST(ZeroAlloc, queries_allocate_nothing) {
       tblob_tensor_info info = TBLOB_TENSOR_INFO_INIT;
       uint64_t idx;
       const void *d;
-      size_t n;
+      uint64_t n;
       tblob_diag dg = TBLOB_DIAG_INIT;
       if (tblob_tensor_find(m, names[i].data(), names[i].size(), &idx, &dg) == TBLOB_OK && idx == i &&
           tblob_tensor_at(m, idx, &info, &dg) == TBLOB_OK && tblob_tensor_data(m, idx, &d, &n, &dg) == TBLOB_OK)

@@ -169,7 +169,7 @@ TEST(UqffReal, AllFamiliesAgreeWithTheSourceWeights) {
         }
         const uint64_t si = src.find(sname);
         const void *sd;
-        size_t sl;
+        uint64_t sl;
         ASSERT_EQ(tblob_tensor_data(src.m, si, &sd, &sl, nullptr), TBLOB_OK);
         const std::vector<float> y = m.deq(i, li.experts ? x : 0);
         ASSERT_EQ(y.size() * 4, sl) << e << " " << name;
@@ -194,7 +194,7 @@ TEST(UqffReal, AfqWithinHalfAStep) {
     ASSERT_EQ(tblob_uqff_layer_info_at(m.m, i, &li, nullptr), TBLOB_OK);
     const std::vector<float> y = m.deq(i);
     const void *sd;
-    size_t sl;
+    uint64_t sl;
     ASSERT_EQ(tblob_tensor_data(src.m, src.find("model.layers.0.mlp.gate_proj.weight"), &sd, &sl, nullptr), TBLOB_OK);
     const float *w = static_cast<const float *>(sd);
     const uint64_t g = li.group_size, levels = (1u << li.bits) - 1;

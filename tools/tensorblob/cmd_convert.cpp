@@ -232,7 +232,7 @@ int cmd_convert(const Args &a) {
     bar.update(done, total, i, n, "tensors");
     tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
     const void *data = nullptr;
-    size_t len = 0;
+    uint64_t len = 0;
     if ((s = tblob_tensor_at(m, i, &t, &d)) != TBLOB_OK || (s = tblob_tensor_data(m, i, &data, &len, &d)) != TBLOB_OK) {
       rc = fail(src.c_str(), d, s);
       break;

@@ -346,13 +346,13 @@ int cmd_diff(const Args &a) {
     const bool col = colour_enabled(stdout);
     for (const Entry &e : entries) {
       if (e.kind == Entry::kRemoved) {
-        std::printf("%s %-40s %s %s\n", paint(col, Colour::kRed, "-").c_str(), e.name.c_str(), dtype_text(e.a.dtype),
+        std::printf("%s %-40s %s %s\n", paint(col, Colour::kRed, "-").c_str(), name_text(e.name).c_str(), dtype_text(e.a.dtype),
                     shape_text(e.a.shape).c_str());
       } else if (e.kind == Entry::kAdded) {
-        std::printf("%s %-40s %s %s\n", paint(col, Colour::kGreen, "+").c_str(), e.name.c_str(),
+        std::printf("%s %-40s %s %s\n", paint(col, Colour::kGreen, "+").c_str(), name_text(e.name).c_str(),
                     dtype_text(e.b.dtype), shape_text(e.b.shape).c_str());
       } else if (e.kind == Entry::kError) {
-        std::printf("%s %-40s %s\n", paint(col, Colour::kRed, "!").c_str(), e.name.c_str(), e.error.c_str());
+        std::printf("%s %-40s %s\n", paint(col, Colour::kRed, "!").c_str(), name_text(e.name).c_str(), e.error.c_str());
       } else {
         std::string what;
         if (e.dtype_changed || e.shape_changed)
@@ -368,7 +368,7 @@ int cmd_diff(const Args &a) {
         } else if (e.dequant_status) {
           what += std::string("; values not compared: ") + e.dequant_status;
         }
-        std::printf("%s %-40s %s\n", paint(col, Colour::kYellow, "~").c_str(), e.name.c_str(), what.c_str());
+        std::printf("%s %-40s %s\n", paint(col, Colour::kYellow, "~").c_str(), name_text(e.name).c_str(), what.c_str());
       }
     }
     std::printf("%s (%s, %llu tensors) vs %s (%s, %llu tensors): %llu identical, %llu changed, %llu added, "

@@ -915,7 +915,8 @@ int cmd_export(const Args &a) {
         w.lit("},\"weight_map\":{");
         for (size_t k = 0; k < order.size(); ++k) {
           if (k) w.raw(',');
-          w.key(plan[order[k]].name.c_str());
+          w.str(plan[order[k]].name.data(), plan[order[k]].name.size());  // whole name: a NUL too
+          w.raw(':');
           w.str(shard_name(plan[order[k]].shard).c_str());
           w.maybe_flush();
         }

@@ -71,7 +71,7 @@ void text_quant(const tblob_model *m, uint64_t i) {
   for (int k = 0; k < 3; ++k) {
     tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
     if (comp[k] < 0 || tblob_tensor_at(m, static_cast<uint64_t>(comp[k]), &t, nullptr) != TBLOB_OK) continue;
-    std::printf("      %-12s %.*s\n", kRole[k], static_cast<int>(t.name_len), t.name);
+    std::printf("      %-12s %s\n", kRole[k], name_text(t.name, t.name_len).c_str());
   }
 }
 
@@ -167,7 +167,7 @@ void text_model(const char *path, const tblob_model *m) {
     const char *k, *v;
     size_t kl, vl;
     if (tblob_metadata_at(m, i, &k, &kl, &v, &vl, nullptr) == TBLOB_OK)
-      std::printf("  metadata %.*s = %.*s\n", static_cast<int>(kl), k, static_cast<int>(vl), v);
+      std::printf("  metadata %s = %s\n", name_text(k, kl).c_str(), name_text(v, vl).c_str());
   }
   for (uint64_t i = 0; i < n; ++i) {
     tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
@@ -178,7 +178,7 @@ void text_model(const char *path, const tblob_model *m) {
       shape += std::to_string(t.shape[k]);
     }
     shape += "]";
-    std::printf("  %-40.*s %-8s %-20s offset %llu length %llu\n", static_cast<int>(t.name_len), t.name,
+    std::printf("  %-40s %-8s %-20s offset %llu length %llu\n", name_text(t.name, t.name_len).c_str(),
                 tblob_dtype_name(t.dtype), shape.c_str(), static_cast<unsigned long long>(t.data_offset),
                 static_cast<unsigned long long>(t.data_length));
     if (t.quant_flags & TBLOB_TENSOR_QUANTIZED) text_quant(m, i);
@@ -281,7 +281,7 @@ int cmd_verify_model(const Args &a, const char *path) {
       w.field("message", qd.message[0] ? qd.message : tblob_status_message(q.status));
       w.raw('}');
     } else {
-      std::printf("%s: %.*s: %s: %s\n", path, static_cast<int>(t.name_len), t.name, tblob_status_name(q.status),
+      std::printf("%s: %s: %s: %s\n", path, name_text(t.name, t.name_len).c_str(), tblob_status_name(q.status),
                   qd.message[0] ? qd.message : tblob_status_message(q.status));
     }
     ++bad;

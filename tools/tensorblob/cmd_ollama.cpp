@@ -183,9 +183,9 @@ int gc_entry(void *user, const tblob_gc_entry *e) {
   } else {
     // Blob-directory entries are bare names; temporary manifests come as "manifests/...".
     const bool in_blobs = std::memchr(e->file_name, '/', e->file_name_len) == nullptr;
-    std::printf("%s %s%.*s (%s, %s)%s\n", st->remove ? (e->removed == TBLOB_OK ? "removed" : "FAILED to remove")
+    std::printf("%s %s%s (%s, %s)%s\n", st->remove ? (e->removed == TBLOB_OK ? "removed" : "FAILED to remove")
                                                      : "would remove",
-                in_blobs ? "blobs/" : "", static_cast<int>(e->file_name_len), e->file_name, gc_kind(e->kind), human_bytes(e->size).c_str(),
+                in_blobs ? "blobs/" : "", name_text(e->file_name, e->file_name_len).c_str(), gc_kind(e->kind), human_bytes(e->size).c_str(),
                 "");
   }
   ++st->count;
@@ -392,7 +392,7 @@ int cmd_store_inspect(const Args &a) {
         size_t fl = 0, bl = 0;
         tblob_model_file_path(m, t.file_index, &fp, &fl, nullptr);
         const char *b = base_name(fp, fl, &bl);
-        std::printf("  %-48.*s %-6s %-16s %.*s\n", static_cast<int>(t.name_len), t.name, tblob_dtype_name(t.dtype),
+        std::printf("  %-48s %-6s %-16s %.*s\n", name_text(t.name, t.name_len).c_str(), tblob_dtype_name(t.dtype),
                     shape.c_str(), static_cast<int>(bl > 19 ? 19 : bl), b);
       }
     }

@@ -102,7 +102,7 @@ int on_entry(void *user, const tblob_uqff_report_entry *e) {
       json_problems(w, e);
       w.raw('}');
     } else {
-      std::printf("  %s %.*s (%" PRIu64 " bytes)\n", e->label, static_cast<int>(e->name_len), e->name,
+      std::printf("  %s %s (%" PRIu64 " bytes)\n", e->label, name_text(e->name, e->name_len).c_str(),
                   e->stored_bytes);
       text_problems(e, "      ");
     }
@@ -160,7 +160,7 @@ int on_entry(void *user, const tblob_uqff_report_entry *e) {
     } else {
       char bits[32] = "";
       if (e->bits) std::snprintf(bits, sizeof(bits), "%u-bit", e->bits);
-      std::printf("  %-48.*s %-8s %-8s %-7s %-16s %s%s%s\n", static_cast<int>(e->name_len), e->name,
+      std::printf("  %-48s %-8s %-8s %-7s %-16s %s%s%s\n", name_text(e->name, e->name_len).c_str(),
                   family_text(e->family), e->label[0] ? e->label : "-", bits,
                   shape_text(e->shape, e->rank).c_str(), shard.c_str(), e->shard_span > 1 ? " (straddles)" : "",
                   e->has_bias ? " +bias" : "");

@@ -1,10 +1,18 @@
 #include "term.h"
 
+#include "lib/core/name_text.h"
+
 #include <cstdlib>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 namespace tbcli {
+
+std::string name_text(const char *p, size_t n) {
+  std::string out(n * 4 + 1, '\0');  // every byte escapes to at most 4
+  out.resize(tblob::escape_name(p, n, &out[0], out.size()));
+  return out;
+}
 
 std::string human_bytes(uint64_t b) {
   static const char *const kUnits[] = {"B", "kB", "MB", "GB", "TB", "PB"};

@@ -11,6 +11,12 @@ namespace tbcli {
 // 1234567 -> "1.2 MB" (decimal units, as `ls`/`du --si` and Ollama print them).
 std::string human_bytes(uint64_t bytes);
 
+// A tensor name, metadata key or file name for text output, escaped by the library's own
+// rule (lib/core/name_text.h): "a\0b" for a name holding a NUL, never a line cut short.
+// JSON output escapes through JsonWriter::str instead (\u0000).
+std::string name_text(const char *p, size_t n);
+inline std::string name_text(const std::string &s) { return name_text(s.data(), s.size()); }
+
 // Colour for a stream: it is a terminal and NO_COLOR is unset or empty (no-color.org).
 bool colour_enabled(FILE *f);
 enum class Colour { kRed, kGreen, kYellow, kBold };

@@ -490,9 +490,9 @@ Status Reader::data_region() {
       const TensorDesc &other = a.order > b.order ? b : a;
       return diag_.fail(TBLOB_E_GGUF_OVERLAP, later.key_offset, static_cast<int64_t>(later.order),
                         "tensor \"%.*s\" data [%llu, %llu) overlaps tensor \"%.*s\" [%llu, %llu)",
-                        static_cast<int>(later.name_len > 100 ? 100 : later.name_len), later.name,
+                        TBLOB_NAME_ARGS(later.name, later.name_len),
                         static_cast<ull>(later.begin), static_cast<ull>(later.end),
-                        static_cast<int>(other.name_len > 100 ? 100 : other.name_len), other.name,
+                        TBLOB_NAME_ARGS(other.name, other.name_len),
                         static_cast<ull>(other.begin), static_cast<ull>(other.end));
     }
     if (far == SIZE_MAX || spans[k].end > spans[far].end) far = k;
@@ -504,7 +504,7 @@ Status Reader::data_region() {
       return diag_.fail(TBLOB_E_GGUF_LAYOUT, t.key_offset, static_cast<int64_t>(t.order),
                         "tensor \"%.*s\" (byte %llu) is at data offset %llu; the previous tensor's end padded to %u "
                         "puts it at %llu (ggml reads tensors back to back, in header order)",
-                        static_cast<int>(t.name_len > 120 ? 120 : t.name_len), t.name, static_cast<ull>(t.key_offset),
+                        TBLOB_NAME_ARGS(t.name, t.name_len), static_cast<ull>(t.key_offset),
                         static_cast<ull>(t.begin), alignment_, static_cast<ull>(expect));
     if (!checked_align_up(t.end, alignment_, &expect)) expect = UINT64_MAX;  // end <= file size
   }

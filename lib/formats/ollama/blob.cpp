@@ -25,10 +25,11 @@ namespace ollama {
 namespace {
 
 Status reframe(const Diag &diag, const tblob_diag &inner, const char *file, const LayerRec &layer) {
-  const char *ell;
-  const int shown = clip_name(layer.name_len, &ell);
+  const ShownName shown_name(layer.name, layer.name_len);
+  const int shown = shown_name.len;
+  const char *ell = shown_name.ell;
   return diag.fail(inner.status, inner.offset, inner.tensor_index, "blob %s (layer \"%.*s%s\"): %s", file,
-                   shown, layer.name ? layer.name : "", ell, inner.message);
+                   shown, shown_name.text, ell, inner.message);
 }
 
 bool starts_with(const char *p, size_t n, const char *q, size_t k) {
@@ -56,11 +57,12 @@ const char *shape_text(const uint64_t *shape, uint32_t rank, char *buf, size_t c
 // The dtype/shape a layer states against its blob's tensor t.
 Status check_layer_tensor(const LayerRec &layer, const TensorDesc &t, size_t row, const char *file,
                           const Diag &diag) {
-  const char *ell;
-  const int shown = clip_name(layer.name_len, &ell);
+  const ShownName shown_name(layer.name, layer.name_len);
+  const int shown = shown_name.len;
+  const char *ell = shown_name.ell;
   if (layer.dtype != TBLOB_DTYPE_INVALID && layer.dtype != t.dtype)
     return diag.fail(TBLOB_E_OLLAMA_LAYER_MISMATCH, t.key_offset, static_cast<int64_t>(row),
-                     "layer \"%.*s%s\": manifest dtype %s, blob %s header dtype %s", shown, layer.name, ell,
+                     "layer \"%.*s%s\": manifest dtype %s, blob %s header dtype %s", shown, shown_name.text, ell,
                      tblob_dtype_name(layer.dtype), file, tblob_dtype_name(t.dtype));
   if (layer.has_shape) {
     bool same = layer.rank == t.rank;
@@ -69,7 +71,7 @@ Status check_layer_tensor(const LayerRec &layer, const TensorDesc &t, size_t row
       char a[160], b[160];
       return diag.fail(TBLOB_E_OLLAMA_LAYER_MISMATCH, t.key_offset, static_cast<int64_t>(row),
                        "layer \"%.*s%s\": manifest shape %s differs from blob %s header shape %s", shown,
-                       layer.name, ell, shape_text(layer.shape, layer.rank, a, sizeof(a)), file,
+                       shown_name.text, ell, shape_text(layer.shape, layer.rank, a, sizeof(a)), file,
                        shape_text(t.shape, t.rank, b, sizeof(b)));
     }
   }
@@ -86,8 +88,9 @@ Status scan_and_layout(tblob_model *m, uint32_t fi, const LayerRec &layer, const
   if (s != TBLOB_OK) return reframe(diag, inner, file, layer);
   FileDesc &f = m->files[fi];
   const size_t count = f.tensor_end - f.tensor_begin;
-  const char *ell;
-  const int shown = clip_name(layer.name_len, &ell);
+  const ShownName shown_name(layer.name, layer.name_len);
+  const int shown = shown_name.len;
+  const char *ell = shown_name.ell;
   if (count == 1 && m->tensors[f.tensor_begin].name_len == 4 &&
       std::memcmp(m->tensors[f.tensor_begin].name, "data", 4) == 0) {
     *is_data = true;
@@ -126,7 +129,7 @@ Status scan_and_layout(tblob_model *m, uint32_t fi, const LayerRec &layer, const
     if (hit == SIZE_MAX)
       return diag.fail(TBLOB_E_OLLAMA_LAYER_MISMATCH, TBLOB_NO_OFFSET, -1,
                        "layer \"%.*s%s\" states a dtype/shape but blob %s has no tensor of that name",
-                       shown, layer.name, ell, file);
+                       shown, shown_name.text, ell, file);
     const Status c = check_layer_tensor(layer, m->tensors[hit], hit, file, diag);
     if (c != TBLOB_OK) return c;
   }

@@ -306,10 +306,11 @@ Status Importer::plan() {
   for (size_t i = 1; i < items_.size(); ++i) {
     const Item &a = items_[i - 1], &b = items_[i];
     if (cmp_bytes(a.layer, a.layer_len, b.layer, b.layer_len) == 0) {
-      const char *ell;
-      const int shown = clip_name(a.layer_len, &ell);
+      const ShownName shown_name(a.layer, a.layer_len);
+      const int shown = shown_name.len;
+      const char *ell = shown_name.ell;
       return diag_.fail(TBLOB_E_OLLAMA_IMPORT_SOURCE, TBLOB_NO_OFFSET, -1,
-                        "tensor \"%.*s%s\" appears in two source files", shown, a.layer, ell);
+                        "tensor \"%.*s%s\" appears in two source files", shown, shown_name.text, ell);
     }
   }
   return TBLOB_OK;
@@ -611,12 +612,13 @@ Status Importer::check_blobs_still_there(const OutLayer &config) {
     if (::fstatat(s_.blobs_fd, file, &have, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(have.st_mode) &&
         static_cast<uint64_t>(have.st_size) == l.size)
       continue;
-    const char *ell = "";
-    const int shown = l.name ? clip_name(l.name_len, &ell) : 6;
+    const ShownName shown_name(l.name ? l.name : "config", l.name ? l.name_len : 6);
+    const int shown = shown_name.len;
+    const char *ell = shown_name.ell;
     return diag_.fail(TBLOB_E_OLLAMA_BLOB_MISSING, TBLOB_NO_OFFSET, -1,
                       "blob %s (%.*s%s) was removed or changed during the import (a concurrent gc?); "
                       "manifest not written: run the import again",
-                      file, shown, l.name ? l.name : "config", ell);
+                      file, shown, shown_name.text, ell);
   }
   return TBLOB_OK;
 }

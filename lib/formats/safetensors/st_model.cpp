@@ -166,10 +166,11 @@ Status st_scan_into_model(tblob_model *m, uint32_t file_index, const Limits &lim
       return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "out of memory checking metadata keys");
     if (idx.has_duplicate()) {
       const MetaDesc &d = m->metadata[g.metadata_begin + idx.dup_second()];
-      const char *ell;
-      const int shown = clip_name(d.name_len, &ell);
+      const ShownName shown_name(d.name, d.name_len);
+      const int shown = shown_name.len;
+      const char *ell = shown_name.ell;
       return diag.fail(TBLOB_E_METADATA, TBLOB_NO_OFFSET, -1,
-                       "__metadata__ key \"%.*s%s\" appears twice", shown, d.name, ell);
+                       "__metadata__ key \"%.*s%s\" appears twice", shown, shown_name.text, ell);
     }
   }
   return TBLOB_OK;

@@ -51,26 +51,27 @@ Status prepare(tblob_slm1_writer *w, const char *name, size_t name_len, const ui
   if (!w) return bad_arg(diag, "writer is required");
   if (w->finished) return bad_arg(diag, "the writer has already finished");
   if (!name && name_len) return bad_arg(diag, "name is NULL with a non-zero length");
-  const char *ell;
-  const int shown = clip_name(name_len, &ell);
+  const ShownName shown_name(name, name_len);
+  const int shown = shown_name.len;
+  const char *ell = shown_name.ell;
   if (name_len == 0) return bad_arg(diag, "tensor names must be non-empty");
   if (std::memchr(name, 0, name_len))
     return diag.fail(TBLOB_E_INVALID_ARGUMENT, TBLOB_NO_OFFSET, -1,
-                     "invalid argument: tensor name \"%.*s%s\" contains a NUL byte", shown, name, ell);
+                     "invalid argument: tensor name \"%.*s%s\" contains a NUL byte", shown, shown_name.text, ell);
   if (json::first_invalid_utf8(reinterpret_cast<const uint8_t *>(name), name_len) >= 0)
     return diag.fail(TBLOB_E_INVALID_ARGUMENT, TBLOB_NO_OFFSET, -1,
-                     "invalid argument: tensor name \"%.*s%s\" is not valid UTF-8", shown, name, ell);
+                     "invalid argument: tensor name \"%.*s%s\" is not valid UTF-8", shown, shown_name.text, ell);
   if (!shape && rank) return bad_arg(diag, "shape is NULL");
   *e = Entry{};
   e->dtype = dtype;
   e->rank = rank;
   if (rank < 1 || rank > kMaxRank)
     return diag.fail(TBLOB_E_SLM1_ENTRY, TBLOB_NO_OFFSET, -1,
-                     "tensor \"%.*s%s\": rank %u is outside 1-4", shown, name, ell, rank);
+                     "tensor \"%.*s%s\": rank %u is outside 1-4", shown, shown_name.text, ell, rank);
   for (uint32_t k = 0; k < rank; ++k) {
     if (shape[k] == 0 || shape[k] > UINT32_MAX)
       return diag.fail(TBLOB_E_SLM1_ENTRY, TBLOB_NO_OFFSET, -1,
-                       "tensor \"%.*s%s\": dim %u is %llu; SLM1 dims are 1 to 2^32-1", shown, name,
+                       "tensor \"%.*s%s\": dim %u is %llu; SLM1 dims are 1 to 2^32-1", shown, shown_name.text,
                        ell, k, static_cast<ull>(shape[k]));
     e->dims[k] = static_cast<uint32_t>(shape[k]);
   }
@@ -79,7 +80,7 @@ Status prepare(tblob_slm1_writer *w, const char *name, size_t name_len, const ui
   if (block_size == 0 && dtype == kDtypeQ4_0) e->block_size = 32;
   EntryProblem p;
   if (!check_entry_shape(e, UINT32_MAX, &p))
-    return diag.fail(p.status, TBLOB_NO_OFFSET, -1, "tensor \"%.*s%s\": %s", shown, name, ell, p.why);
+    return diag.fail(p.status, TBLOB_NO_OFFSET, -1, "tensor \"%.*s%s\": %s", shown, shown_name.text, ell, p.why);
   e->hash = fnv1a64(name, name_len);
   e->byte_length = e->payload_bytes;
   return TBLOB_OK;
@@ -224,17 +225,18 @@ Status writer_add_f32(tblob_slm1_writer *w, const char *name, size_t name_len,
   Entry e;
   Status s = prepare(w, name, name_len, shape, rank, dtype, block_size, &e, diag);
   if (s != TBLOB_OK) return s;
-  const char *ell;
-  const int shown = clip_name(name_len, &ell);
+  const ShownName shown_name(name, name_len);
+  const int shown = shown_name.len;
+  const char *ell = shown_name.ell;
   if (value_count != e.elements)
     return diag.fail(TBLOB_E_INVALID_ARGUMENT, TBLOB_NO_OFFSET, -1,
                      "invalid argument: tensor \"%.*s%s\": %llu values for a shape of %llu elements",
-                     shown, name, ell, static_cast<ull>(value_count), static_cast<ull>(e.elements));
+                     shown, shown_name.text, ell, static_cast<ull>(value_count), static_cast<ull>(e.elements));
   if (!values) return bad_arg(diag, "values is NULL");
   const uint64_t bad = first_non_finite(values, e.elements);
   if (bad != e.elements)
     return diag.fail(TBLOB_E_INVALID_ARGUMENT, TBLOB_NO_OFFSET, -1,
-                     "invalid argument: tensor \"%.*s%s\": value %llu is not finite", shown, name, ell,
+                     "invalid argument: tensor \"%.*s%s\": value %llu is not finite", shown, shown_name.text, ell,
                      static_cast<ull>(bad));
   uint8_t *payload, *scales;
   if (!allocate_buffers(w, e, &payload, &scales)) return oom(diag);
@@ -263,16 +265,17 @@ Status writer_add_encoded(tblob_slm1_writer *w, const char *name, size_t name_le
   Entry e;
   Status s = prepare(w, name, name_len, shape, rank, dtype, block_size, &e, diag);
   if (s != TBLOB_OK) return s;
-  const char *ell;
-  const int shown = clip_name(name_len, &ell);
+  const ShownName shown_name(name, name_len);
+  const int shown = shown_name.len;
+  const char *ell = shown_name.ell;
   if (payload_len != e.payload_bytes || (!payload && payload_len))
     return diag.fail(TBLOB_E_TENSOR_SIZE, TBLOB_NO_OFFSET, -1,
                      "tensor \"%.*s%s\": payload of %zu bytes; %s of %llu elements needs exactly %llu",
-                     shown, name, ell, payload_len, dtype_name(e.dtype), static_cast<ull>(e.elements),
+                     shown, shown_name.text, ell, payload_len, dtype_name(e.dtype), static_cast<ull>(e.elements),
                      static_cast<ull>(e.payload_bytes));
   if (scale_len != e.scale_bytes || (!scales && scale_len))
     return diag.fail(TBLOB_E_TENSOR_SIZE, TBLOB_NO_OFFSET, -1,
-                     "tensor \"%.*s%s\": scale array of %zu bytes; %s needs exactly %llu", shown, name,
+                     "tensor \"%.*s%s\": scale array of %zu bytes; %s needs exactly %llu", shown, shown_name.text,
                      ell, scale_len, dtype_name(e.dtype), static_cast<ull>(e.scale_bytes));
   if (e.dtype != kDtypeF32) {
     const uint64_t count = e.scale_bytes / 4;
@@ -280,7 +283,7 @@ Status writer_add_encoded(tblob_slm1_writer *w, const char *name, size_t name_le
     if (k != count)
       return diag.fail(TBLOB_E_SLM1_SCALE, TBLOB_NO_OFFSET, -1,
                        "tensor \"%.*s%s\": scale %llu (f32 bits 0x%08x) is not finite and positive",
-                       shown, name, ell, static_cast<ull>(k),
+                       shown, shown_name.text, ell, static_cast<ull>(k),
                        load_le32(static_cast<const uint8_t *>(scales) + 4 * k));
   }
   uint8_t *p, *sc;

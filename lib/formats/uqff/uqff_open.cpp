@@ -386,7 +386,7 @@ Status Builder::resolve_layers() {
       // Not a layer entry at all: mistral.rs's verify calls the layer unrecognized.
       ProblemList pl;
       pl.add(Severity::kError, TBLOB_E_UQFF_UNRECOGNIZED, "entry %.*s (in %s) is not part of any UQFF layer",
-             clipn(t.name_len), t.name, m_->files[t.file_index].path);
+             TBLOB_NAME_ARGS(t.name, t.name_len), m_->files[t.file_index].path);
       ReportEntry re{};
       re.kind = EntryKind::kLayer;
       re.name = t.name;
@@ -523,7 +523,7 @@ Status Builder::build_table() {
     const TensorDesc &a = m_->tensors[m_->tensor_index.dup_first()];
     const TensorDesc &b = m_->tensors[m_->tensor_index.dup_second()];
     return set_problem(Severity::kError, TBLOB_E_UQFF_DUPLICATE_KEY, b.key_offset,
-                       "tensor %.*s is both in %s and in %s", clipn(b.name_len), b.name,
+                       "tensor %.*s is both in %s and in %s", TBLOB_NAME_ARGS(b.name, b.name_len),
                        m_->files[a.file_index].path, m_->files[b.file_index].path);
   }
   if (s != TBLOB_OK) return set_failure(s, local);
@@ -634,10 +634,10 @@ Status Builder::run(const char *const *paths, size_t n) {
       const TensorDesc &b = *named[idx.dup_second()];
       if (a.file_index == b.file_index)
         s = set_problem(Severity::kError, TBLOB_E_DUPLICATE_NAME, b.key_offset, "tensor %.*s appears twice in %s",
-                        clipn(b.name_len), b.name, m_->files[b.file_index].path);
+                        TBLOB_NAME_ARGS(b.name, b.name_len), m_->files[b.file_index].path);
       else
         s = set_problem(Severity::kError, TBLOB_E_UQFF_DUPLICATE_KEY, b.key_offset,
-                        "Duplicate UQFF tensor key %.*s: in %s and in %s", clipn(b.name_len), b.name,
+                        "Duplicate UQFF tensor key %.*s: in %s and in %s", TBLOB_NAME_ARGS(b.name, b.name_len),
                         m_->files[a.file_index].path, m_->files[b.file_index].path);
       if (s != TBLOB_OK) return s;
     }

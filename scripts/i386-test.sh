@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# 32-bit x86 build (size_t of 32 bits) + the whole test suite, run natively by the amd64 kernel.
+#
+#   scripts/i386-test.sh             # installs what is missing, builds, runs, prints a summary
+#
+# Installs (apt, idempotent; scripts/install-deps.sh does the same): g++-i686-linux-gnu and,
+# after `dpkg --add-architecture i386`, libgtest-dev:i386, libxxhash-dev:i386 and
+# libstdc++6:i386. The cross compiler rather than gcc-multilib: Debian's multilib packages
+# conflict with the aarch64 cross compiler scripts/cross-test.sh uses. Configures with
+# cross/i686-linux-gnu.ini (no exe_wrapper: the binaries run directly), UQFF, SLM1, GGUF and
+# the CLI on, and -Dollama=disabled: libssl3:i386 must be the very version of the host's
+# libssl3 (Multi-Arch: same), so installing it means changing the host's OpenSSL, and Debian's
+# libsimdjson-dev cannot be installed for two architectures at once.
+# Every registered test runs, nothing excluded: tests/unit/test_large_files.cpp is the one
+# that differs by word size (sparse files over 4 GiB are refused with TBLOB_E_UNSUPPORTED
+# before any mapping here, and open on 64-bit builds); the install suite is not registered in
+# a cross build.
+# Ends with the line "N passed, N failed" and exits non-zero on any failure.
+#
+# Environment: BUILD_DIR (default <repo>/build-i386), JOBS (ninja -j, default 2),
+# I386_MESON_ARGS (extra setup options).
+set -uo pipefail
+start=$(date +%s)
+src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${BUILD_DIR:-$src/build-i386}
+jobs=${JOBS:-2}
+
+fail() {
+  echo "i386-test: $*"
+  echo "0 passed, 1 failed"
+  exit 1
+}
+
+# ---- 1. toolchain and i386 libraries ----
+need_apt=()
+for p in g++-i686-linux-gnu meson ninja-build pkg-config libgtest-dev:i386 libxxhash-dev:i386 libstdc++6:i386; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$p")
+done
+if ((${#need_apt[@]})); then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  dpkg --print-foreign-architectures | grep -qx i386 || $SUDO dpkg --add-architecture i386 ||
+    fail "dpkg --add-architecture i386 failed"
+  # A mirror mid-sync can fail one index; the install below says whether it mattered.
+  $SUDO apt-get update -qq || echo "i386-test: apt-get update reported errors"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null ||
+    fail "apt-get install ${need_apt[*]} failed"
+fi
+echo "== toolchain ready ($(( $(date +%s) - start )) s)"
+
+# ---- 2. configure + build ----
+# shellcheck disable=SC2206
+opts=(-Dwerror_ci=true -Dollama=disabled -Dbenchmarks=disabled -Duqff=enabled -Dslm1=enabled
+      -Dgguf=enabled -Dcli=enabled -Dtests=enabled ${I386_MESON_ARGS:-})
+if [ ! -f "$build/build.ninja" ]; then
+  meson setup "$build" "$src" --cross-file "$src/cross/i686-linux-gnu.ini" "${opts[@]}" \
+    >"$build.setup.log" 2>&1 || { cat "$build.setup.log"; fail "meson setup failed"; }
+else
+  meson configure "$build" "${opts[@]}" >"$build.setup.log" 2>&1 ||
+    { cat "$build.setup.log"; fail "meson configure failed"; }
+fi
+nice ninja -C "$build" -j"$jobs" >"$build.build.log" 2>&1 ||
+  { tail -40 "$build.build.log"; fail "build failed"; }
+file -L "$build/libtensorblob.so" 2>/dev/null | grep -q "ELF 32-bit.*Intel 80386" ||
+  fail "libtensorblob.so is not a 32-bit x86 library"
+echo "== built ($(( $(date +%s) - start )) s)"
+
+# ---- 3. every test ----
+rc=0
+meson test -C "$build" --print-errorlogs --num-processes "$jobs" || rc=1
+
+log="$build/meson-logs/testlog.json"
+read -r passed failed skipped < <(python3 - "$log" <<'PY'
+import json, sys
+p = f = s = 0
+try:
+    for line in open(sys.argv[1]):
+        r = json.loads(line).get("result")
+        if r in ("OK", "EXPECTEDFAIL"): p += 1
+        elif r == "SKIP": s += 1
+        else: f += 1
+except OSError:
+    f = 1
+print(p, f, s)
+PY
+)
+# The word-size test must have run as the 32-bit case, not been skipped or built 64-bit.
+if ! grep -q "LargeFiles.SafetensorsTensorBeyond4GiB" "$build/meson-logs/testlog.txt" 2>/dev/null ||
+   [ "$("$build/tests/test_large_files" --gtest_filter='*Safetensors*' >/dev/null 2>&1; echo $?)" != 0 ]; then
+  echo "i386-test: the large-file test did not pass as a 32-bit run"
+  rc=1
+  failed=$((failed + 1))
+fi
+[ "$rc" -eq 0 ] || [ "$failed" -gt 0 ] || failed=1
+[ "$passed" -gt 0 ] || { rc=1; [ "$failed" -gt 0 ] || failed=1; }
+echo "== i386-test: ${passed} passed, ${failed} failed, ${skipped} skipped in $(( $(date +%s) - start )) s"
+echo "${passed} passed, ${failed} failed"
+exit $rc
