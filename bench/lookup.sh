@@ -3,7 +3,8 @@
 # std::unordered_map<std::string_view, uint32_t> (bench_lookup) and the safetensors crate
 # (bench/lookup_rs: SafeTensors::tensor and Metadata::info), on the same names file and
 # safetensors file, the two programs alternated -p times; each prints its best round of -r
-# (thread CPU time per lookup) and this script keeps the best over the passes.
+# (thread CPU time per lookup) and its median round; this script keeps the best over the passes
+# and the median of the passes' medians.
 #   bench/lookup.sh -b BUILD [-n 100000] [-r 7] [-p 3] [-d DIR]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,15 +28,18 @@ for ((p = 0; p < passes; ++p)); do
 done
 echo "# $(date -u '+%F %H:%M') UTC, $n names, load: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$out" <<'PY'
-import sys
-best = {}
+import statistics, sys
+best, meds = {}, {}
 for line in open(sys.argv[1]):
-    what, kind, b, _ = line.split()
+    what, kind, b, m = line.split()
     best[(what, kind)] = min(float(b), best.get((what, kind), 1e30))
-print("| lookup | hit ns | miss ns | tblob hit speed-up | tblob miss speed-up |")
+    meds.setdefault((what, kind), []).append(float(m))
+med = {k: statistics.median(v) for k, v in meds.items()}
+t = "tblob-safetensors"
+print("| lookup | hit ns best / median | miss ns best / median | tblob hit speed-up best / median | tblob miss speed-up best / median |")
 print("|---|---|---|---|---|")
-t = ("tblob-safetensors",)
-for what in ["tblob-safetensors", "std-unordered_map", "rust-info", "rust-tensor", "tblob-slm1-sorted"]:
-    h, m = best[(what, "hit")], best[(what, "miss")]
-    print(f"| {what} | {h:.1f} | {m:.1f} | {h / best[(t[0], 'hit')]:.2f}x | {m / best[(t[0], 'miss')]:.2f}x |")
+for what in [t, "std-unordered_map", "rust-info", "rust-tensor", "tblob-slm1-sorted"]:
+    h, m, hm, mm = best[(what, "hit")], best[(what, "miss")], med[(what, "hit")], med[(what, "miss")]
+    print(f"| {what} | {h:.1f} / {hm:.1f} | {m:.1f} / {mm:.1f} | {h / best[(t, 'hit')]:.2f}x / {hm / med[(t, 'hit')]:.2f}x"
+          f" | {m / best[(t, 'miss')]:.2f}x / {mm / med[(t, 'miss')]:.2f}x |")
 PY
