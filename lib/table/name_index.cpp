@@ -56,6 +56,19 @@ bool NameIndex::build(const Allocator *a, size_t n, NameFn get, const void *ctx,
   tags_ = reinterpret_cast<uint8_t *>(slots_ + cap);
   std::memset(tags_, 0, cap + kGroup);
   mask_ = cap - 1;
+  if (hashes) {
+    // The hashes are known ahead: prefetch each slot well before it is written, so the write
+    // misses of a large table overlap instead of queueing one after another.
+    constexpr size_t kAhead = 32;
+    for (size_t i = 0; i < n; ++i) {
+      if (i + kAhead < n) __builtin_prefetch(&slots_[static_cast<size_t>(hashes[i + kAhead]) & mask_], 1);
+      const char *p;
+      size_t len;
+      get(ctx, i, &p, &len);
+      insert(i, hashes[i], p, len);
+    }
+    return true;
+  }
   // Hash a batch and prefetch its slots before inserting, so the cache misses of a large
   // table overlap instead of queueing one after another.
   constexpr size_t kBatch = 16;
