@@ -1,6 +1,9 @@
 #include "json/st_scanner.h"
 
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "core/checked.h"
 #include "core/dtype.h"
@@ -51,6 +54,50 @@ inline __attribute__((always_inline)) uint64_t digits8_value(uint64_t x) {
 
 // A plain JSON unsigned integer of at most 19 digits (so it cannot overflow); advances p.
 // Leading zeros and longer numbers return false (the generic parser reports them).
+// The value of the n (1..16) digits at q, when 16 bytes are readable at q.
+inline __attribute__((always_inline)) uint64_t digits_value(const uint8_t *q, uint32_t n) {
+  constexpr uint64_t kZeros = 0x3030303030303030ull;
+  static constexpr uint64_t kPow10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+  uint64_t a;
+  std::memcpy(&a, q, 8);
+  a ^= kZeros;
+  if (n <= 8) return digits8_value(a << (64 - 8 * n));
+  uint64_t b;
+  std::memcpy(&b, q + 8, 8);
+  b ^= kZeros;
+  return digits8_value(a) * kPow10[n - 8] + digits8_value(b << (64 - 8 * (n - 8)));
+}
+
+#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+// `A,B]}` (the data_offsets pair and the entry's end) from one 32-byte window: one digit mask
+// gives both lengths at once, so the two values are computed side by side instead of the
+// second number's loads waiting for the first number's length. False (nothing consumed) for
+// anything else, including numbers of more than 16 digits and leading zeros: read_uint and the
+// generic parser decide those. Needs 48 readable bytes at p.
+inline __attribute__((always_inline)) bool read_offset_pair(const uint8_t *&p, uint64_t *a, uint64_t *b) {
+  const __m128i zero = _mm_set1_epi8('0'), nine = _mm_set1_epi8(9);
+  const __m128i x0 = _mm_sub_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)), zero);
+  const __m128i x1 = _mm_sub_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p + 16)), zero);
+  // Digit bytes are 0..9 after the subtraction: min(x, 9) == x exactly for them.
+  const uint32_t digit = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(x0, nine), x0))) |
+                         static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(x1, nine), x1))) << 16;
+  const uint32_t other = ~digit;
+  if (other == 0) return false;
+  const uint32_t n1 = static_cast<uint32_t>(__builtin_ctz(other));
+  if (n1 == 0 || n1 > 16 || p[n1] != ',') return false;
+  const uint32_t rest = other >> (n1 + 1);
+  if (rest == 0) return false;
+  const uint32_t n2 = static_cast<uint32_t>(__builtin_ctz(rest));
+  const uint8_t *q = p + n1 + 1;
+  if (n2 == 0 || n2 > 16 || q[n2] != ']' || q[n2 + 1] != '}') return false;
+  if ((n1 > 1 && p[0] == '0') || (n2 > 1 && q[0] == '0')) return false;
+  *a = digits_value(p, n1);
+  *b = digits_value(q, n2);
+  p = q + n2 + 2;
+  return true;
+}
+#endif
+
 inline __attribute__((always_inline)) bool read_uint(const uint8_t *&p, const uint8_t *end, uint64_t *v) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
   // Up to 16 digits from two word loads, when 16 bytes remain (the header's closing '}'
@@ -453,10 +500,16 @@ bool Scanner::fast_entry(StTensorEntry *e) {
   if (end - p < 17 || !same_bytes(p, kOffsets, 17)) return false;
   p += 17;
   uint64_t begin, stop;
-  if (!read_uint(p, end, &begin) || p >= end || *p != ',') return false;
-  ++p;
-  if (!read_uint(p, end, &stop) || end - p < 2 || p[0] != ']' || p[1] != '}') return false;
-  p += 2;
+#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (end - p < 48 || !read_offset_pair(p, &begin, &stop)) {
+#else
+  {
+#endif
+    if (!read_uint(p, end, &begin) || p >= end || *p != ',') return false;
+    ++p;
+    if (!read_uint(p, end, &stop) || end - p < 2 || p[0] != ']' || p[1] != '}') return false;
+    p += 2;
+  }
   e->dtype = dtype;
   e->rank = rank;
   e->shape_json = reinterpret_cast<const char *>(shape_open);

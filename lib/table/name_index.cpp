@@ -1,6 +1,9 @@
 #include "table/name_index.h"
 
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -9,6 +12,33 @@ namespace tblob {
 
 uint64_t name_hash(const char *p, size_t n) { return XXH3_64bits(p, n); }
 
+namespace {
+inline uint64_t load64(const char *p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+inline uint32_t load32(const char *p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+// Byte equality of two n-byte names, inline: tensor names are mostly 20-60 bytes, where a
+// call to memcmp costs as much as the compare. Overlapping loads cover the tail.
+inline bool equal_bytes(const char *a, const char *b, size_t n) {
+  if (n >= 8) {
+    size_t i = 0;
+    for (; i + 8 < n; i += 8)
+      if (load64(a + i) != load64(b + i)) return false;
+    return load64(a + n - 8) == load64(b + n - 8);
+  }
+  if (n >= 4) return load32(a) == load32(b) && load32(a + n - 4) == load32(b + n - 4);
+  for (size_t i = 0; i < n; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+}  // namespace
+
 bool NameIndex::build(const Allocator *a, size_t n, NameFn get, const void *ctx, const uint64_t *hashes) {
   reset();
   if (n >= UINT32_MAX) return false;  // positions are 32-bit
@@ -16,87 +46,116 @@ bool NameIndex::build(const Allocator *a, size_t n, NameFn get, const void *ctx,
   get_ = get;
   ctx_ = ctx;
   size_t cap = 16;
-  while (cap < n * 2) {
-    if (cap > SIZE_MAX / 2 / sizeof(Slot)) return false;
+  while (cap < n + n / 4) {
+    if (cap > (SIZE_MAX - kGroup) / 2 / (sizeof(Slot) + 1)) return false;
     cap *= 2;
   }
-  slots_ = static_cast<Slot *>(a->alloc(cap * sizeof(Slot)));
-  if (!slots_) return false;
-  std::memset(slots_, 0, cap * sizeof(Slot));
+  mem_ = a->alloc(bytes_for(cap));
+  if (!mem_) return false;
+  slots_ = static_cast<Slot *>(mem_);
+  tags_ = reinterpret_cast<uint8_t *>(slots_ + cap);
+  std::memset(tags_, 0, cap + kGroup);
   mask_ = cap - 1;
+  if (hashes) {
+    // The hashes are known ahead: prefetch each slot well before it is written, so the write
+    // misses of a large table overlap instead of queueing one after another.
+    constexpr size_t kAhead = 32;
+    for (size_t i = 0; i < n; ++i) {
+      if (i + kAhead < n) __builtin_prefetch(&slots_[static_cast<size_t>(hashes[i + kAhead]) & mask_], 1);
+      const char *p;
+      size_t len;
+      get(ctx, i, &p, &len);
+      insert(i, hashes[i], p, len);
+    }
+    return true;
+  }
   // Hash a batch and prefetch its slots before inserting, so the cache misses of a large
   // table overlap instead of queueing one after another.
   constexpr size_t kBatch = 16;
   uint64_t batch[kBatch];
-  if (hashes) {
-    constexpr size_t kAhead = 16;
-    for (size_t i = 0; i < n; ++i) {
-      if (i + kAhead < n) __builtin_prefetch(&slots_[static_cast<size_t>(hashes[i + kAhead]) & mask_], 1);
-      insert(i, hashes[i]);
-    }
-    return true;
-  }
+  const char *names[kBatch];
+  size_t lens[kBatch];
   for (size_t base = 0; base < n; base += kBatch) {
     const size_t count = n - base < kBatch ? n - base : kBatch;
     for (size_t j = 0; j < count; ++j) {
-      const char *p;
-      size_t len;
-      get(ctx, base + j, &p, &len);
-      batch[j] = name_hash(p, len);
+      get(ctx, base + j, &names[j], &lens[j]);
+      batch[j] = hashes ? hashes[base + j] : name_hash(names[j], lens[j]);
       __builtin_prefetch(&slots_[static_cast<size_t>(batch[j]) & mask_], 1);
     }
-    for (size_t j = 0; j < count; ++j) insert(base + j, batch[j]);
+    for (size_t j = 0; j < count; ++j) insert(base + j, batch[j], names[j], lens[j]);
   }
   return true;
 }
 
-void NameIndex::insert(size_t i, uint64_t h) {
+bool NameIndex::same_name(const Slot &slot, const char *p, size_t n) const {
+  if (slot.len != kLongName) return slot.len == n && equal_bytes(p, slot.name, n);
+  const char *q;
+  size_t qlen;
+  get_(ctx_, slot.pos, &q, &qlen);
+  return qlen == n && std::memcmp(p, q, n) == 0;
+}
+
+void NameIndex::insert(size_t i, uint64_t h, const char *p, size_t n) {
+  const uint8_t tag = tag_of(h);
   size_t s = static_cast<size_t>(h) & mask_;
   for (;;) {
-    Slot &slot = slots_[s];
-    if (slot.pos_plus_one == 0) {
-      slot.tag = tag_of(h);
-      slot.pos_plus_one = static_cast<uint32_t>(i + 1);
+    const uint8_t t = tags_[s];
+    if (t == 0) {
+      tags_[s] = tag;
+      if (s < kGroup) tags_[mask_ + 1 + s] = tag;  // the mirror that group loads read past the end
+      slots_[s].name = p;
+      slots_[s].pos = static_cast<uint32_t>(i);
+      slots_[s].len = n < kLongName ? static_cast<uint32_t>(n) : kLongName;
       return;
     }
-    if (slot.tag == tag_of(h)) {
-      const char *p, *q;
-      size_t len, qlen;
-      get_(ctx_, i, &p, &len);
-      get_(ctx_, static_cast<size_t>(slot.pos_plus_one - 1), &q, &qlen);
-      if (qlen == len && std::memcmp(p, q, len) == 0) {
-        if (!dup_) {
-          dup_ = true;
-          dup_a_ = static_cast<size_t>(slot.pos_plus_one - 1);
-          dup_b_ = i;
-        }
-        return;
+    if (t == tag && same_name(slots_[s], p, n)) {
+      if (!dup_) {
+        dup_ = true;
+        dup_a_ = slots_[s].pos;
+        dup_b_ = i;
       }
+      return;
     }
     s = (s + 1) & mask_;
   }
 }
 
-size_t NameIndex::find(const char *p, size_t n) const {
-  if (!slots_) return SIZE_MAX;
-  const uint64_t h = name_hash(p, n);
+size_t NameIndex::find_hashed(const char *p, size_t n, uint64_t h) const {
+  if (!tags_) return SIZE_MAX;
+  const uint8_t tag = tag_of(h);
   size_t s = static_cast<size_t>(h) & mask_;
+#if defined(__SSE2__)
+  // kGroup tags at a time: candidates are the tag matches before the first empty slot (the
+  // end of the run an insert would have probed).
+  const __m128i want = _mm_set1_epi8(static_cast<char>(tag));
   for (;;) {
-    const Slot &slot = slots_[s];
-    if (slot.pos_plus_one == 0) return SIZE_MAX;
-    if (slot.tag == tag_of(h)) {
-      const char *q;
-      size_t qlen;
-      get_(ctx_, static_cast<size_t>(slot.pos_plus_one - 1), &q, &qlen);
-      if (qlen == n && std::memcmp(p, q, n) == 0) return static_cast<size_t>(slot.pos_plus_one - 1);
+    const __m128i g = _mm_loadu_si128(reinterpret_cast<const __m128i *>(tags_ + s));
+    const uint32_t empty = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(g, _mm_setzero_si128())));
+    uint32_t match = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(g, want)));
+    if (empty) match &= (empty & (0u - empty)) - 1;
+    while (match) {
+      const size_t at = (s + static_cast<size_t>(__builtin_ctz(match))) & mask_;
+      if (same_name(slots_[at], p, n)) return slots_[at].pos;
+      match &= match - 1;
     }
+    if (empty) return SIZE_MAX;
+    s = (s + kGroup) & mask_;
+  }
+#else
+  for (;;) {
+    const uint8_t t = tags_[s];
+    if (t == 0) return SIZE_MAX;
+    if (t == tag && same_name(slots_[s], p, n)) return slots_[s].pos;
     s = (s + 1) & mask_;
   }
+#endif
 }
 
 void NameIndex::reset() {
-  if (slots_) a_->free(slots_, (mask_ + 1) * sizeof(Slot));
+  if (mem_) a_->free(mem_, bytes_for(mask_ + 1));
+  mem_ = nullptr;
   slots_ = nullptr;
+  tags_ = nullptr;
   mask_ = 0;
   dup_ = false;
 }

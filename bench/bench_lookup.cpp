@@ -1,0 +1,185 @@
+// Lookup by name among many tensors (bench/README.md, "Lookup"), public API against the
+// obvious C++ map, in one process, rounds interleaved:
+//   - tblob_tensor_find on a safetensors model opened with tblob_model_open_memory;
+//   - std::unordered_map<std::string_view, uint32_t> over the same names;
+//   - tblob_tensor_find on an SLM1 model of the same names (sorted directory: FNV-1a of the
+//     name, then a binary search of the mapped directory).
+// Inputs come from bench/make_names.py (names file in query order + safetensors file), the
+// same files bench/lookup_rs reads. Every name is looked up once per round (hits), then every
+// name with its last byte replaced by '#' (misses of the same length). Times are thread CPU
+// time per lookup (the machine is shared); the best round of N and the median are printed as
+//   <what> <hit|miss> <best ns> <median ns>
+#define TBLOB_EXPERIMENTAL_API 1
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <unistd.h>
+
+#include "tensorblob.h"
+
+namespace {
+
+std::vector<char> read_all(const char *path) {
+  std::vector<char> out;
+  FILE *f = std::fopen(path, "rb");
+  if (!f) return out;
+  std::fseek(f, 0, SEEK_END);
+  out.resize(static_cast<size_t>(std::ftell(f)));
+  std::fseek(f, 0, SEEK_SET);
+  if (std::fread(out.data(), 1, out.size(), f) != out.size()) out.clear();
+  std::fclose(f);
+  return out;
+}
+
+double cpu_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+[[noreturn]] void die(const char *what, const tblob_diag &d) {
+  std::fprintf(stderr, "%s: %s\n", what, d.message);
+  std::exit(1);
+}
+
+// An SLM1 file of the names (F32 [1] each), through the experimental writer.
+std::vector<char> make_slm1(const std::vector<std::string_view> &names) {
+  tblob_slm1_writer_options o = TBLOB_SLM1_WRITER_OPTIONS_INIT;
+  o.hidden_size = 4096;
+  o.layer_count = 32;
+  o.head_count = 32;
+  o.ffn_size = 11008;
+  o.max_context = 4096;
+  tblob_slm1_writer *w = nullptr;
+  tblob_diag d = TBLOB_DIAG_INIT;
+  if (tblob_slm1_writer_new(&o, &w, &d) != TBLOB_OK) die("slm1 writer", d);
+  const uint64_t shape[1] = {1};
+  const float one = 1.0f;
+  for (std::string_view n : names)
+    if (tblob_slm1_writer_add_f32(w, n.data(), n.size(), shape, 1, &one, 1, TBLOB_SLM1_F32, 0, &d) != TBLOB_OK)
+      die("slm1 add", d);
+  const char *t = std::getenv("TMPDIR");
+  const std::string path = std::string(t && *t ? t : "/tmp") + "/bench_lookup_" + std::to_string(getpid()) + ".slm";
+  if (tblob_slm1_writer_finish(w, path.c_str(), &d) != TBLOB_OK) die("slm1 finish", d);
+  tblob_slm1_writer_free(w);
+  std::vector<char> bytes = read_all(path.c_str());
+  ::unlink(path.c_str());
+  return bytes;
+}
+
+struct Timer {
+  std::vector<double> rounds;
+  void report(const char *what, const char *kind) {
+    std::sort(rounds.begin(), rounds.end());
+    std::printf("%s %s %.1f %.1f\n", what, kind, rounds.front(), rounds[rounds.size() / 2]);
+  }
+};
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: bench_lookup NAMES FILE.safetensors [ROUNDS]\n");
+    return 2;
+  }
+  const int rounds = argc > 3 ? std::atoi(argv[3]) : 7;
+  std::vector<char> text = read_all(argv[1]);
+  std::vector<char> st = read_all(argv[2]);
+  if (text.empty() || st.empty()) {
+    std::fprintf(stderr, "cannot read the inputs\n");
+    return 1;
+  }
+  std::vector<std::string_view> hits;
+  for (size_t i = 0, start = 0; i < text.size(); ++i)
+    if (text[i] == '\n') {
+      if (i > start) hits.emplace_back(text.data() + start, i - start);
+      start = i + 1;
+    }
+  std::vector<char> miss_text(text);  // the same names, last byte '#'
+  std::vector<std::string_view> misses;
+  for (std::string_view n : hits) {
+    char *p = miss_text.data() + (n.data() - text.data());
+    p[n.size() - 1] = '#';
+    misses.emplace_back(p, n.size());
+  }
+  const size_t n = hits.size();
+
+  tblob_diag d = TBLOB_DIAG_INIT;
+  tblob_model *m_st = nullptr, *m_slm = nullptr;
+  if (tblob_model_open_memory(st.data(), st.size(), nullptr, &m_st, &d) != TBLOB_OK) die("open", d);
+  std::vector<char> slm = make_slm1(hits);
+  if (tblob_slm1_open_memory(slm.data(), slm.size(), nullptr, nullptr, &m_slm, &d) != TBLOB_OK) die("slm1 open", d);
+  if (tblob_model_tensor_count(m_st) != n || tblob_model_tensor_count(m_slm) != n) {
+    std::fprintf(stderr, "tensor counts differ from the names file\n");
+    return 1;
+  }
+  // The map holds the model's own positions, in the file's order (as a loader would build it).
+  std::unordered_map<std::string_view, uint32_t> map;
+  map.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    tblob_tensor_info info = TBLOB_TENSOR_INFO_INIT;
+    if (tblob_tensor_at(m_st, i, &info, &d) != TBLOB_OK) die("tensor_at", d);
+    map.emplace(std::string_view(info.name, info.name_len), static_cast<uint32_t>(i));
+  }
+
+  Timer tb_hit, tb_miss, um_hit, um_miss, slm_hit, slm_miss;
+  uint64_t check = 0;
+  auto run_tblob = [&](tblob_model *m, const std::vector<std::string_view> &q, Timer &t, bool expect) {
+    const double t0 = cpu_ns();
+    uint64_t sum = 0, found = 0;
+    for (std::string_view s : q) {
+      uint64_t idx = 0;
+      found += tblob_tensor_find(m, s.data(), s.size(), &idx, nullptr) == TBLOB_OK;
+      sum += idx;
+    }
+    t.rounds.push_back((cpu_ns() - t0) / static_cast<double>(q.size()));
+    if (found != (expect ? q.size() : 0)) {
+      std::fprintf(stderr, "wrong lookup results\n");
+      std::exit(1);
+    }
+    check += sum;
+  };
+  auto run_map = [&](const std::vector<std::string_view> &q, Timer &t, bool expect) {
+    const double t0 = cpu_ns();
+    uint64_t sum = 0, found = 0;
+    for (std::string_view s : q) {
+      auto it = map.find(s);
+      if (it != map.end()) {
+        ++found;
+        sum += it->second;
+      }
+    }
+    t.rounds.push_back((cpu_ns() - t0) / static_cast<double>(q.size()));
+    if (found != (expect ? q.size() : 0)) {
+      std::fprintf(stderr, "wrong map results\n");
+      std::exit(1);
+    }
+    check += sum;
+  };
+  for (int r = 0; r < rounds; ++r) {
+    run_tblob(m_st, hits, tb_hit, true);
+    run_map(hits, um_hit, true);
+    run_tblob(m_slm, hits, slm_hit, true);
+    run_tblob(m_st, misses, tb_miss, false);
+    run_map(misses, um_miss, false);
+    run_tblob(m_slm, misses, slm_miss, false);
+  }
+  tb_hit.report("tblob-safetensors", "hit");
+  tb_miss.report("tblob-safetensors", "miss");
+  um_hit.report("std-unordered_map", "hit");
+  um_miss.report("std-unordered_map", "miss");
+  slm_hit.report("tblob-slm1-sorted", "hit");
+  slm_miss.report("tblob-slm1-sorted", "miss");
+  std::fprintf(stderr, "%zu names, checksum %llu\n", n, static_cast<unsigned long long>(check));
+  tblob_model_close(m_st);
+  tblob_model_close(m_slm);
+  return 0;
+}

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Lookup by name among N tensors: tblob_tensor_find (safetensors and SLM1 models),
+# std::unordered_map<std::string_view, uint32_t> (bench_lookup) and the safetensors crate
+# (bench/lookup_rs: SafeTensors::tensor and Metadata::info), on the same names file and
+# safetensors file, the two programs alternated -p times; each prints its best round of -r
+# (thread CPU time per lookup) and its median round; this script keeps the best over the passes
+# and the median of the passes' medians.
+#   bench/lookup.sh -b BUILD [-n 100000] [-r 7] [-p 3] [-d DIR]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=build n=100000 rounds=7 passes=3 dir=
+while getopts b:n:r:p:d: o; do
+  case $o in
+    b) build=$OPTARG ;; n) n=$OPTARG ;; r) rounds=$OPTARG ;; p) passes=$OPTARG ;; d) dir=$OPTARG ;;
+    *) exit 2 ;;
+  esac
+done
+dir=${dir:-${TMPDIR:-/tmp}/tblob_lookup_$n}
+mkdir -p "$dir"
+names=$dir/names.txt st=$dir/names.safetensors
+[[ -s $names && -s $st ]] || python3 "$here/make_names.py" --count "$n" --names "$names" --safetensors "$st"
+(cd "$here/lookup_rs" && cargo build --release --quiet)
+out=$dir/results.txt
+: > "$out"
+for ((p = 0; p < passes; ++p)); do
+  "$build/bench/bench_lookup" "$names" "$st" "$rounds" >> "$out" 2>/dev/null
+  "$here/lookup_rs/target/release/lookup_rs" "$names" "$st" "$rounds" >> "$out"
+done
+echo "# $(date -u '+%F %H:%M') UTC, $n names, load: $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 - "$out" <<'PY'
+import statistics, sys
+best, meds = {}, {}
+for line in open(sys.argv[1]):
+    what, kind, b, m = line.split()
+    best[(what, kind)] = min(float(b), best.get((what, kind), 1e30))
+    meds.setdefault((what, kind), []).append(float(m))
+med = {k: statistics.median(v) for k, v in meds.items()}
+t = "tblob-safetensors"
+print("| lookup | hit ns best / median | miss ns best / median | tblob hit speed-up best / median | tblob miss speed-up best / median |")
+print("|---|---|---|---|---|")
+for what in [t, "std-unordered_map", "rust-info", "rust-tensor", "tblob-slm1-sorted"]:
+    h, m, hm, mm = best[(what, "hit")], best[(what, "miss")], med[(what, "hit")], med[(what, "miss")]
+    print(f"| {what} | {h:.1f} / {hm:.1f} | {m:.1f} / {mm:.1f} | {h / best[(t, 'hit')]:.2f}x / {hm / med[(t, 'hit')]:.2f}x"
+          f" | {m / best[(t, 'miss')]:.2f}x / {mm / med[(t, 'miss')]:.2f}x |")
+PY

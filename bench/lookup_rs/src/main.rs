@@ -1,0 +1,97 @@
+//! The safetensors crate's lookup by name, timed like bench_lookup.cpp: the same names file and
+//! safetensors file (bench/make_names.py), every name looked up once per round in the file's
+//! order (hits), then every name with its last byte replaced by '#' (misses), best round of N (thread CPU time).
+//! Two lookups: `SafeTensors::tensor(name)` (what a user calls; it clones the shape into a new
+//! Vec on a hit and formats an error String on a miss) and `Metadata::info(name)` from
+//! `SafeTensors::read_metadata` (the crate's `HashMap<String, usize>` lookup and a Vec index,
+//! nothing allocated). Prints `rust-<tensor|info> <hit|miss> <best ns/lookup> <median>`.
+use safetensors::SafeTensors;
+
+// CPU time of this thread: on a shared machine wall time mostly measures the neighbours.
+#[repr(C)]
+struct Timespec {
+    sec: i64,
+    nsec: i64,
+}
+extern "C" {
+    fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
+}
+const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+struct Instant(u64);
+impl Instant {
+    fn now() -> Instant {
+        let mut ts = Timespec { sec: 0, nsec: 0 };
+        // SAFETY: ts is a valid out-pointer; the clock id is Linux's thread CPU clock.
+        let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        assert_eq!(rc, 0);
+        Instant(ts.sec as u64 * 1_000_000_000 + ts.nsec as u64)
+    }
+    fn elapsed_ns(&self) -> u64 {
+        Instant::now().0 - self.0
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() < 3 {
+        eprintln!("usage: lookup_rs NAMES FILE.safetensors [ROUNDS]");
+        std::process::exit(2);
+    }
+    let names_text = std::fs::read_to_string(&args[1]).expect("names file");
+    let bytes = std::fs::read(&args[2]).expect("safetensors file");
+    let rounds: usize = args.get(3).map_or(7, |r| r.parse().expect("rounds"));
+    let st = SafeTensors::deserialize(&bytes).expect("deserialize");
+    let (_, meta) = SafeTensors::read_metadata(&bytes).expect("read_metadata");
+    let hits: Vec<&str> = names_text.lines().filter(|l| !l.is_empty()).collect();
+    let misses: Vec<String> = hits
+        .iter()
+        .map(|n| {
+            let mut s = n[..n.len() - 1].to_string();
+            s.push('#');
+            s
+        })
+        .collect();
+    let mut t_hit = Vec::new();
+    let mut t_miss = Vec::new();
+    let mut i_hit = Vec::new();
+    let mut i_miss = Vec::new();
+    for _ in 0..rounds {
+        let t0 = Instant::now();
+        let mut sum = 0usize;
+        for n in &hits {
+            sum += meta.info(n).expect("hit").data_offsets.0;
+        }
+        i_hit.push(t0.elapsed_ns() as f64 / hits.len() as f64);
+        assert_eq!(sum, 4 * (hits.len() * (hits.len() - 1) / 2));
+        let t0 = Instant::now();
+        let mut found = 0usize;
+        for n in &misses {
+            found += meta.info(n).is_some() as usize;
+        }
+        i_miss.push(t0.elapsed_ns() as f64 / misses.len() as f64);
+        assert_eq!(found, 0);
+        let t0 = Instant::now();
+        let mut sum = 0usize;
+        for n in &hits {
+            sum += st.tensor(n).expect("hit").data().len();
+        }
+        t_hit.push(t0.elapsed_ns() as f64 / hits.len() as f64);
+        assert_eq!(sum, 4 * hits.len());
+        let t0 = Instant::now();
+        let mut found = 0usize;
+        for n in &misses {
+            found += st.tensor(n).is_ok() as usize;
+        }
+        t_miss.push(t0.elapsed_ns() as f64 / misses.len() as f64);
+        assert_eq!(found, 0);
+    }
+    for (what, t) in [
+        ("rust-info hit", &mut i_hit),
+        ("rust-info miss", &mut i_miss),
+        ("rust-tensor hit", &mut t_hit),
+        ("rust-tensor miss", &mut t_miss),
+    ] {
+        t.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        println!("{} {:.1} {:.1}", what, t[0], t[t.len() / 2]);
+    }
+}
