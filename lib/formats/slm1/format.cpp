@@ -383,7 +383,7 @@ uint64_t first_nonzero(const uint8_t *f, uint64_t begin, uint64_t end) {
 }  // namespace
 
 Status check_data_region(const uint8_t *f, uint64_t len, const Header &h, const Entry *e,
-                         uint32_t n, const Allocator &a, const Diag &diag) {
+                         uint32_t n, const Allocator &a, const Diag &diag, bool data_padding) {
   // 1. Inside the file; 2. aligned (each over every region, in directory order).
   for (int rule = 1; rule <= 2; ++rule) {
     for (uint32_t i = 0; i < n; ++i) {
@@ -456,7 +456,7 @@ Status check_data_region(const uint8_t *f, uint64_t len, const Header &h, const 
     return diag.fail(TBLOB_E_SLM1_PADDING, z, -1,
                      "padding byte %llu (between the tokenizer end %llu and the directory) is 0x%02x, not 0",
                      static_cast<ull>(z), static_cast<ull>(tok_end), f[z]);
-  for (size_t r = 0; r + 1 < k; ++r) {
+  for (size_t r = 0; data_padding && r + 1 < k; ++r) {
     const uint64_t gap_end = h.data_offset + regions[r + 1].begin;
     z = first_nonzero(f, regions[r].real_end, gap_end);
     if (z != gap_end) {

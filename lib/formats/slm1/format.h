@@ -203,9 +203,12 @@ Status check_scales(const uint8_t *file, const Header &h, const Entry *e, uint32
 // fewer than 64 bytes between regions, and nothing after the last one.
 
 // Section 11 step 7 over entries already checked by check_entry_shape. Scratch memory is
-// proportional to n (bounded by the directory bytes).
+// proportional to n (bounded by the directory bytes). data_padding false: the padding between
+// data regions is not looked at (a byte source whose data bytes were not read; the padding
+// after the tokenizer lies before the directory and is always checked).
 Status check_data_region(const uint8_t *file, uint64_t file_len, const Header &h,
-                         const Entry *entries, uint32_t n, const Allocator &a, const Diag &diag);
+                         const Entry *entries, uint32_t n, const Allocator &a, const Diag &diag,
+                         bool data_padding = true);
 
 }  // namespace slm1
 }  // namespace tblob
