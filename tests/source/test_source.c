@@ -725,6 +725,64 @@ static int test_uqff(const char *path) {
 }
 #endif
 
+#if HAVE_SLM1
+/* tiny_btok.slm with one byte pattern changed, opened without the checksum through a source and
+ * mapped. A negative scale (attn.q.weight's second scale, bytes 0x1c4-0x1c7 = -1.0f) is found
+ * through the source after reading the header/directory (384) and that first scale array (8);
+ * padding after a payload (byte 0x188) is not read through a source, so only the mapped open
+ * refuses it (docs/slm1.md section 10). */
+static int test_slm1_damaged(const char *path) {
+  static const uint8_t minus_one[4] = {0x00, 0x00, 0x80, 0xbf};
+  uint64_t len = 0;
+  uint8_t *good = slurp(path, &len);
+  int k;
+  CHECK(good != NULL && len == 656);
+  for (k = 0; k < 3; ++k) {
+    char tmp[] = "/tmp/tblob_slm1_damagedXXXXXX";
+    int fd = mkstemp(tmp);
+    uint8_t *bad = (uint8_t *)malloc((size_t)len);
+    tblob_open_options o = TBLOB_OPEN_OPTIONS_INIT;
+    tblob_diag diag = TBLOB_DIAG_INIT;
+    counters c = {0, 0, 0, 0};
+    tblob_model *m = NULL;
+    tblob_status want_src, want_map;
+    uint64_t want_bytes;
+    CHECK(fd >= 0 && bad != NULL);
+    memcpy(bad, good, (size_t)len);
+    o.flags = TBLOB_OPEN_FLAG_SLM1_NO_CHECKSUM;
+    if (k < 2) {
+      memcpy(bad + 0x1c4, minus_one, 4);
+      if (k == 1) o.flags |= TBLOB_OPEN_FLAG_SLM1_NO_SCALE_CHECK;
+      want_src = want_map = k == 0 ? TBLOB_E_SLM1_SCALE : TBLOB_OK;
+      want_bytes = k == 0 ? 384 + 8 : 384;
+    } else {
+      bad[0x188] = 1;
+      want_src = TBLOB_OK;
+      want_map = TBLOB_E_SLM1_PADDING;
+      want_bytes = 384 + 24;
+    }
+    CHECK(write(fd, bad, (size_t)len) == (ssize_t)len);
+    close(fd);
+    CHECK_STATUS(open_counted_opts(tmp, 1, HONEST, 0, &c, &o, &m, &diag, NULL), want_src);
+    CHECK(c.bytes == want_bytes);
+    if (want_src == TBLOB_E_SLM1_SCALE) CHECK(diag.offset == 0x1c4 && diag.tensor_index == 0);
+    tblob_model_close(m);
+    m = NULL;
+    CHECK(c.closes == c.opens);
+    CHECK_STATUS(tblob_model_open(tmp, &o, &m, &diag), want_map);
+    if (want_map == TBLOB_E_SLM1_SCALE) CHECK(diag.offset == 0x1c4);
+    if (want_map == TBLOB_E_SLM1_PADDING) CHECK(diag.offset == 0x188);
+    tblob_model_close(m);
+    unlink(tmp);
+    free(bad);
+    printf("%s damaged (case %d): source %s after %llu bytes, mapped %s\n", path, k, tblob_status_name(want_src),
+           (unsigned long long)c.bytes, tblob_status_name(want_map));
+  }
+  free(good);
+  return 0;
+}
+#endif
+
 /* TBLOB_OPEN_READ copies the file: a copy truncated to nothing after the open still reads. */
 static int test_read_mode(const char *path) {
   char tmp[] = "/tmp/tblob_read_modeXXXXXX";
@@ -803,6 +861,7 @@ int main(int argc, char **argv) {
   if (compare_file(p, TBLOB_FORMAT_SLM1, NULL)) return 1;
   /* docs/slm1.md 13.1: data at 0x180 = 384 (directory 0xc0 + 3 x 64); scales 2 + 4 f32 = 24 */
   if (test_slm1_partial(p, 384, 24)) return 1;
+  if (test_slm1_damaged(p)) return 1;
   snprintf(p, sizeof(p), "%s/slm1/tiny_bpe1.slm", argv[4]);
   if (compare_file(p, TBLOB_FORMAT_SLM1, NULL)) return 1;
 #endif
