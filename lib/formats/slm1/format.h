@@ -194,6 +194,9 @@ inline bool scale_bits_ok(uint32_t bits) { return bits - 1u < 0x7f7fffffu; }
 // Index of the first bad scale among count little-endian f32 at p, or count.
 uint64_t first_bad_scale(const uint8_t *p, uint64_t count);
 
+// TBLOB_E_SLM1_SCALE for scale k of entry i (f32 bits `bits`), with the entry and byte named.
+Status scale_fail(const Header &h, const Entry *e, uint32_t i, uint64_t k, uint32_t bits, const Diag &diag);
+
 // Section 11 step 8 over every quantized entry (regions already checked to be in the file).
 Status check_scales(const uint8_t *file, const Header &h, const Entry *e, uint32_t n,
                     const Diag &diag);

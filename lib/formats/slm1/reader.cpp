@@ -184,15 +184,7 @@ Status check_scales_source(const Source &src, const slm1::Header &h, const Entry
     if (s != TBLOB_OK) return s;
     const uint64_t count = e[i].scale_bytes / 4;
     const uint64_t k = slm1::first_bad_scale(buf.data(), count);
-    if (k == count) continue;
-    const uint64_t at = e[i].scale_offset + 4 * k;
-    return diag.fail(TBLOB_E_SLM1_SCALE, at, i,
-                     "tensor %u (hash %016llx, entry at byte %llu): %s scale %llu at byte %llu "
-                     "(f32 bits 0x%08x) is not finite and positive",
-                     i, static_cast<ull>(e[i].hash),
-                     static_cast<ull>(h.directory_offset + uint64_t{i} * slm1::kEntryBytes),
-                     slm1::dtype_name(e[i].dtype), static_cast<ull>(k), static_cast<ull>(at),
-                     load_le32(buf.data() + 4 * k));
+    if (k != count) return slm1::scale_fail(h, e, i, k, load_le32(buf.data() + 4 * k), diag);
   }
   return TBLOB_OK;
 }
