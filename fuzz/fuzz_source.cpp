@@ -194,6 +194,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const fuzz::Params p = fuzz::split_input(data, size);
   const fuzz::ExactCopy file(p.file, p.file_len);
   tblob_open_options opts = fuzz::make_options(p);
+  // SLM1 without its checksum reads only the header and directory (and scale arrays): the
+  // top bits of lim take that path, with and without the scale check.
+  if (p.lim & 0x80u) opts.flags |= TBLOB_OPEN_FLAG_SLM1_NO_CHECKSUM;
+  if (p.lim & 0x40u) opts.flags |= TBLOB_OPEN_FLAG_SLM1_NO_SCALE_CHECK;
   Shared sh{file.ptr, file.len, p.variant != 1, kHonest, 0};
   if (p.variant == 2) {
     sh.lie = static_cast<Lie>((p.lim & 7u) % 5u);

@@ -29,6 +29,9 @@ def main():
             data = f.read()
         cases = [(0, 0, 0), (1, 0, 0), (3, 0, 0), (0, 3, 0)]
         cases += [(2, 0, lie | (call << 3)) for lie in range(5) for call in (0, 1, 2)]
+        if name.startswith("slm1"):
+            # lim bit 7: without the checksum (header and directory only); bit 6: no scale check
+            cases += [(ctl, fail, lim) for lim in (0x80, 0xC0) for ctl in (0, 1, 3) for fail in (0, 1, 2, 3, 5)]
         for ctl, fail, lim in cases:
             with open(os.path.join(out, "seed_%s_c%d_f%d_l%d" % (name, ctl, fail, lim)), "wb") as f:
                 f.write(data + trailer(ctl, fail, lim))

@@ -283,6 +283,17 @@ struct Fetched {
     *out = b;
     return tblob::source_read(m->files[t.file_index].source, t.file_offset + offset, b, n, "tensor data", d);
   }
+  // The same for bytes [at, at + len) of file 0 (an SLM1 tensor's scale array).
+  Status read_file0(const tblob_model *m, uint64_t at, uint64_t len, const uint8_t **out, const Diag &d) {
+    size_t n;
+    if (!tblob::to_size(len, &n)) return d.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+    uint8_t *b = static_cast<uint8_t *>(a_.alloc(n ? n : 1));
+    if (!b) return d.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+    p_[n_] = b;
+    sz_[n_++] = n ? n : 1;
+    *out = b;
+    return tblob::source_read(m->files[0].source, at, b, n, "scales", d);
+  }
   tblob::Allocator a_;
   uint8_t *p_[4] = {nullptr, nullptr, nullptr, nullptr};
   size_t sz_[4] = {0, 0, 0, 0};
@@ -653,6 +664,8 @@ Status tensor_dequantize(const tblob_model *model, uint64_t index, uint32_t out_
     s = part(index, &q.data, &q.data_bytes);
     if (s == TBLOB_OK && r) s = part(r->scale, &q.scales, &q.scales_bytes);
     if (s == TBLOB_OK && r) s = part(r->bias, &q.biases, &q.biases_bytes);
+    if (s == TBLOB_OK && v.own_scheme && !q.scales && q.scales_bytes && model->dequant_hooks->scales_offset)
+      s = f.read_file0(model, model->dequant_hooks->scales_offset(model, index), q.scales_bytes, &q.scales, d);
     if (s == TBLOB_OK && r && r->global_scale != kNoTensor && !q.global_scale)
       s = f.read(model, r->global_scale, 0, q.global_scale_bytes, &q.global_scale, d);
     if (sliced) {

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "capi/capi_common.h"
+#include "core/checked.h"
 #include "core/limits.h"
 #include "table/model.h"
 #include "formats/slm1/config_json.h"
@@ -46,9 +47,13 @@ Status slm1_view(const tblob_model *m, uint64_t index, Slm1View *out) {
   v.rows = e.rows;
   v.cols = e.cols;
   v.block_size = e.dtype == slm1::kDtypeF32 ? 0 : e.block_size;
-  v.payload = st->file + e.byte_offset;
+  // Bytes a byte source has not read are null (the dequantizer reads them).
+  const bool payload_here = range_inside(e.byte_offset, e.byte_length, st->in_memory);
+  const bool scales_here = range_inside(e.scale_offset, e.scale_bytes, st->in_memory);
+  v.payload = payload_here ? st->file + e.byte_offset : nullptr;
   v.payload_bytes = e.byte_length;
-  v.scales = e.dtype == slm1::kDtypeF32 ? nullptr : st->file + e.scale_offset;
+  v.scales = e.dtype == slm1::kDtypeF32 || !scales_here ? nullptr : st->file + e.scale_offset;
+  v.scale_offset = e.scale_offset;
   v.scale_bytes = e.scale_bytes;
   v.shape = st->logical_shapes ? st->logical_shapes + 4 * index : nullptr;
   v.rank = e.rank;
@@ -152,8 +157,10 @@ TBLOB_API tblob_status tblob_slm1_tensor_at(const tblob_model *model, uint64_t i
   info->byte_length = e.byte_length;
   info->scale_offset = e.scale_offset;
   info->scale_length = e.scale_bytes;
-  info->payload = st->file + e.byte_offset;
-  info->scales = quant ? st->file + e.scale_offset : nullptr;
+  // NULL for bytes a byte source has not read (as tblob_tensor_quant_desc does).
+  info->payload = tblob::range_inside(e.byte_offset, e.byte_length, st->in_memory) ? st->file + e.byte_offset : nullptr;
+  info->scales = quant && tblob::range_inside(e.scale_offset, e.scale_bytes, st->in_memory) ? st->file + e.scale_offset
+                                                                                               : nullptr;
   info->entry_offset = st->header.directory_offset + index * tblob::slm1::kEntryBytes;
   info->name_listed = st->entry_listed[index] ? 1u : 0u;
   info->reserved = 0;

@@ -12,6 +12,7 @@
 #include "formats/ollama/ollama.h"
 #endif
 #if TBLOB_HAVE_SLM1
+#include "formats/slm1/format.h"
 #include "formats/slm1/slm1.h"
 #endif
 #if TBLOB_HAVE_UQFF
@@ -367,8 +368,19 @@ Status open_source(const tblob_byte_source *bs, const Limits &limits, tblob_mode
 #endif
 #if TBLOB_HAVE_SLM1
   if (slm1_looks_like(src.data, src.len)) {
-    // SLM1's reader checks the whole file (checksum, padding): it is read whole.
-    s = source_read_whole(&src, UINT64_MAX - 1, TBLOB_E_LIMIT_HEADER_BYTES, m->alloc, "the SLM1 file", diag);
+    const uint64_t total = source_total(src);
+    if (!(limits.flags & TBLOB_OPEN_FLAG_SLM1_NO_CHECKSUM) || total == TBLOB_SOURCE_SIZE_UNKNOWN) {
+      // The checksum covers every byte (and an unknown size has no end to check regions
+      // against): the file is read whole.
+      s = source_read_whole(&src, UINT64_MAX - 1, TBLOB_E_LIMIT_HEADER_BYTES, m->alloc, "the SLM1 file", diag);
+    } else {
+      // Without the checksum only [0, tensor_data_offset) is read: the header, checked first
+      // against the declared size, then the tokenizer section and the directory it places.
+      s = source_grow_prefix(&src, slm1::kHeaderBytes, m->alloc, "the SLM1 header", diag);
+      slm1::Header h;
+      if (s == TBLOB_OK) s = slm1::read_header(src.data, total, limits, &h, diag);
+      if (s == TBLOB_OK) s = source_grow_prefix(&src, h.data_offset, m->alloc, "the SLM1 directory", diag);
+    }
     if (s == TBLOB_OK) s = slm1_open_detected(m, limits, diag);
     return finish(m, s, out);
   }

@@ -76,6 +76,9 @@ struct DequantHooks {
                          uint64_t row_end, uint64_t *bytes, const Diag &diag);
   Status (*decode)(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint64_t row_begin,
                    uint64_t row_end, void *dst, size_t dst_bytes, const Diag &diag);
+  // With describe: where in file 0 tensor `index`'s scales lie, for a byte source that has not
+  // read them (describe then leaves QuantDesc::scales null). Null: no separate scales.
+  uint64_t (*scales_offset)(const tblob_model *m, uint64_t index);
 };
 
 }  // namespace tblob

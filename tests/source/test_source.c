@@ -169,8 +169,9 @@ static tblob_status mem_sibling(void *user, const char *name, size_t name_len, t
 
 /* Opens path through a counting source. Returns the status; *src is left pointing at the
  * source (owned by the model or already closed). */
-static tblob_status open_counted(const char *path, int size_known, enum lie lie, uint64_t nth, counters *c,
-                                 tblob_model **m, tblob_diag *diag, mem_src **src) {
+static tblob_status open_counted_opts(const char *path, int size_known, enum lie lie, uint64_t nth, counters *c,
+                                      const tblob_open_options *o, tblob_model **m, tblob_diag *diag,
+                                      mem_src **src) {
   tblob_byte_source bs;
   mem_src *s = mem_new(path, c);
   if (!s) return TBLOB_E_IO;
@@ -179,7 +180,12 @@ static tblob_status open_counted(const char *path, int size_known, enum lie lie,
   tblob_byte_source_init(&bs, sizeof(bs));
   mem_fill(s, &bs, size_known, path);
   if (src) *src = s;
-  return tblob_model_open_source(&bs, NULL, m, diag);
+  return tblob_model_open_source(&bs, o, m, diag);
+}
+
+static tblob_status open_counted(const char *path, int size_known, enum lie lie, uint64_t nth, counters *c,
+                                 tblob_model **m, tblob_diag *diag, mem_src **src) {
+  return open_counted_opts(path, size_known, lie, nth, c, NULL, m, diag, src);
 }
 
 /* ---- comparisons with the mapped open ---------------------------------------------------- */
@@ -309,6 +315,69 @@ static int compare_file(const char *path, uint32_t want_format, uint64_t *read_a
 }
 
 /* ---- the groups ----------------------------------------------------------------------------- */
+
+#if HAVE_SLM1
+static uint64_t le(const uint8_t *p, int n) {
+  uint64_t v = 0;
+  while (n-- > 0) v = v << 8 | p[n];
+  return v;
+}
+
+/* SLM1 through a source: with the checksum skipped, open reads [0, tensor_data_offset) (header,
+ * tokenizer, directory) and, with the scale check on, each scale array; with the checksum, the
+ * whole file. The expected counts come from the file's own fields (docs/slm1.md sections 3-6:
+ * tensor_data_offset is u64 at byte 92, tensor_count u32 at 88, directory at byte 80; an entry
+ * holds dims at +16 (4 x u32), rank u32 at +12, scale_offset u64 at +48, block_size u32 at +56;
+ * a scale array is rows x cols / block_size f32, rows the product of all dims but the last). */
+static int test_slm1_partial(const char *path, uint64_t hand_data_offset, uint64_t hand_scales) {
+  static const uint32_t flag_sets[3] = {TBLOB_OPEN_FLAG_SLM1_NO_CHECKSUM | TBLOB_OPEN_FLAG_SLM1_NO_SCALE_CHECK,
+                                        TBLOB_OPEN_FLAG_SLM1_NO_CHECKSUM, 0u};
+  uint64_t len = 0, data_offset, dir, count, i, scales = 0;
+  uint8_t *f = slurp(path, &len);
+  int k;
+  CHECK(f && len >= 108);
+  data_offset = le(f + 92, 8);
+  dir = le(f + 80, 8);
+  count = le(f + 88, 4);
+  CHECK(data_offset == dir + 64 * count && data_offset < len);
+  for (i = 0; i < count; ++i) {
+    const uint8_t *e = f + dir + 64 * i;
+    uint64_t rank = le(e + 12, 4), rows = 1, cols, d;
+    if (le(e + 48, 8) == 0) continue; /* f32: no scale array */
+    for (d = 0; d + 1 < rank; ++d) rows *= le(e + 16 + 4 * d, 4);
+    cols = le(e + 16 + 4 * (rank - 1), 4);
+    scales += rows * (cols / le(e + 56, 4)) * 4;
+  }
+  free(f);
+  CHECK(scales > 0); /* the fixture has quantized tensors, or the middle case proves nothing */
+  CHECK(data_offset == hand_data_offset && scales == hand_scales);
+  for (k = 0; k < 3; ++k) {
+    const uint64_t want[3] = {data_offset, data_offset + scales, len};
+    tblob_open_options o = TBLOB_OPEN_OPTIONS_INIT;
+    counters c = {0, 0, 0, 0};
+    tblob_model *src = NULL, *mapped = NULL;
+    tblob_diag diag = TBLOB_DIAG_INIT;
+    uint64_t at_open;
+    int deq = 0;
+    o.flags = flag_sets[k];
+    CHECK_OK(tblob_model_open(path, &o, &mapped, &diag));
+    CHECK_OK(open_counted_opts(path, 1, HONEST, 0, &c, &o, &src, &diag, NULL));
+    at_open = c.bytes;
+    CHECK(at_open == want[k]);
+    if (same_table(src, mapped)) return 1;
+    if (same_bytes(src, mapped)) return 1;
+    if (same_dequant(src, mapped, &deq)) return 1;
+    CHECK(deq > 0);
+    printf("%s flags 0x%x: %llu of %llu bytes read at open (tensor_data_offset %llu, scale arrays %llu)\n", path,
+           (unsigned)o.flags, (unsigned long long)at_open, (unsigned long long)len,
+           (unsigned long long)data_offset, (unsigned long long)scales);
+    tblob_model_close(src);
+    tblob_model_close(mapped);
+    CHECK(c.closes == c.opens);
+  }
+  return 0;
+}
+#endif
 
 static int test_big(const char *path, uint64_t header_bytes) {
   counters c = {0, 0, 0, 0};
@@ -656,6 +725,64 @@ static int test_uqff(const char *path) {
 }
 #endif
 
+#if HAVE_SLM1
+/* tiny_btok.slm with one byte pattern changed, opened without the checksum through a source and
+ * mapped. A negative scale (attn.q.weight's second scale, bytes 0x1c4-0x1c7 = -1.0f) is found
+ * through the source after reading the header/directory (384) and that first scale array (8);
+ * padding after a payload (byte 0x188) is not read through a source, so only the mapped open
+ * refuses it (docs/slm1.md section 10). */
+static int test_slm1_damaged(const char *path) {
+  static const uint8_t minus_one[4] = {0x00, 0x00, 0x80, 0xbf};
+  uint64_t len = 0;
+  uint8_t *good = slurp(path, &len);
+  int k;
+  CHECK(good != NULL && len == 656);
+  for (k = 0; k < 3; ++k) {
+    char tmp[] = "/tmp/tblob_slm1_damagedXXXXXX";
+    int fd = mkstemp(tmp);
+    uint8_t *bad = (uint8_t *)malloc((size_t)len);
+    tblob_open_options o = TBLOB_OPEN_OPTIONS_INIT;
+    tblob_diag diag = TBLOB_DIAG_INIT;
+    counters c = {0, 0, 0, 0};
+    tblob_model *m = NULL;
+    tblob_status want_src, want_map;
+    uint64_t want_bytes;
+    CHECK(fd >= 0 && bad != NULL);
+    memcpy(bad, good, (size_t)len);
+    o.flags = TBLOB_OPEN_FLAG_SLM1_NO_CHECKSUM;
+    if (k < 2) {
+      memcpy(bad + 0x1c4, minus_one, 4);
+      if (k == 1) o.flags |= TBLOB_OPEN_FLAG_SLM1_NO_SCALE_CHECK;
+      want_src = want_map = k == 0 ? TBLOB_E_SLM1_SCALE : TBLOB_OK;
+      want_bytes = k == 0 ? 384 + 8 : 384;
+    } else {
+      bad[0x188] = 1;
+      want_src = TBLOB_OK;
+      want_map = TBLOB_E_SLM1_PADDING;
+      want_bytes = 384 + 24;
+    }
+    CHECK(write(fd, bad, (size_t)len) == (ssize_t)len);
+    close(fd);
+    CHECK_STATUS(open_counted_opts(tmp, 1, HONEST, 0, &c, &o, &m, &diag, NULL), want_src);
+    CHECK(c.bytes == want_bytes);
+    if (want_src == TBLOB_E_SLM1_SCALE) CHECK(diag.offset == 0x1c4 && diag.tensor_index == 0);
+    tblob_model_close(m);
+    m = NULL;
+    CHECK(c.closes == c.opens);
+    CHECK_STATUS(tblob_model_open(tmp, &o, &m, &diag), want_map);
+    if (want_map == TBLOB_E_SLM1_SCALE) CHECK(diag.offset == 0x1c4);
+    if (want_map == TBLOB_E_SLM1_PADDING) CHECK(diag.offset == 0x188);
+    tblob_model_close(m);
+    unlink(tmp);
+    free(bad);
+    printf("%s damaged (case %d): source %s after %llu bytes, mapped %s\n", path, k, tblob_status_name(want_src),
+           (unsigned long long)c.bytes, tblob_status_name(want_map));
+  }
+  free(good);
+  return 0;
+}
+#endif
+
 /* TBLOB_OPEN_READ copies the file: a copy truncated to nothing after the open still reads. */
 static int test_read_mode(const char *path) {
   char tmp[] = "/tmp/tblob_read_modeXXXXXX";
@@ -732,6 +859,9 @@ int main(int argc, char **argv) {
 #if HAVE_SLM1
   snprintf(p, sizeof(p), "%s/slm1/tiny_btok.slm", argv[4]);
   if (compare_file(p, TBLOB_FORMAT_SLM1, NULL)) return 1;
+  /* docs/slm1.md 13.1: data at 0x180 = 384 (directory 0xc0 + 3 x 64); scales 2 + 4 f32 = 24 */
+  if (test_slm1_partial(p, 384, 24)) return 1;
+  if (test_slm1_damaged(p)) return 1;
   snprintf(p, sizeof(p), "%s/slm1/tiny_bpe1.slm", argv[4]);
   if (compare_file(p, TBLOB_FORMAT_SLM1, NULL)) return 1;
 #endif

@@ -22,6 +22,7 @@ struct Slm1View {
   uint64_t payload_bytes = 0;
   const uint8_t *scales = nullptr;  // little-endian f32
   uint64_t scale_bytes = 0;
+  uint64_t scale_offset = 0;  // in the file (a byte source reads the scales from there)
   const uint64_t *shape = nullptr;  // the stored dims (q4_0 not halved), borrowed; may be null
   uint32_t rank = 0;
 };

@@ -327,20 +327,22 @@ uint64_t first_bad_scale(const uint8_t *p, uint64_t count) {
   return count;
 }
 
-Status check_scales(const uint8_t *f, const Header &h, const Entry *e, uint32_t n, const Diag &diag) {
+Status scale_fail(const Header &h, const Entry *e, uint32_t i, uint64_t k, uint32_t bits, const Diag &diag) {
   using ull = unsigned long long;
+  const uint64_t at = e[i].scale_offset + 4 * k;
+  return diag.fail(TBLOB_E_SLM1_SCALE, at, i,
+                   "tensor %u (hash %016llx, entry at byte %llu): %s scale %llu at byte %llu "
+                   "(f32 bits 0x%08x) is not finite and positive",
+                   i, static_cast<ull>(e[i].hash), static_cast<ull>(h.directory_offset + uint64_t{i} * kEntryBytes),
+                   dtype_name(e[i].dtype), static_cast<ull>(k), static_cast<ull>(at), bits);
+}
+
+Status check_scales(const uint8_t *f, const Header &h, const Entry *e, uint32_t n, const Diag &diag) {
   for (uint32_t i = 0; i < n; ++i) {
     if (e[i].dtype == kDtypeF32) continue;
     const uint64_t count = e[i].scale_bytes / 4;
     const uint64_t k = first_bad_scale(f + e[i].scale_offset, count);
-    if (k == count) continue;
-    const uint64_t at = e[i].scale_offset + 4 * k;
-    return diag.fail(TBLOB_E_SLM1_SCALE, at, i,
-                     "tensor %u (hash %016llx, entry at byte %llu): %s scale %llu at byte %llu "
-                     "(f32 bits 0x%08x) is not finite and positive",
-                     i, static_cast<ull>(e[i].hash),
-                     static_cast<ull>(h.directory_offset + uint64_t{i} * kEntryBytes),
-                     dtype_name(e[i].dtype), static_cast<ull>(k), static_cast<ull>(at), load_le32(f + at));
+    if (k != count) return scale_fail(h, e, i, k, load_le32(f + e[i].scale_offset + 4 * k), diag);
   }
   return TBLOB_OK;
 }
@@ -383,7 +385,7 @@ uint64_t first_nonzero(const uint8_t *f, uint64_t begin, uint64_t end) {
 }  // namespace
 
 Status check_data_region(const uint8_t *f, uint64_t len, const Header &h, const Entry *e,
-                         uint32_t n, const Allocator &a, const Diag &diag) {
+                         uint32_t n, const Allocator &a, const Diag &diag, bool data_padding) {
   // 1. Inside the file; 2. aligned (each over every region, in directory order).
   for (int rule = 1; rule <= 2; ++rule) {
     for (uint32_t i = 0; i < n; ++i) {
@@ -456,7 +458,7 @@ Status check_data_region(const uint8_t *f, uint64_t len, const Header &h, const 
     return diag.fail(TBLOB_E_SLM1_PADDING, z, -1,
                      "padding byte %llu (between the tokenizer end %llu and the directory) is 0x%02x, not 0",
                      static_cast<ull>(z), static_cast<ull>(tok_end), f[z]);
-  for (size_t r = 0; r + 1 < k; ++r) {
+  for (size_t r = 0; data_padding && r + 1 < k; ++r) {
     const uint64_t gap_end = h.data_offset + regions[r + 1].begin;
     z = first_nonzero(f, regions[r].real_end, gap_end);
     if (z != gap_end) {

@@ -194,6 +194,9 @@ inline bool scale_bits_ok(uint32_t bits) { return bits - 1u < 0x7f7fffffu; }
 // Index of the first bad scale among count little-endian f32 at p, or count.
 uint64_t first_bad_scale(const uint8_t *p, uint64_t count);
 
+// TBLOB_E_SLM1_SCALE for scale k of entry i (f32 bits `bits`), with the entry and byte named.
+Status scale_fail(const Header &h, const Entry *e, uint32_t i, uint64_t k, uint32_t bits, const Diag &diag);
+
 // Section 11 step 8 over every quantized entry (regions already checked to be in the file).
 Status check_scales(const uint8_t *file, const Header &h, const Entry *e, uint32_t n,
                     const Diag &diag);
@@ -203,9 +206,12 @@ Status check_scales(const uint8_t *file, const Header &h, const Entry *e, uint32
 // fewer than 64 bytes between regions, and nothing after the last one.
 
 // Section 11 step 7 over entries already checked by check_entry_shape. Scratch memory is
-// proportional to n (bounded by the directory bytes).
+// proportional to n (bounded by the directory bytes). data_padding false: the padding between
+// data regions is not looked at (a byte source whose data bytes were not read; the padding
+// after the tokenizer lies before the directory and is always checked).
 Status check_data_region(const uint8_t *file, uint64_t file_len, const Header &h,
-                         const Entry *entries, uint32_t n, const Allocator &a, const Diag &diag);
+                         const Entry *entries, uint32_t n, const Allocator &a, const Diag &diag,
+                         bool data_padding = true);
 
 }  // namespace slm1
 }  // namespace tblob

@@ -15,6 +15,7 @@
 #include "formats/slm1/state.h"
 #include "formats/slm1/tokenizer.h"
 #include "hash/fnv1a.h"
+#include "io/source.h"
 
 // ---- open -------------------------------------------------------------------------------------
 // SLM1 open: validation in the order of docs/slm1.md section 11, then the tensor table.
@@ -170,6 +171,24 @@ Status fill_table(tblob_model *m, State *stp, const Diag &diag) {
   return s;
 }
 
+// Step 8 for a byte source holding only [0, data_offset) in memory: each scale array is read
+// on its own (4 bytes per block), the payloads are not.
+Status check_scales_source(const Source &src, const slm1::Header &h, const Entry *e, uint32_t n, const Allocator &a,
+                           const Diag &diag) {
+  PodVec<uint8_t> buf(&a);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (e[i].dtype == slm1::kDtypeF32 || e[i].scale_bytes == 0) continue;
+    size_t len;
+    if (!to_size(e[i].scale_bytes, &len) || !buf.resize(len)) return oom(diag);
+    Status s = source_read(src, e[i].scale_offset, buf.data(), len, "an SLM1 scale array", diag);
+    if (s != TBLOB_OK) return s;
+    const uint64_t count = e[i].scale_bytes / 4;
+    const uint64_t k = slm1::first_bad_scale(buf.data(), count);
+    if (k != count) return slm1::scale_fail(h, e, i, k, load_le32(buf.data() + 4 * k), diag);
+  }
+  return TBLOB_OK;
+}
+
 }  // namespace
 
 bool slm1_looks_like(const uint8_t *p, size_t n) {
@@ -182,8 +201,18 @@ Status slm1_open_model(tblob_model *m, const Limits &limits, const slm1::NameLis
   void *mem = m->arena.alloc(sizeof(State));
   if (!mem) return oom(diag);
   State *st = new (mem) State();
-  st->file = m->files[0].source.data;
-  st->file_len = m->files[0].source.len;
+  const Source &src = m->files[0].source;
+  st->file = src.data;
+  st->file_len = src.len;
+  st->in_memory = src.len;
+  // A byte source may hold only the header, tokenizer and directory (open_source reads no more
+  // when the checksum is skipped): the checks below then take the file's length from its
+  // declared size and leave the data bytes unread, except the scale arrays.
+  const bool partial = src.kind == Source::kCallback && source_total(src) != TBLOB_SOURCE_SIZE_UNKNOWN &&
+                       source_total(src) > src.len;
+  if (partial) st->file_len = source_total(src);
+  if (partial && !(limits.flags & TBLOB_OPEN_FLAG_SLM1_NO_CHECKSUM))
+    return diag.fail(TBLOB_E_INVALID_ARGUMENT, TBLOB_NO_OFFSET, -1, "SLM1: the checksum needs the whole file in memory");
   const uint8_t *file = st->file;
   const uint64_t len = st->file_len;
   // Steps 1-3: header.
@@ -201,9 +230,10 @@ Status slm1_open_model(tblob_model *m, const Limits &limits, const slm1::NameLis
   if (s == TBLOB_OK) s = slm1::index_directory(st, &m->arena, diag);
   if (s == TBLOB_OK) s = slm1::attach_names(st, names ? *names : slm1::NameList{}, limits, &m->arena, m->alloc, diag);
   // Step 7: data region; step 8: scales; step 9: checksum.
-  if (s == TBLOB_OK) s = slm1::check_data_region(file, len, h, st->entries, st->count, m->alloc, diag);
+  if (s == TBLOB_OK) s = slm1::check_data_region(file, len, h, st->entries, st->count, m->alloc, diag, !partial);
   if (s == TBLOB_OK && !(limits.flags & TBLOB_OPEN_FLAG_SLM1_NO_SCALE_CHECK))
-    s = slm1::check_scales(file, h, st->entries, st->count, diag);
+    s = partial ? check_scales_source(src, h, st->entries, st->count, m->alloc, diag)
+                : slm1::check_scales(file, h, st->entries, st->count, diag);
   if (s != TBLOB_OK) return s;
   if (!(limits.flags & TBLOB_OPEN_FLAG_SLM1_NO_CHECKSUM)) {
     if (h.checksum == 0)
@@ -437,9 +467,14 @@ Status describe(const tblob_model *m, uint64_t index, QuantDesc *q, const uint64
   return TBLOB_OK;
 }
 
+uint64_t scales_at(const tblob_model *m, uint64_t index) {
+  Slm1View v;
+  return slm1_view(m, index, &v) == TBLOB_OK ? v.scale_offset : 0;
+}
+
 }  // namespace
 
-const DequantHooks kSlm1DequantHooks = {&describe, nullptr, nullptr};
+const DequantHooks kSlm1DequantHooks = {&describe, nullptr, nullptr, &scales_at};
 
 Status slm1_dequant_rows(const Slm1View &v, uint64_t row_begin, uint64_t row_end, float *dst,
                          size_t dst_count) {

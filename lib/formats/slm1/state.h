@@ -30,7 +30,8 @@ struct State {
   Header header;
   uint32_t tokenizer_kind = 0;
   const uint8_t *file = nullptr;
-  uint64_t file_len = 0;
+  uint64_t file_len = 0;   // the file's length (a byte source: its declared size)
+  uint64_t in_memory = 0;  // bytes at `file`: file_len, or a byte source's prefix
   const Entry *entries = nullptr;
   uint32_t count = 0;
   bool sorted = true;                  // hashes strictly increasing: index == position

@@ -252,7 +252,7 @@ Status folded_decode(const tblob_model *m, uint64_t index, uint32_t out_dtype, u
 
 }  // namespace
 
-const DequantHooks kDequantHooks = {nullptr, &folded_bytes, &folded_decode};
+const DequantHooks kDequantHooks = {nullptr, &folded_bytes, &folded_decode, nullptr};
 
 Status dequantize(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint64_t expert,
                   uint64_t row_begin, uint64_t row_end, void *dst, size_t dst_bytes, const Diag &diag) {
