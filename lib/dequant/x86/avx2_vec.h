@@ -12,7 +12,7 @@ namespace {
 namespace vk {
 
 struct Avx2Lut32 {
-  __m256 lo, hi;  // entries 0-7 and 8-15
+  __m256i pl[4];  // byte k of the 16 entries (plane k), in both 128-bit lanes
 };
 struct Avx2Lut16 {
   __m256i plo, phi;  // low / high bytes of the 16 entries, in both 128-bit lanes
@@ -35,10 +35,10 @@ struct VAvx2 {
     return _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
   }
   static U load32(const uint8_t *p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)); }
+  // Two widening loads (vpmovzxbd from memory) rather than one load and a byte shift.
   static void load8x16(const uint8_t *p, U *q) {
-    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
-    q[0] = _mm256_cvtepu8_epi32(x);
-    q[1] = _mm256_cvtepu8_epi32(_mm_srli_si128(x, 8));
+    q[0] = load8(p);
+    q[1] = load8(p + 8);
   }
   // 16 signed bytes -> sign-extended int32 lanes.
   static void load8x16s(const uint8_t *p, U *q) {
@@ -110,7 +110,17 @@ struct VAvx2 {
   template <uint32_t OUT>
   static Lut<OUT> make_lut(const U *v) {
     if constexpr (OUT == kOutF32) {
-      return Lut<OUT>{asf(v[0]), asf(v[1])};
+      // Transpose each lane's 4 entries into byte planes, then gather each plane's 4 dwords
+      // (entries 0-3, 4-7, 8-11, 12-15) into one 16-byte table repeated in both lanes.
+      const __m256i tr = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,
+                                          0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+      const __m256i a = _mm256_shuffle_epi8(v[0], tr), b = _mm256_shuffle_epi8(v[1], tr);
+      const __m256i u = _mm256_unpacklo_epi32(a, b);  // P0(0-3) P0(8-11) P1(0-3) P1(8-11) | 4-7, 12-15
+      const __m256i w = _mm256_unpackhi_epi32(a, b);  // the same for planes 2 and 3
+      const __m256i even = _mm256_setr_epi32(0, 4, 1, 5, 0, 4, 1, 5);
+      const __m256i odd = _mm256_setr_epi32(2, 6, 3, 7, 2, 6, 3, 7);
+      return Lut<OUT>{{_mm256_permutevar8x32_epi32(u, even), _mm256_permutevar8x32_epi32(u, odd),
+                       _mm256_permutevar8x32_epi32(w, even), _mm256_permutevar8x32_epi32(w, odd)}};
     } else {
       __m128i a, b;
       if constexpr (OUT == kOutF16) {
@@ -136,12 +146,28 @@ struct VAvx2 {
     *c0 = _mm_unpacklo_epi8(lo, hi);
     *c1 = _mm_unpackhi_epi8(lo, hi);
   }
-  static void lut8_f32(uint8_t *dst, __m128i c, const Avx2Lut32 &l) {
-    const __m256i idx = _mm256_cvtepu8_epi32(c);
-    const __m256 r = _mm256_blendv_ps(_mm256_permutevar8x32_ps(l.lo, idx),
-                                      _mm256_permutevar8x32_ps(l.hi, idx),
-                                      _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28)));
-    _mm256_storeu_ps(reinterpret_cast<float *>(dst), r);
+  // 32 codes from 16 bytes x (both lanes hold them) as byte indices, lane 0 holding the codes
+  // of outputs 0-3, 8-11, 16-19, 24-27 and lane 1 those of 4-7, 12-15, 20-23, 28-31, so that
+  // the byte-plane lookups interleave back into whole 8-output runs without crossing lanes.
+  // Each byte is duplicated into a 16-bit word; the low byte keeps the low nibble, the high
+  // byte takes the word shifted right by 4 (its own high nibble).
+  static __m256i codes32_f32(__m256i x) {
+    const __m256i dup = _mm256_setr_epi8(0, 0, 1, 1, 4, 4, 5, 5, 8, 8, 9, 9, 12, 12, 13, 13,
+                                         2, 2, 3, 3, 6, 6, 7, 7, 10, 10, 11, 11, 14, 14, 15, 15);
+    const __m256i y = _mm256_shuffle_epi8(x, dup);
+    const __m256i hi = _mm256_set1_epi16(static_cast<short>(0xFF00));
+    return _mm256_and_si256(_mm256_blendv_epi8(y, _mm256_srli_epi16(y, 4), hi), _mm256_set1_epi8(0x0F));
+  }
+  // Looks up 32 codes (codes32_f32 order) in the planes; stores outputs 0-31 (f32).
+  static void lut32_f32(uint8_t *dst, __m256i c, const Avx2Lut32 &l) {
+    const __m256i b0 = _mm256_shuffle_epi8(l.pl[0], c), b1 = _mm256_shuffle_epi8(l.pl[1], c);
+    const __m256i b2 = _mm256_shuffle_epi8(l.pl[2], c), b3 = _mm256_shuffle_epi8(l.pl[3], c);
+    const __m256i lo01 = _mm256_unpacklo_epi8(b0, b1), hi01 = _mm256_unpackhi_epi8(b0, b1);
+    const __m256i lo23 = _mm256_unpacklo_epi8(b2, b3), hi23 = _mm256_unpackhi_epi8(b2, b3);
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst), _mm256_unpacklo_epi16(lo01, lo23));
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst + 32), _mm256_unpackhi_epi16(lo01, lo23));
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst + 64), _mm256_unpacklo_epi16(hi01, hi23));
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst + 96), _mm256_unpackhi_epi16(hi01, hi23));
   }
 
   // Expands n codes (n a multiple of 16) starting at p through the table.
@@ -150,18 +176,14 @@ struct VAvx2 {
     uint64_t k = 0;
     if constexpr (OUT == kOutF32) {
       for (; k + 32 <= n; k += 32, p += 16, dst += 128) {
-        __m128i c0, c1;
-        nibbles(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)), &c0, &c1);
-        lut8_f32(dst, c0, l);
-        lut8_f32(dst + 32, _mm_srli_si128(c0, 8), l);
-        lut8_f32(dst + 64, c1, l);
-        lut8_f32(dst + 96, _mm_srli_si128(c1, 8), l);
+        lut32_f32(dst, codes32_f32(_mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)))), l);
       }
-      if (k < n) {
-        __m128i c0, c1;
-        nibbles(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(p)), &c0, &c1);
-        lut8_f32(dst, c0, l);
-        lut8_f32(dst + 32, _mm_srli_si128(c0, 8), l);
+      if (k < n) {  // 16 codes left (8 bytes): outputs 0-15 are the first two stores of a full run
+        const __m256i c = codes32_f32(_mm256_broadcastsi128_si256(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(p))));
+        const __m256i lo01 = _mm256_unpacklo_epi8(_mm256_shuffle_epi8(l.pl[0], c), _mm256_shuffle_epi8(l.pl[1], c));
+        const __m256i lo23 = _mm256_unpacklo_epi8(_mm256_shuffle_epi8(l.pl[2], c), _mm256_shuffle_epi8(l.pl[3], c));
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst), _mm256_unpacklo_epi16(lo01, lo23));
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst + 32), _mm256_unpackhi_epi16(lo01, lo23));
       }
     } else {
       for (; k + 32 <= n; k += 32, p += 16, dst += 64) {

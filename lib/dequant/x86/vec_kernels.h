@@ -363,11 +363,13 @@ void decode_affine_chunk(const uint8_t *base, uint64_t i0, uint64_t n, uint32_t 
 // multiple of 16: prep(first_group, n, s, b) decodes a chunk of scales, make(s, b, vals)
 // fills the group's 16 results (f32 bits, canonical NaN, 16 / W vectors); V turns them into
 // its lookup table and expands the group's codes.
-template <class V, uint32_t OUT, class Prep, class Make>
-void hot_lut4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, const Prep &prep,
-              const Make &make) {
+// GS: the group size when known at compile time (16, 32, 64: the expansion loop then unrolls
+// fully), else 0 and d.group_size.
+template <class V, uint32_t OUT, uint64_t GS, class Prep, class Make>
+void hot_lut4_gs(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, const Prep &prep,
+                 const Make &make) {
   using Lut = typename V::template Lut<OUT>;
-  const uint64_t gsize = d.group_size, ngroups = d.cols / gsize;
+  const uint64_t gsize = GS != 0 ? GS : d.group_size, ngroups = d.cols / gsize;
   const uint64_t total = (re - rb) * ngroups, g_first = rb * ngroups;
   const uint8_t *p = d.data + rb * (d.cols / 2);
   alignas(64) uint32_t sa[kChunkGroups], ba[kChunkGroups];
@@ -383,6 +385,21 @@ void hot_lut4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, const 
       out += gsize * out_bytes<OUT>();
     }
   }
+}
+template <class V, uint32_t OUT, class Prep, class Make>
+void hot_lut4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, const Prep &prep,
+              const Make &make) {
+  // AVX2 only: the AVX-512 instantiations trip GCC 12's -Wuninitialized inside its intrinsic
+  // headers when unrolled, and were not measured.
+  if constexpr (V::W == 8) {
+    switch (d.group_size) {
+      case 16: return hot_lut4_gs<V, OUT, 16>(d, rb, re, out, prep, make);
+      case 32: return hot_lut4_gs<V, OUT, 32>(d, rb, re, out, prep, make);
+      case 64: return hot_lut4_gs<V, OUT, 64>(d, rb, re, out, prep, make);
+      default: break;
+    }
+  }
+  hot_lut4_gs<V, OUT, 0>(d, rb, re, out, prep, make);
 }
 
 template <class V>
