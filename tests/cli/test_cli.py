@@ -191,7 +191,7 @@ def test_completion(cli, names, helps, work):
             return sorted(l.split("\t")[0] for l in p.stdout.split("\n") if l)
         check(fish("tensorblob dequant --to ") == ["bf16", "f16", "f32"], "fish: option values")
         check("diff" in fish("tensorblob di"), "fish: command name")
-        check(fish("tensorblob diff --") == ["--dequant", "--header", "--help", "--json"], "fish: diff options")
+        check(fish("tensorblob diff --") == ["--cacert", "--dequant", "--header", "--help", "--json"], "fish: diff options")
     # bash: drive the completion function as bash itself does.
     drive = os.path.join(work, "drive.sh")
     with open(drive, "w") as f:

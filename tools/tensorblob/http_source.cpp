@@ -28,6 +28,7 @@ namespace tbcli {
 namespace {
 
 std::vector<std::string> g_headers;
+std::string g_ca_file;  // empty: libcurl's default CA store
 std::atomic<uint64_t> g_bytes{0}, g_requests{0};
 std::mutex g_error_mu;
 std::string g_last_error;
@@ -56,6 +57,8 @@ void http_set_headers(const std::vector<const char *> &headers) {
   g_headers.clear();
   for (const char *h : headers) g_headers.emplace_back(h);
 }
+
+void http_set_ca_file(const char *path) { g_ca_file = path ? path : ""; }
 
 HttpStats http_stats() {
   HttpStats s;
@@ -276,8 +279,12 @@ int64_t fetch(Remote *r, uint64_t offset, unsigned char *dst, size_t want) {
     return ex.why;
   }
   if (rc != CURLE_OK) {
+    std::string hint;
+    if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE)
+      hint = g_ca_file.empty() ? "; to trust a private CA: --cacert FILE or CURL_CA_BUNDLE=FILE"
+                               : "; CA file " + g_ca_file;
     set_last_error(r->name + ": " + (r->errbuf[0] ? r->errbuf : curl_easy_strerror(rc)) + " (" +
-                   std::to_string(ex.got) + " of bytes " + range + " received)");
+                   std::to_string(ex.got) + " of bytes " + range + " received" + hint + ")");
     return TBLOB_E_IO;
   }
   if (ex.status == 206 && r->etag.empty() && !ex.etag.empty()) r->etag = ex.etag;
@@ -366,6 +373,9 @@ tblob_status remote_new(const std::string &url, Remote **out, std::string *msg) 
   curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
   curl_easy_setopt(e, CURLOPT_MAXREDIRS, 10L);
   curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
+  // Peer and host verification stay on (libcurl's defaults); a given CA file replaces the
+  // default store, as the curl tool's --cacert does.
+  if (!g_ca_file.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, g_ca_file.c_str());
   curl_easy_setopt(e, CURLOPT_USERAGENT, (std::string("tensorblob/") + tblob_version_string()).c_str());
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 30L);
@@ -493,6 +503,17 @@ int prepare_remote(const Args &a, size_t file_args) {
       return usage_error(*a.cmd, "--header wants 'Name: value' on one line, not '%s'", h);
   }
   http_set_headers(headers);
+  // As the curl tool: --cacert, else a non-empty CURL_CA_BUNDLE. Verification is never off.
+  const char *ca = a.get("--cacert");
+  if (ca) {
+    std::FILE *f = std::fopen(ca, "rb");
+    if (!f) return usage_error(*a.cmd, "--cacert: cannot read '%s'", ca);
+    std::fclose(f);
+  } else {
+    ca = std::getenv("CURL_CA_BUNDLE");
+    if (ca && !*ca) ca = nullptr;
+  }
+  http_set_ca_file(ca);
   if (http_available()) return -1;
   for (size_t i = 0; i < a.positional.size() && i < file_args; ++i) {
     const char *p = a.positional[i];

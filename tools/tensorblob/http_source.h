@@ -22,6 +22,9 @@ bool http_available();
 
 // Extra request headers ("Name: value") for every request of every URL opened after the call.
 void http_set_headers(const std::vector<const char *> &headers);
+// PEM file of the CAs that https servers' certificates are checked against, in place of
+// libcurl's default store (nullptr: the default). Verification itself is never turned off.
+void http_set_ca_file(const char *path);
 
 // Opens the model at URL through a byte source: the first request (bytes 0-7) gives the size
 // and proves the server answers range requests; only what the library asks is fetched.
@@ -40,7 +43,7 @@ std::string http_last_error();
 // `,"fetched":{"bytes":N,"requests":M}`: what was fetched since `before`.
 void json_fetched(JsonWriter &w, const HttpStats &before);
 
-// Every command that takes files calls this before opening any: applies --header and refuses
+// Every command that takes files calls this before opening any: applies --header and --cacert (or CURL_CA_BUNDLE) and refuses
 // URLs among the first file_args arguments in a build without libcurl. Returns -1 to go on,
 // else the exit code (2, after a message; with --json also an error object on stdout).
 int prepare_remote(const Args &a, size_t file_args);

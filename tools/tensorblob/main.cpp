@@ -214,7 +214,9 @@ int run_help(const Args &a) {
 // Commands that read files also read http(s) URLs (http_source.cpp).
 #define HEADER_OPTION                                                                                       \
   {"--header", "-H", "HEADER", "URLs: send this request header, e.g. 'Authorization: Bearer TOKEN' (repeatable)", \
-   Complete::kNone, nullptr},
+   Complete::kNone, nullptr},                                                                              \
+  {"--cacert", nullptr, "FILE", "https URLs: trust the CAs in this PEM file instead of the system's "      \
+   "(default: $CURL_CA_BUNDLE when set)", Complete::kFile, nullptr},
 
 const Option kInspectOptions[] = {
     {"--no-checksum", nullptr, nullptr, "SLM1: skip only the checksum (every structural check stays)",
