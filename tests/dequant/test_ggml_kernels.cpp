@@ -109,7 +109,8 @@ void expect_own_kernels(const g::Kernels &k) {
 TEST(GgmlKernels, NeonCoversTheNewTypes) {
   if (!g::neon_kernels()) GTEST_SKIP() << "no NEON set in this build";
   expect_own_kernels<g::kSlotIQ4_NL, g::kSlotIQ4_XS, g::kSlotTQ2_0, g::kSlotMXFP4, g::kSlotTQ1_0, g::kSlotIQ2_XXS,
-                     g::kSlotIQ2_XS, g::kSlotIQ2_S, g::kSlotIQ3_XXS, g::kSlotIQ3_S, g::kSlotIQ1_S, g::kSlotIQ1_M>(
+                     g::kSlotIQ2_XS, g::kSlotIQ2_S, g::kSlotIQ3_XXS, g::kSlotIQ3_S, g::kSlotIQ1_S, g::kSlotIQ1_M,
+                     g::kSlotNVFP4, g::kSlotQ1_0>(
       *g::neon_kernels());
 }
 

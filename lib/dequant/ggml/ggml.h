@@ -73,8 +73,7 @@ enum : uint32_t {
 enum Slot : uint32_t {
   kSlotF32 = 0, kSlotF16, kSlotBF16, kSlotQ4_0, kSlotQ4_1, kSlotQ5_0, kSlotQ5_1, kSlotQ8_0,
   kSlotQ8_1, kSlotQ2_K, kSlotQ3_K, kSlotQ4_K, kSlotQ5_K, kSlotQ6_K, kSlotQ8_K,
-  // The newer types (ggml_blocks.h TBLOB_GGML_AVX2_TYPES): AVX2 kernels for all, NEON for all
-  // but NVFP4 and Q1_0.
+  // The newer types (ggml_blocks.h TBLOB_GGML_AVX2_TYPES): AVX2 and NEON kernels for all.
   kSlotIQ4_NL, kSlotIQ4_XS, kSlotTQ2_0, kSlotMXFP4,
   kSlotTQ1_0, kSlotIQ2_XXS, kSlotIQ2_XS, kSlotIQ2_S, kSlotIQ3_XXS, kSlotIQ3_S, kSlotIQ1_S, kSlotIQ1_M,
   kSlotNVFP4, kSlotQ1_0,

@@ -22,7 +22,8 @@ inline bool half_nonfinite(const uint8_t *p) { return (load_le16(p) & 0x7C00u) =
   X(q8_1, kSlotQ8_1) X(q2_k, kSlotQ2_K) X(q3_k, kSlotQ3_K) X(q4_k, kSlotQ4_K) X(q5_k, kSlotQ5_K) \
   X(q6_k, kSlotQ6_K) X(q8_k, kSlotQ8_K)
 // The newer block types, in slot order after the list above: every one has an AVX2 kernel.
-// (ggml_neon.cpp has its own list of the newer types; slots it lacks take scalar_rows<slot>.)
+// (ggml_neon.cpp has its own list of the newer types, at present all of them; a slot it lacks
+// takes scalar_rows<slot>.)
 #define TBLOB_GGML_AVX2_TYPES(X)                                                                   \
   X(iq4_nl, kSlotIQ4_NL) X(iq4_xs, kSlotIQ4_XS) X(tq2_0, kSlotTQ2_0) X(mxfp4, kSlotMXFP4)          \
   X(tq1_0, kSlotTQ1_0) X(iq2_xxs, kSlotIQ2_XXS) X(iq2_xs, kSlotIQ2_XS) X(iq2_s, kSlotIQ2_S)          \

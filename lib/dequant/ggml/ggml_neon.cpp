@@ -322,7 +322,7 @@ inline void q6_k(const Idx &x, const uint8_t *b, float *y) {
   }
 }
 
-// ---- IQ4_NL, IQ4_XS, MXFP4: a 16-entry signed table looked up by nibble (TBL) --------------
+// ---- IQ4_NL, IQ4_XS, MXFP4, NVFP4: a 16-entry signed table looked up by nibble (TBL) --------------
 // y[0..15] = lut[low nibbles of qs] * s, y[16..31] = lut[high nibbles] * s.
 template <int M>
 inline void lut32(const Idx &x, const uint8_t *qs, const int8_t *table, float32x4_t s, float *y) {
@@ -349,6 +349,34 @@ inline void iq4_xs(const Idx &x, const uint8_t *b, float *y) {
 template <int M>
 inline void mxfp4(const Idx &x, const uint8_t *b, float *y) {
   lut32<M>(x, b + 1, kMxfp4Grid, vdupq_n_f32(e8m0_half(b[0])), y);
+}
+
+// NVFP4: 16 code bytes give two sub-blocks: bytes 0-7 hold elements 0-7 (low nibbles) and
+// 8-15 (high nibbles) of the first, bytes 8-15 those of the second; one scale each.
+template <int M>
+inline void nvfp4(const Idx &x, const uint8_t *b, float *y) {
+  const uint8x16_t lut = vreinterpretq_u8_s8(vld1q_s8(kMxfp4Grid));
+  for (int h = 0; h < 2; ++h, y += 32) {
+    const uint8x16_t q = vld1q_u8(b + 4 + 16 * h);
+    const uint8x16_t lo = vqtbl1q_u8(lut, vandq_u8(q, vdupq_n_u8(15))), hi = vqtbl1q_u8(lut, vshrq_n_u8(q, 4));
+    mul16<M>(x, vcombine_u8(vget_low_u8(lo), vget_low_u8(hi)), vdupq_n_f32(ue4m3_half(b[2 * h])), y);
+    mul16<M>(x, vcombine_u8(vget_high_u8(lo), vget_high_u8(hi)), vdupq_n_f32(ue4m3_half(b[2 * h + 1])), y + 16);
+  }
+}
+
+// ---- Q1_0: one bit per value, +1 or -1 times d (exact, so the scalar d / -d) --------------
+// Bytes 2k and 2k + 1 spread over lanes 0-7 and 8-15, each lane testing its own bit.
+template <int M>
+inline void q1_0(const Idx &x, const uint8_t *b, float *y) {
+  alignas(16) static constexpr uint8_t kSpread[16] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
+  alignas(16) static constexpr uint8_t kBit[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+  const float32x4_t d = vdupq_n_f32(f16s(b));
+  const uint8x16_t v = vld1q_u8(b + 2), bits = vld1q_u8(kBit), one = vdupq_n_u8(1), minus = vdupq_n_u8(0xFF);
+  uint8x16_t idx = vld1q_u8(kSpread);
+  for (int k = 0; k < 8; ++k, y += 16, idx = vaddq_u8(idx, vdupq_n_u8(2))) {
+    const uint8x16_t set = vtstq_u8(vqtbl1q_u8(v, idx), bits);
+    mul16<M>(x, vbslq_u8(set, one, minus), d, y);
+  }
 }
 
 // ---- TQ2_0, TQ1_0: ternary codes times d ----------------------------------------------------
@@ -583,7 +611,7 @@ inline void iq1_m(const Idx &x, const uint8_t *b, float *y) {
 #define TBLOB_NEON_NEW_TYPES(X)                                                                     \
   X(iq4_nl, kSlotIQ4_NL) X(iq4_xs, kSlotIQ4_XS) X(tq2_0, kSlotTQ2_0) X(mxfp4, kSlotMXFP4) X(tq1_0, kSlotTQ1_0) \
   X(iq2_xxs, kSlotIQ2_XXS) X(iq2_xs, kSlotIQ2_XS) X(iq2_s, kSlotIQ2_S) X(iq3_xxs, kSlotIQ3_XXS)              \
-  X(iq3_s, kSlotIQ3_S) X(iq1_s, kSlotIQ1_S) X(iq1_m, kSlotIQ1_M)
+  X(iq3_s, kSlotIQ3_S) X(iq1_s, kSlotIQ1_S) X(iq1_m, kSlotIQ1_M) X(nvfp4, kSlotNVFP4) X(q1_0, kSlotQ1_0)
 
 #define TBLOB_BLOCK_FN(fn, slot)                                                                 \
   template <int M>                                                                         \
