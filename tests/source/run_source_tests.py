@@ -16,6 +16,7 @@ import http.server
 import json
 import os
 import struct
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -117,13 +118,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 def main():
     test_source, test_http, examples, data = sys.argv[1:5]
+    # A cross build runs its test programs through the exe wrapper (qemu) meson names here.
+    wrap = shlex.split(os.environ.get("MESON_EXE_WRAPPER", ""))
     passed = failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         big = os.path.join(tmp, "big.safetensors")
         header_bytes = write_big(big)
         print(f"big.safetensors: {N_TENSORS} tensors, header 8 + {header_bytes - 8} = {header_bytes} bytes, "
               f"file {os.path.getsize(big)} bytes")
-        r = subprocess.run([test_source, big, str(header_bytes), examples, data])
+        r = subprocess.run(wrap + [test_source, big, str(header_bytes), examples, data])
         print(f"test_source: exit {r.returncode}")
         passed, failed = (passed + 1, failed) if r.returncode == 0 else (passed, failed + 1)
 
@@ -132,7 +135,7 @@ def main():
         t = threading.Thread(target=server.serve_forever, daemon=True)
         t.start()
         try:
-            r = subprocess.run([test_http, str(server.server_address[1]), "big.safetensors", str(header_bytes)])
+            r = subprocess.run(wrap + [test_http, str(server.server_address[1]), "big.safetensors", str(header_bytes)])
         finally:
             server.shutdown()
         print(f"test_http_source: exit {r.returncode}")
