@@ -25,18 +25,35 @@ case "$arch" in
   *) echo "foreign-sysroot: unknown architecture $arch"; exit 2 ;;
 esac
 
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
 candidate() {
   apt-cache policy "$1:$arch" 2>/dev/null | sed -n 's/^ *Candidate: *//p'
 }
 ssl=$(candidate libssl-dev)
 sj=$(candidate libsimdjson-dev)
+# A stale index offers nothing, or versions the mirror has dropped: refresh once and retry.
+refreshed=0
+refresh() {
+  [ "$refreshed" = 0 ] || return 1
+  refreshed=1
+  $SUDO apt-get update -qq || echo "foreign-sysroot: apt-get update reported errors"
+  ssl=$(candidate libssl-dev)
+  sj=$(candidate libsimdjson-dev)
+}
+if [ -z "$ssl" ] || [ "$ssl" = "(none)" ] || [ -z "$sj" ] || [ "$sj" = "(none)" ]; then
+  refresh || true
+fi
 if [ -z "$ssl" ] || [ "$ssl" = "(none)" ] || [ -z "$sj" ] || [ "$sj" = "(none)" ]; then
   echo "foreign-sysroot: apt offers no libssl-dev:$arch / libsimdjson-dev:$arch" \
        "(is the architecture added and apt-get update run?)"
   exit 1
 fi
-pkgs=("libssl-dev:$arch=$ssl" "libssl3:$arch=$ssl" "libsimdjson-dev:$arch=$sj"
-      "libsimdjson14:$arch=$sj")
+packages() {
+  pkgs=("libssl-dev:$arch=$ssl" "libssl3:$arch=$ssl" "libsimdjson-dev:$arch=$sj"
+        "libsimdjson14:$arch=$sj")
+}
+packages
 if [ -f "$dir/stamp" ] && [ "$(cat "$dir/stamp")" = "${pkgs[*]}" ]; then
   exit 0
 fi
@@ -45,7 +62,8 @@ rm -rf "$dir"
 mkdir -p "$dir/debs" "$dir/root"
 # apt-get download writes into the current directory; as root it warns that _apt cannot
 # reach it, which is harmless.
-if ! (cd "$dir/debs" && apt-get download "${pkgs[@]}" >download.log 2>&1); then
+download() { (cd "$dir/debs" && apt-get download "${pkgs[@]}" >download.log 2>&1); }
+if ! download && ! { refresh && packages && download; }; then
   cat "$dir/debs/download.log"
   echo "foreign-sysroot: apt-get download ${pkgs[*]} failed"
   exit 1
