@@ -110,7 +110,7 @@ ok = set()
 try:
     for line in open(sys.argv[1]):
         r = json.loads(line)
-        if r.get("result") == "OK": ok.add(r.get("name"))
+        if r.get("result") == "OK": ok.add(r.get("name", "").rsplit(" / ", 1)[-1])
 except OSError:
     pass
 print(" ".join(t for t in ("ollama", "store_safety", "ollama_cli") if t not in ok))
