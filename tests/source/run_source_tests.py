@@ -15,6 +15,7 @@ from the size HEAD gave). Prints `N passed, N failed` last.
 import http.server
 import json
 import os
+import shlex
 import struct
 import subprocess
 import sys
@@ -117,13 +118,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 def main():
     test_source, test_http, examples, data = sys.argv[1:5]
+    # Cross builds (qemu-aarch64): meson names the exe_wrapper; the test binaries are the target's.
+    wrap = shlex.split(os.environ.get("MESON_EXE_WRAPPER", ""))
     passed = failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         big = os.path.join(tmp, "big.safetensors")
         header_bytes = write_big(big)
         print(f"big.safetensors: {N_TENSORS} tensors, header 8 + {header_bytes - 8} = {header_bytes} bytes, "
               f"file {os.path.getsize(big)} bytes")
-        r = subprocess.run([test_source, big, str(header_bytes), examples, data])
+        r = subprocess.run(wrap + [test_source, big, str(header_bytes), examples, data])
         print(f"test_source: exit {r.returncode}")
         passed, failed = (passed + 1, failed) if r.returncode == 0 else (passed, failed + 1)
 
@@ -132,7 +135,7 @@ def main():
         t = threading.Thread(target=server.serve_forever, daemon=True)
         t.start()
         try:
-            r = subprocess.run([test_http, str(server.server_address[1]), "big.safetensors", str(header_bytes)])
+            r = subprocess.run(wrap + [test_http, str(server.server_address[1]), "big.safetensors", str(header_bytes)])
         finally:
             server.shutdown()
         print(f"test_http_source: exit {r.returncode}")
