@@ -115,9 +115,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       FUZZ_ASSERT(tblob_tensor_at(m, i, &t, nullptr) == TBLOB_OK);
       FUZZ_ASSERT(t.file_offset <= p.file_len && t.data_length <= p.file_len - t.file_offset);
       const void *v;
-      size_t vl;
+      uint64_t vl;  // the API's length type: size_t is 32 bits on 32-bit builds
       FUZZ_ASSERT(tblob_tensor_data(m, i, &v, &vl, nullptr) == TBLOB_OK && vl == t.data_length);
-      if (vl) FUZZ_ASSERT(std::memcmp(v, p.file + t.file_offset, vl) == 0);
+      if (vl) FUZZ_ASSERT(std::memcmp(v, p.file + t.file_offset, static_cast<size_t>(vl)) == 0);
       uint64_t found;
       FUZZ_ASSERT(tblob_tensor_find(m, t.name, t.name_len, &found, nullptr) == TBLOB_OK && found == i);
       if (p.variant == 2) FUZZ_ASSERT(t.name_len >= 12 && std::memcmp(t.name, "transformer/", 12) == 0);

@@ -5,11 +5,15 @@
 #
 # Installs (apt, idempotent): g++-aarch64-linux-gnu, qemu-user, and after
 # `dpkg --add-architecture arm64` the arm64 packages libgtest-dev:arm64, libstdc++6:arm64 and
-# libxxhash-dev:arm64. Configures with NEON forced on (-Dsimd_neon=enabled), UQFF, SLM1 and
-# GGUF on, and two parts off: -Dollama=disabled (its arm64 simdjson/libcrypto packages are not
-# installed: libssl-dev:arm64 would upgrade the host's OpenSSL) and -Dcli=disabled (the
-# CLI-driven Python/shell tests would exec the arm64 CLI directly, which needs binfmt_misc;
-# every test here runs through the cross file's exe_wrapper, qemu-aarch64, instead).
+# libxxhash-dev:arm64. Configures with NEON forced on (-Dsimd_neon=enabled), Ollama, UQFF,
+# SLM1 and GGUF on, and one part off: -Dcli=disabled (the CLI-driven Python/shell tests would
+# exec the arm64 CLI directly, which needs binfmt_misc; every test here runs through the cross
+# file's exe_wrapper, qemu-aarch64, instead). The Ollama part's arm64 libcrypto and simdjson
+# are not installed (libssl-dev:arm64 would change the host's OpenSSL, and libsimdjson-dev
+# cannot be installed for two architectures at once): scripts/foreign-sysroot.sh downloads
+# the .deb files with apt and unpacks them into BUILD_DIR.sysroot, found by the build through
+# -Dpkg_config_path and by the tests through LD_LIBRARY_PATH (qemu-user passes it on). If
+# that fails the stage fails and says so (-Dollama=enabled).
 # Builds, then runs every test meson registers: the gtest and C suites, the fuzz corpus
 # replays, the kernel tests (tests/dequant/test_ggml_kernels.cpp: gguf-py fixtures, the NEON
 # GGML set against the scalar reference; the script checks the NEON set was the one tested),
@@ -57,10 +61,18 @@ fi
 command -v qemu-aarch64 >/dev/null || fail "qemu-aarch64 not found"
 echo "== toolchain ready ($(( $(date +%s) - start )) s)"
 
+# The Ollama part's arm64 libcrypto and simdjson, unpacked privately (see above).
+sysroot=$build.sysroot
+bash "$src/scripts/foreign-sysroot.sh" arm64 "$sysroot" ||
+  fail "the arm64 libssl/simdjson packages could not be fetched into $sysroot; the Ollama part needs them"
+export LD_LIBRARY_PATH=$sysroot/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+echo "== arm64 libcrypto/simdjson in $sysroot ($(( $(date +%s) - start )) s)"
+
 # ---- 2. configure + build ----
 # shellcheck disable=SC2206
-opts=(-Dsimd_neon=enabled -Dollama=disabled -Dcli=disabled -Dbenchmarks=disabled
-      -Duqff=enabled -Dslm1=enabled -Dgguf=enabled -Dtests=enabled ${CROSS_MESON_ARGS:-})
+opts=(-Dsimd_neon=enabled -Dollama=enabled -Dpkg_config_path="$sysroot/pkgconfig" -Dcli=disabled
+      -Dbenchmarks=disabled -Duqff=enabled -Dslm1=enabled -Dgguf=enabled -Dtests=enabled
+      ${CROSS_MESON_ARGS:-})
 if [ ! -f "$build/build.ninja" ]; then
   meson setup "$build" "$src" --cross-file "$src/cross/aarch64-linux-gnu.ini" "${opts[@]}" \
     >"$build.setup.log" 2>&1 || { cat "$build.setup.log"; fail "meson setup failed"; }
@@ -108,6 +120,27 @@ if { [ -z "$suites" ] || [[ " $suites " == *" dequant "* ]]; } && [[ " $exclude 
   echo "cross-test: the GGML kernel test did not run the NEON GGML set"
   rc=1
   failed=$((failed + 1))
+fi
+# The Ollama suite must have run (its tests other than the CLI's), not been configured away.
+if [ -z "$suites" ] || [[ " $suites " == *" ollama "* ]]; then
+  missing_ollama=$(python3 - "$log" "$exclude" <<'PY'
+import json, sys
+ok = set()
+try:
+    for line in open(sys.argv[1]):
+        r = json.loads(line)
+        if r.get("result") == "OK": ok.add(r.get("name", "").rsplit(" / ", 1)[-1])
+except OSError:
+    pass
+skip = sys.argv[2].split()
+print(" ".join(t for t in ("ollama", "store_safety") if t not in ok and t not in skip))
+PY
+)
+  if [ -n "$missing_ollama" ]; then
+    echo "cross-test: the Ollama tests did not pass: $missing_ollama"
+    rc=1
+    failed=$((failed + 1))
+  fi
 fi
 [ "$rc" -eq 0 ] || [ "$failed" -gt 0 ] || failed=1
 [ "$passed" -gt 0 ] || { rc=1; [ "$failed" -gt 0 ] || failed=1; }

@@ -7,10 +7,14 @@
 # after `dpkg --add-architecture i386`, libgtest-dev:i386, libxxhash-dev:i386 and
 # libstdc++6:i386. The cross compiler rather than gcc-multilib: Debian's multilib packages
 # conflict with the aarch64 cross compiler scripts/cross-test.sh uses. Configures with
-# cross/i686-linux-gnu.ini (no exe_wrapper: the binaries run directly), UQFF, SLM1, GGUF and
-# the CLI on, and -Dollama=disabled: libssl3:i386 must be the very version of the host's
-# libssl3 (Multi-Arch: same), so installing it means changing the host's OpenSSL, and Debian's
-# libsimdjson-dev cannot be installed for two architectures at once.
+# cross/i686-linux-gnu.ini (no exe_wrapper: the binaries run directly), with every part on:
+# Ollama, UQFF, SLM1, GGUF and the CLI. The Ollama part's libcrypto and simdjson are not
+# installed (libssl3:i386 must be the very version of the host's libssl3, so installing it
+# means changing the host's OpenSSL, and Debian's libsimdjson-dev cannot be installed for two
+# architectures at once): scripts/foreign-sysroot.sh downloads the i386 .deb files with apt
+# and unpacks them into BUILD_DIR.sysroot, which the build finds through -Dpkg_config_path
+# and the tests through LD_LIBRARY_PATH. If that fails the stage fails and says so; Ollama is
+# never dropped quietly (-Dollama=enabled).
 # Every registered test runs, nothing excluded: tests/unit/test_large_files.cpp is the one
 # that differs by word size (sparse files over 4 GiB are refused with TBLOB_E_UNSUPPORTED
 # before any mapping here, and open on 64-bit builds); the install suite is not registered in
@@ -48,10 +52,18 @@ if ((${#need_apt[@]})); then
 fi
 echo "== toolchain ready ($(( $(date +%s) - start )) s)"
 
+# The Ollama part's i386 libcrypto and simdjson, unpacked privately (see above).
+sysroot=$build.sysroot
+bash "$src/scripts/foreign-sysroot.sh" i386 "$sysroot" ||
+  fail "the i386 libssl/simdjson packages could not be fetched into $sysroot; the Ollama part needs them"
+export LD_LIBRARY_PATH=$sysroot/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+echo "== i386 libcrypto/simdjson in $sysroot ($(( $(date +%s) - start )) s)"
+
 # ---- 2. configure + build ----
 # shellcheck disable=SC2206
-opts=(-Dwerror_ci=true -Dollama=disabled -Dbenchmarks=disabled -Duqff=enabled -Dslm1=enabled
-      -Dgguf=enabled -Dcli=enabled -Dtests=enabled ${I386_MESON_ARGS:-})
+opts=(-Dwerror_ci=true -Dollama=enabled -Dpkg_config_path="$sysroot/pkgconfig"
+      -Dbenchmarks=disabled -Duqff=enabled -Dslm1=enabled -Dgguf=enabled -Dcli=enabled
+      -Dtests=enabled ${I386_MESON_ARGS:-})
 if [ ! -f "$build/build.ninja" ]; then
   meson setup "$build" "$src" --cross-file "$src/cross/i686-linux-gnu.ini" "${opts[@]}" \
     >"$build.setup.log" 2>&1 || { cat "$build.setup.log"; fail "meson setup failed"; }
@@ -88,6 +100,24 @@ PY
 if ! grep -q "LargeFiles.SafetensorsTensorBeyond4GiB" "$build/meson-logs/testlog.txt" 2>/dev/null ||
    [ "$("$build/tests/test_large_files" --gtest_filter='*Safetensors*' >/dev/null 2>&1; echo $?)" != 0 ]; then
   echo "i386-test: the large-file test did not pass as a 32-bit run"
+  rc=1
+  failed=$((failed + 1))
+fi
+# The Ollama suite must have run (all three of its tests), not been configured away.
+missing_ollama=$(python3 - "$log" <<'PY'
+import json, sys
+ok = set()
+try:
+    for line in open(sys.argv[1]):
+        r = json.loads(line)
+        if r.get("result") == "OK": ok.add(r.get("name", "").rsplit(" / ", 1)[-1])
+except OSError:
+    pass
+print(" ".join(t for t in ("ollama", "store_safety", "ollama_cli") if t not in ok))
+PY
+)
+if [ -n "$missing_ollama" ]; then
+  echo "i386-test: the Ollama tests did not pass: $missing_ollama"
   rc=1
   failed=$((failed + 1))
 fi

@@ -21,6 +21,8 @@ fi
 
 # The 32-bit suite (scripts/i386-test.sh): Debian's i686 cross compiler and the i386 libraries
 # the tests link (gcc-multilib is not used: it conflicts with the aarch64 cross compiler).
+# The Ollama part's i386/arm64 OpenSSL and simdjson are not installed: the 32-bit and arm64
+# scripts unpack them into their build's own directory (scripts/foreign-sysroot.sh).
 if [ "${TBLOB_SKIP_I386:-0}" != 1 ] && [ "$(dpkg --print-architecture)" = amd64 ]; then
   I386_PACKAGES=(g++-i686-linux-gnu libgtest-dev:i386 libxxhash-dev:i386 libstdc++6:i386)
   missing=()

@@ -160,6 +160,56 @@ TEST_F(BadInput, ManifestFilesInTheStore) {
   tblob_store_close(s);
 }
 
+// A manifest past 4 GiB with the manifest limit lifted: a 32-bit build refuses it by size
+// (its length does not fit size_t) instead of reading the low 32 bits' worth; a 64-bit build
+// asks the allocator for the whole length plus the terminating byte. The file is sparse.
+TEST_F(BadInput, ManifestBeyond4GiBWithTheLimitLifted) {
+  tw::Store st(root);
+  st.manifest_raw("huge", "{");
+  const uint64_t size = (uint64_t{1} << 32) + 2;
+  const std::string path = root + "/manifests/registry.ollama.ai/library/huge/latest";
+  {
+    const int fd = ::open(path.c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(size)), 0);
+    ::close(fd);
+  }
+  struct Counting {
+    uint64_t largest = 0;
+    static void *alloc(void *o, size_t n) {
+      auto *self = static_cast<Counting *>(o);
+      if (n > self->largest) self->largest = n;
+      return n > (size_t{1} << 20) ? nullptr : std::malloc(n);  // nothing file-sized is granted
+    }
+    static void free_(void *, void *p, size_t) { std::free(p); }
+  } counter;
+  tblob_allocator al = TBLOB_ALLOCATOR_INIT;
+  al.alloc = &Counting::alloc;
+  al.free = &Counting::free_;
+  al.opaque = &counter;
+  tblob_store_options so = TBLOB_STORE_OPTIONS_INIT;
+  so.max_manifest_bytes = UINT64_MAX;
+  so.allocator = &al;
+  tblob_store *s = nullptr;
+  tblob_diag d = TBLOB_DIAG_INIT;
+  ASSERT_EQ(tblob_store_open(root.c_str(), &so, &s, &d), TBLOB_OK) << d.message;
+  tblob_store_open_options o = TBLOB_STORE_OPEN_OPTIONS_INIT;
+  tblob_model *m = nullptr;
+  const tblob_status r = tblob_store_open_model(s, "huge", 4, &o, &m, &d);
+  tblob_store_close(s);
+  EXPECT_EQ(m, nullptr);
+  if (sizeof(size_t) < 8) {
+    EXPECT_EQ(r, TBLOB_E_UNSUPPORTED) << d.message;
+    EXPECT_NE(std::strstr(d.message, std::to_string(size).c_str()), nullptr) << d.message;
+    EXPECT_LT(counter.largest, uint64_t{1} << 20);
+  } else {
+    EXPECT_EQ(r, TBLOB_E_OUT_OF_MEMORY) << d.message;
+    EXPECT_EQ(counter.largest, size + 1);
+  }
+  tblob_model_close(m);
+  ASSERT_EQ(::unlink(path.c_str()), 0);
+}
+
 TEST_F(BadInput, BlobSizeMissingPartialDirectoryEmpty) {
   tw::Store st(root);
   const std::string blob = tw::go_blob({T{"w", "F32", {4}, tw::pattern(16, 1)}});

@@ -15,8 +15,8 @@ from the size HEAD gave). Prints `N passed, N failed` last.
 import http.server
 import json
 import os
-import struct
 import shlex
+import struct
 import subprocess
 import sys
 import tempfile
@@ -118,7 +118,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 def main():
     test_source, test_http, examples, data = sys.argv[1:5]
-    # A cross build runs its test programs through the exe wrapper (qemu) meson names here.
+    # Cross builds (qemu-aarch64): meson names the exe_wrapper; the test binaries are the target's.
     wrap = shlex.split(os.environ.get("MESON_EXE_WRAPPER", ""))
     passed = failed = 0
     with tempfile.TemporaryDirectory() as tmp:

@@ -11,6 +11,7 @@
 #include <new>
 #include <unistd.h>
 
+#include "core/checked.h"
 #include "formats/ollama/ollama.h"
 #include "io/file.h"
 
@@ -213,7 +214,16 @@ Status read_manifest_file(const tblob_store &s, const ModelName &name, FileBytes
                      static_cast<unsigned long long>(s.max_manifest_bytes));
   }
   out->mtime = static_cast<int64_t>(st.st_mtime);
-  const size_t cap = static_cast<size_t>(size) + 1;
+  // With the limit raised, a manifest can outgrow a 32-bit address space: refused by size,
+  // not cut to the low bits of its length.
+  size_t cap = 0;
+  if (!to_size(size, &cap) || cap == SIZE_MAX) {
+    ::close(fd);
+    return diag.fail(TBLOB_E_UNSUPPORTED, TBLOB_NO_OFFSET, -1,
+                     "manifest of %s is %llu bytes, more than a %u-bit address space holds", full,
+                     static_cast<unsigned long long>(size), static_cast<unsigned>(sizeof(size_t) * 8));
+  }
+  ++cap;
   out->data = static_cast<uint8_t *>(s.alloc.alloc(cap));
   if (!out->data) {
     ::close(fd);
