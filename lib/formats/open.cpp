@@ -308,33 +308,12 @@ Status open_gguf_source(tblob_model *m, const Limits &limits, tblob_model **out,
 #endif
 
 #if TBLOB_HAVE_UQFF
-// A UQFF shard through a byte source: its layers' headers lie inside tensor data, so the shard
-// is read whole and opened as a one-shard set held in memory (siblings are not looked for, as
-// for tblob_uqff_open_memory); the model then keeps the source, whose prefix is those bytes.
+// A UQFF shard through a byte source: a layer's header is its small side entries (format,
+// shape, bits, group size, scalars), so only the safetensors header and those entries are
+// read; opened as a one-shard set (siblings are not looked for, as for
+// tblob_uqff_open_memory). Layer parts are read when dequantized.
 Status open_uqff_source(tblob_model *m, const Limits &limits, tblob_model **out, const Diag &diag) {
-  Source src = m->files[0].source;
-  m->files[0].source = Source{};
-  model_free(m);  // its rows point into the header bytes about to move
-  const Allocator a(limits.allocator);
-  Status s = source_read_whole(&src, SIZE_MAX, TBLOB_E_LIMIT_HEADER_BYTES, a, "the UQFF shard", diag);
-  tblob_model *t = s == TBLOB_OK ? model_new(limits.allocator) : nullptr;
-  if (s == TBLOB_OK && !t) s = diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
-  if (s == TBLOB_OK) {
-    const uint8_t *bufs[1] = {src.data};
-    const size_t lens[1] = {src.len};
-    s = uqff::open_buffers(t, bufs, lens, 1, limits, nullptr, nullptr, nullptr, diag);
-  }
-  if (s == TBLOB_OK && t->files.size() == 1 && t->files[0].source.data == src.data) {
-    t->files[0].source = src;  // the borrowed view becomes the owned source (same bytes)
-    t->files[0].path = src.reader->name;
-    t->files[0].path_len = src.reader->name_len;
-    *out = t;
-    return TBLOB_OK;
-  }
-  if (s == TBLOB_OK) s = diag.fail(TBLOB_E_UNSUPPORTED, TBLOB_NO_OFFSET, -1, "UQFF shard: unexpected file layout");
-  if (t) model_free(t);
-  source_close(&src, a);
-  return s;
+  return finish(m, uqff::open_source_shard(m, limits, diag), out);
 }
 #endif
 

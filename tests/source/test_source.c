@@ -696,8 +696,10 @@ static int test_gguf_prefix(const char *path) {
 
 #if HAVE_UQFF
 /* A UQFF shard: the same table and values as tblob_uqff_open_memory of the same bytes (one
- * shard, no siblings). */
-static int test_uqff(const char *path) {
+ * shard, no siblings). Listing reads the safetensors header (8 + JSON, header_bytes) and the
+ * small side entries (format, shape, bits, group size, scalars: small_bytes), nothing of the
+ * packed weights; dequantizing every row once then reads each remaining byte once. */
+static int test_uqff(const char *path, uint64_t header_bytes, uint64_t small_bytes) {
   counters c = {0, 0, 0, 0};
   tblob_model *src = NULL, *mem = NULL;
   tblob_diag diag = TBLOB_DIAG_INIT;
@@ -712,14 +714,27 @@ static int test_uqff(const char *path) {
   CHECK_OK(tblob_uqff_open_memory(bufs, lens, 1, NULL, &mem, &diag));
   CHECK_OK(open_counted(path, 1, HONEST, 0, &c, &src, &diag, NULL));
   CHECK(tblob_model_format(src) == TBLOB_FORMAT_UQFF);
+  CHECK(c.bytes == header_bytes + small_bytes);
   if (same_table(src, mem)) return 1;
+  CHECK(c.bytes == header_bytes + small_bytes); /* listing reads nothing more */
   if (same_dequant(src, mem, &deq)) return 1;
-  CHECK(deq > 0);
-  printf("%s: %llu tensors alike, %d dequantized alike (read whole: %llu bytes)\n", path,
-         (unsigned long long)tblob_model_tensor_count(src), deq, (unsigned long long)c.bytes);
+  CHECK(deq == (int)tblob_model_tensor_count(src));
+  CHECK(c.bytes == len); /* each row's parts once: every byte of the shard read once in all */
+  if (same_bytes(src, mem)) return 1;
+  printf("%s: %llu tensors alike, %d dequantized alike, %llu of %llu bytes read at open\n", path,
+         (unsigned long long)tblob_model_tensor_count(src), deq, (unsigned long long)(header_bytes + small_bytes),
+         (unsigned long long)len);
   tblob_model_close(src);
-  tblob_model_close(mem);
   CHECK(c.closes == 1);
+  /* Size unknown: also the last tensor's last byte. */
+  c.bytes = 0;
+  c.closes = 0;
+  CHECK_OK(open_counted(path, 0, HONEST, 0, &c, &src, &diag, NULL));
+  CHECK(c.bytes == header_bytes + small_bytes + 1);
+  if (same_table(src, mem)) return 1;
+  tblob_model_close(src);
+  CHECK(c.closes == 1);
+  tblob_model_close(mem);
   free(bytes);
   return 0;
 }
@@ -866,8 +881,18 @@ int main(int argc, char **argv) {
   if (compare_file(p, TBLOB_FORMAT_SLM1, NULL)) return 1;
 #endif
 #if HAVE_UQFF
+  /* header_bytes = 8 + the JSON length; small = the sum of the entries of at most 64 bytes,
+   * both from the header's data_offsets as the Python safetensors package reads them. */
   snprintf(p, sizeof(p), "%s/uqff/real/dense/afq4/afq4-0.uqff", argv[4]);
-  if (test_uqff(p)) return 1;
+  if (test_uqff(p, 5352, 37)) return 1; /* 28 entries of 1 or 4 bytes; 88,064 bytes are not read */
+  snprintf(p, sizeof(p), "%s/uqff/real/dense/fp8/fp8-0.uqff", argv[4]);
+  if (test_uqff(p, 5736, 165)) return 1; /* 48 entries, the dequant_w/dequant_x/quant_scale scalars among them */
+  snprintf(p, sizeof(p), "%s/uqff/real/dense/hqq4/hqq4-0.uqff", argv[4]);
+  if (test_uqff(p, 10360, 201)) return 1; /* 75 entries */
+  snprintf(p, sizeof(p), "%s/uqff/real/dense/q4k/q4k-0.uqff", argv[4]);
+  if (test_uqff(p, 3776, 129)) return 1; /* 30 entries */
+  snprintf(p, sizeof(p), "%s/uqff/real/moe/afq4/afq4-0.uqff", argv[4]);
+  if (test_uqff(p, 5576, 37)) return 1; /* stacked experts; 28 entries */
 #endif
   printf("ok\n");
   return 0;

@@ -116,6 +116,11 @@ bool table_says_shard(const tblob_model *m, const char *path);
 // file is parsed once; otherwise m is emptied and every file opened afresh.
 Status open_scanned(tblob_model *m, const char *path, const Limits &limits, const Diag &diag);
 
+// Opens a shard read through a byte source, which m holds as file 0 scanned as safetensors
+// (st_scan_single), as a one-shard set (no siblings, no residual, like open_buffers): only
+// the entries of at most kSmallEntryBytes bytes are read; layer parts are read on dequantize.
+Status open_source_shard(tblob_model *m, const Limits &limits, const Diag &diag);
+
 // ---- layers of an open model ----------------------------------------------------------------
 struct LayerView {
   bool is_layer;          // false: a plain tensor (bias, residual)

@@ -10,6 +10,7 @@
 #include "dequant/ggml/ggml.h"
 #include "dequant/minifloat.h"
 #include "formats/uqff/uqff_row.h"
+#include "io/source.h"
 
 namespace tblob {
 namespace uqff {
@@ -240,6 +241,36 @@ Status dequant_bytes(const tblob_model *m, uint64_t index, uint32_t out_dtype, u
 
 namespace {
 
+// The parts of a source-backed layer not held in memory, read into scratch for one call.
+class Fetched {
+ public:
+  explicit Fetched(const tblob_model *m) : a_(m->alloc) {}
+  ~Fetched() {
+    for (int i = 0; i < n_; ++i) a_.free(p_[i], sz_[i]);
+  }
+  Fetched(const Fetched &) = delete;
+  Fetched &operator=(const Fetched &) = delete;
+  Status get(const tblob_model *m, Part *part, int64_t index, const Diag &d) {
+    if (part->data || part->bytes == 0) return TBLOB_OK;
+    size_t n;
+    if (!to_size(part->bytes, &n) || n_ == 3)
+      return d.fail(TBLOB_E_OUT_OF_MEMORY, part->offset, index, "a %llu-byte layer part does not fit in memory",
+                    static_cast<unsigned long long>(part->bytes));
+    uint8_t *b = static_cast<uint8_t *>(a_.alloc(n));
+    if (!b) return d.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+    p_[n_] = b;
+    sz_[n_++] = n;
+    part->data = b;
+    return source_read(m->files[part->file].source, part->offset, b, n, "UQFF layer data", d);
+  }
+
+ private:
+  Allocator a_;
+  uint8_t *p_[3] = {nullptr, nullptr, nullptr};
+  size_t sz_[3] = {0, 0, 0};
+  int n_ = 0;
+};
+
 Status folded_bytes(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint64_t row_begin,
                     uint64_t row_end, uint64_t *bytes, const Diag &diag) {
   return dequant_bytes(m, index, out_dtype, kAllExperts, row_begin, row_end, bytes, diag);
@@ -270,6 +301,18 @@ Status dequantize(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint
   if (!dst) return diag.fail(TBLOB_E_INVALID_ARGUMENT, TBLOB_NO_OFFSET, static_cast<int64_t>(index), "dst is NULL");
   Req r;
   check(m, index, out_dtype, expert, row_begin, row_end, &r, diag);
+  // A source-backed shard: the parts not read at open are read now (whole).
+  LayerInfo fetched_info;
+  Fetched fetched(m);
+  if ((!r.li->weight.data && r.li->weight.bytes) || (!r.li->scales.data && r.li->scales.bytes) ||
+      (!r.li->aux.data && r.li->aux.bytes)) {
+    fetched_info = *r.li;
+    const int64_t ix = static_cast<int64_t>(index);
+    if ((s = fetched.get(m, &fetched_info.weight, ix, diag)) != TBLOB_OK) return s;
+    if ((s = fetched.get(m, &fetched_info.scales, ix, diag)) != TBLOB_OK) return s;
+    if ((s = fetched.get(m, &fetched_info.aux, ix, diag)) != TBLOB_OK) return s;
+    r.li = &fetched_info;
+  }
   const LayerInfo &li = *r.li;
   if (!r.is_layer || li.family == Family::kUnquant) {
     if (li.weight.dtype == out_dtype) {  // same dtype: the stored bits, unchanged

@@ -40,7 +40,20 @@ const Problem *ProblemList::first_error() const {
 
 const uint8_t *entry_data(const tblob_model *m, const TensorDesc &t) {
   const Source &s = m->files[t.file_index].source;
-  return s.data ? s.data + t.file_offset : nullptr;
+  const uint64_t bytes = t.end - t.begin;
+  if (s.data && t.file_offset <= s.len && bytes <= s.len - t.file_offset) return s.data + t.file_offset;
+  // A source-backed shard: only its small entries are in memory.
+  const UqffExt *x = m->format == TBLOB_FORMAT_UQFF ? static_cast<const UqffExt *>(m->ext) : nullptr;
+  if (!x || x->magic != kExtMagic || t.file_index != 0) return nullptr;
+  size_t lo = 0, hi = x->small_count;
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (x->small[mid].offset < t.file_offset) lo = mid + 1;
+    else hi = mid;
+  }
+  for (; lo < x->small_count && x->small[lo].offset == t.file_offset; ++lo)  // empty entries share offsets
+    if (x->small[lo].bytes == bytes) return x->small[lo].data;
+  return nullptr;
 }
 
 namespace {
@@ -173,6 +186,8 @@ class Checker {
   Part part(const TensorDesc *t) {
     Part p;
     p.data = entry_data(m_, *t);
+    p.offset = t->file_offset;
+    p.file = t->file_index;
     p.bytes = t->end - t->begin;
     p.dtype = t->dtype;
     p.rank = t->rank;

@@ -148,9 +148,14 @@ bool ext_build(tblob_model *m) {
   const RowExt **rows = n ? static_cast<const RowExt **>(m->arena.alloc(n * sizeof(RowExt *))) : nullptr;
   if (!x || (n && !rows)) return false;
   for (size_t i = 0; i < n; ++i) rows[i] = reinterpret_cast<const RowExt *>(m->tensors[i].shape) - 1;
+  // The small entries of a source-backed shard, set up before the table (entry_data).
+  const UqffExt *prev = static_cast<const UqffExt *>(m->ext);
+  const bool keep = prev && prev->magic == kExtMagic;
   x->magic = kExtMagic;
   x->rows = n;
   x->row = rows;
+  x->small_count = keep ? prev->small_count : 0;
+  x->small = keep ? prev->small : nullptr;
   m->ext = x;
   return true;
 }

@@ -60,6 +60,8 @@ class Builder {
   }
   // m already holds file 0, scanned as safetensors (open_scanned).
   void use_prescanned() { prescanned_ = true; }
+  // ... and file 0 is a byte source: a one-shard set, small entries read at open.
+  void use_source() { prescanned_ = source_ = true; }
 
  private:
   bool report_mode() const { return fn_ != nullptr; }
@@ -79,6 +81,7 @@ class Builder {
   Status resolve_layers();
   Status plain_row(const TensorDesc &t, bool residual);
   Status build_table();
+  Status read_small();
   void producer_check();
   Status emit_set();
   // Report mode: a fatal problem still ends with the set entry.
@@ -112,6 +115,7 @@ class Builder {
   const uint8_t *const *bufs_ = nullptr;
   const size_t *lens_ = nullptr;
   bool prescanned_ = false;
+  bool source_ = false;
 };
 
 // Same file (device and inode): discovery may spell a path differently from the caller.
@@ -349,6 +353,8 @@ Status Builder::plain_row(const TensorDesc &t, bool residual) {
   li.elements = t.elements;
   li.stored_bytes = t.end - t.begin;
   li.weight.data = entry_data(m_, t);
+  li.weight.offset = t.file_offset;
+  li.weight.file = t.file_index;
   li.weight.bytes = t.end - t.begin;
   li.weight.dtype = t.dtype;
   li.weight.rank = t.rank;
@@ -568,12 +574,71 @@ Status Builder::emit_set() {
   return emit(e);
 }
 
+// A source-backed shard: reads every entry of at most kSmallEntryBytes into one arena buffer
+// (adjacent entries in one read) and lists them in a UqffExt for entry_data; the layers'
+// large parts are read when dequantized.
+Status Builder::read_small() {
+  FileDesc &f = m_->files[0];
+  uint64_t total = 0;
+  size_t count = 0;
+  for (size_t i = f.tensor_begin; i < f.tensor_end; ++i) {
+    const TensorDesc &t = m_->tensors[i];
+    if (t.end - t.begin > kSmallEntryBytes) continue;
+    total += t.end - t.begin;  // no overflow: entries tile the data region
+    ++count;
+  }
+  size_t nbytes;
+  if (!to_size(total, &nbytes)) return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  uint8_t *buf = static_cast<uint8_t *>(m_->arena.alloc(nbytes ? nbytes : 1));
+  SmallEntry *list = count ? static_cast<SmallEntry *>(m_->arena.alloc(count * sizeof(SmallEntry))) : nullptr;
+  UqffExt *x = static_cast<UqffExt *>(m_->arena.alloc(sizeof(UqffExt)));
+  if (!buf || (count && !list) || !x) return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  // Rows are sorted by offset (st_sort_rows), so the list is too.
+  size_t k = 0, at = 0;
+  size_t run_at = 0;
+  uint64_t run_off = 0, run_len = 0;
+  for (size_t i = f.tensor_begin; i < f.tensor_end; ++i) {
+    const TensorDesc &t = m_->tensors[i];
+    const uint64_t len = t.end - t.begin;
+    if (len > kSmallEntryBytes) continue;
+    if (run_len > 0 && run_off + run_len != t.file_offset) {
+      const Status r = source_read(f.source, run_off, buf + run_at, static_cast<size_t>(run_len), "UQFF small entries", diag_);
+      if (r != TBLOB_OK) return r;
+      run_len = 0;
+    }
+    if (run_len == 0) {
+      run_off = t.file_offset;
+      run_at = at;
+    }
+    run_len += len;
+    list[k].offset = t.file_offset;
+    list[k].bytes = len;
+    list[k].data = buf + at;
+    ++k;
+    at += static_cast<size_t>(len);
+  }
+  if (run_len > 0) {
+    const Status r = source_read(f.source, run_off, buf + run_at, static_cast<size_t>(run_len), "UQFF small entries", diag_);
+    if (r != TBLOB_OK) return r;
+  }
+  x->magic = kExtMagic;
+  x->rows = 0;
+  x->row = nullptr;
+  x->small_count = count;
+  x->small = list;
+  m_->ext = x;
+  return TBLOB_OK;
+}
+
 Status Builder::run(const char *const *paths, size_t n) {
   m_->format = TBLOB_FORMAT_UQFF;
   m_->dequant_hooks = &kDequantHooks;
   first_path_ = n && paths && paths[0] ? paths[0] : "";
   Status s;
-  if (bufs_) {
+  if (source_) {
+    nshards_ = 1;
+    first_path_ = m_->files[0].path ? m_->files[0].path : "";
+  } else if (bufs_) {
     if (n > lim_.max_files) {
       const Status r = set_problem(Severity::kError, TBLOB_E_LIMIT_FILES, TBLOB_NO_OFFSET, "%zu shards (limit %u)", n,
                                    lim_.max_files);
@@ -609,6 +674,7 @@ Status Builder::run(const char *const *paths, size_t n) {
     if (i >= nshards_ && static_cast<int32_t>(i) != residual_file_) continue;
     if ((s = scan_file(i, i < nshards_)) != TBLOB_OK) return fatal(s);
   }
+  if (source_ && (s = read_small()) != TBLOB_OK) return s;
   if (report_mode()) producer_check();  // before metadata is de-duplicated across files
   if (!raw_.reserve(m_->tensors.size())) return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
   for (size_t i = 0; i < m_->tensors.size(); ++i) raw_.push(m_->tensors[i]);
@@ -681,6 +747,12 @@ Status open_scanned(tblob_model *m, const char *path, const Limits &limits, cons
   b.use_prescanned();
   const char *paths[1] = {path};
   return b.run(paths, 1);
+}
+
+Status open_source_shard(tblob_model *m, const Limits &limits, const Diag &diag) {
+  Builder b(m, limits, diag, nullptr, nullptr, nullptr);
+  b.use_source();
+  return b.run(nullptr, 1);
 }
 
 Status open_buffers(tblob_model *m, const uint8_t *const *bufs, const size_t *lens, size_t count,

@@ -12,9 +12,13 @@
 namespace tblob {
 namespace uqff {
 
-// One stored entry of a layer (bytes live in the mapped/read shard).
+// One stored entry of a layer (bytes live in the mapped/read shard). A shard read through a
+// byte source holds only its small entries in memory: data is null for the others, which
+// are read from file `file` at `offset` when dequantized.
 struct Part {
   const uint8_t *data = nullptr;
+  uint64_t offset = 0;  // absolute offset in its file
+  uint32_t file = 0;
   uint64_t bytes = 0;
   uint32_t dtype = 0;
   uint32_t rank = 0;
@@ -59,10 +63,22 @@ RowExt *row_ext_new(tblob_model *m, uint32_t rank);
 inline uint64_t *row_dims(RowExt *e) { return reinterpret_cast<uint64_t *>(e + 1); }
 
 constexpr uint64_t kExtMagic = 0x5551464645585431ull;  // "UQFFEXT1"
+// An entry of a source-backed shard read at open (file 0, by file offset).
+struct SmallEntry {
+  uint64_t offset;
+  uint64_t bytes;
+  const uint8_t *data;
+};
+// Entries of at most this many bytes are read at open from a source-backed shard: every
+// entry the layer checks read (scalars, `.weight.shape` of up to 8 dims, version tags) fits.
+constexpr uint64_t kSmallEntryBytes = 64;
+
 struct UqffExt {
   uint64_t magic;
   size_t rows;
   const RowExt *const *row;  // one per table row
+  size_t small_count;        // source-backed shard: its small entries, by offset; else 0
+  const SmallEntry *small;
 };
 // Points m->ext at a UqffExt built from the table's shape pointers (after the table is final).
 bool ext_build(tblob_model *m);
