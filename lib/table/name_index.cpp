@@ -39,7 +39,7 @@ inline bool equal_bytes(const char *a, const char *b, size_t n) {
 }
 }  // namespace
 
-bool NameIndex::build(const Allocator *a, size_t n, NameFn get, const void *ctx, const uint64_t *hashes) {
+bool NameIndex::allocate(const Allocator *a, size_t n, NameFn get, const void *ctx) {
   reset();
   if (n >= UINT32_MAX) return false;  // positions are 32-bit
   a_ = a;
@@ -56,6 +56,23 @@ bool NameIndex::build(const Allocator *a, size_t n, NameFn get, const void *ctx,
   tags_ = reinterpret_cast<uint8_t *>(slots_ + cap);
   std::memset(tags_, 0, cap + kGroup);
   mask_ = cap - 1;
+  return true;
+}
+
+bool NameIndex::build(const Allocator *a, size_t n, NameFn get, const void *ctx, const NameRef *refs) {
+  if (!allocate(a, n, get, ctx)) return false;
+  // The hashes are known ahead: prefetch each slot well before it is written, so the write
+  // misses of a large table overlap instead of queueing one after another.
+  constexpr size_t kAhead = 32;
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) __builtin_prefetch(&slots_[static_cast<size_t>(refs[i + kAhead].hash) & mask_], 1);
+    insert(i, refs[i].hash, refs[i].p, refs[i].len);
+  }
+  return true;
+}
+
+bool NameIndex::build(const Allocator *a, size_t n, NameFn get, const void *ctx, const uint64_t *hashes) {
+  if (!allocate(a, n, get, ctx)) return false;
   if (hashes) {
     // The hashes are known ahead: prefetch each slot well before it is written, so the write
     // misses of a large table overlap instead of queueing one after another.
