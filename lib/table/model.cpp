@@ -63,9 +63,10 @@ tblob_model::~tblob_model() {
 
 tblob::Status tblob_model::index_names(const tblob::Diag &diag, bool use_scan_hashes) {
   using namespace tblob;
-  const uint64_t *hashes = use_scan_hashes && name_hashes.size() == tensors.size() ? name_hashes.data() : nullptr;
-  const bool built = tensor_index.build(&alloc, tensors.size(), tensor_name, tensors.data(), hashes);
-  name_hashes.reset();
+  const bool built = use_scan_hashes && scan_names.size() == tensors.size()
+                         ? tensor_index.build(&alloc, tensors.size(), tensor_name, tensors.data(), scan_names.data())
+                         : tensor_index.build(&alloc, tensors.size(), tensor_name, tensors.data());
+  scan_names.reset();
   if (!built) return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "out of memory building the name index");
   if (tensor_index.has_duplicate()) {
     const TensorDesc &a = tensors[tensor_index.dup_first()];

@@ -85,7 +85,7 @@ struct DequantHooks {
 
 struct tblob_model {
   explicit tblob_model(const tblob_allocator *hook)
-      : alloc(hook), arena(&alloc), tensors(&alloc), metadata(&alloc), files(&alloc), name_hashes(&alloc),
+      : alloc(hook), arena(&alloc), tensors(&alloc), metadata(&alloc), files(&alloc), scan_names(&alloc),
         quant(&alloc) {}
   ~tblob_model();
 
@@ -97,9 +97,10 @@ struct tblob_model {
   tblob::PodVec<tblob::FileDesc> files;
   tblob::NameIndex tensor_index;
   tblob::NameIndex metadata_index;
-  // While opening: name_hash() of each row's name, taken by the safetensors scan while the
-  // name was in cache, row for row (st_sort_rows clears it when it reorders rows).
-  tblob::PodVec<uint64_t> name_hashes;
+  // While opening: each row's name and its name_hash(), taken by the safetensors scan while
+  // the name was in cache, row for row (st_sort_rows clears it when it reorders rows), so
+  // building the index reads neither the names nor the rows again.
+  tblob::PodVec<tblob::NameRef> scan_names;
   // Format-specific lookup: when set, tblob_tensor_find calls it instead of tensor_index (SLM1
   // stores only name hashes). ext is that format's state, allocated in the arena (trivially
   // destructible, released with it); nullptr for formats that need none.
@@ -115,7 +116,7 @@ struct tblob_model {
 
   // Builds the tensor name index; DUPLICATE_NAME when two tensors share a name. A reader
   // whose rows still carry the names and order the safetensors scan gave them may pass
-  // use_scan_hashes (see name_hashes); name_hashes is freed either way.
+  // use_scan_hashes (see scan_names); scan_names is freed either way.
   tblob::Status index_names(const tblob::Diag &diag, bool use_scan_hashes = false);
   // Drops metadata keys already seen in an earlier file (first occurrence wins), then
   // indexes the rest. Duplicates inside one file are the format's to reject first.

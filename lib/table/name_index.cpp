@@ -39,7 +39,7 @@ inline bool equal_bytes(const char *a, const char *b, size_t n) {
 }
 }  // namespace
 
-bool NameIndex::build(const Allocator *a, size_t n, NameFn get, const void *ctx, const uint64_t *hashes) {
+bool NameIndex::allocate(const Allocator *a, size_t n, NameFn get, const void *ctx) {
   reset();
   if (n >= UINT32_MAX) return false;  // positions are 32-bit
   a_ = a;
@@ -56,6 +56,23 @@ bool NameIndex::build(const Allocator *a, size_t n, NameFn get, const void *ctx,
   tags_ = reinterpret_cast<uint8_t *>(slots_ + cap);
   std::memset(tags_, 0, cap + kGroup);
   mask_ = cap - 1;
+  return true;
+}
+
+bool NameIndex::build(const Allocator *a, size_t n, NameFn get, const void *ctx, const NameRef *refs) {
+  if (!allocate(a, n, get, ctx)) return false;
+  // The hashes are known ahead: prefetch each slot well before it is written, so the write
+  // misses of a large table overlap instead of queueing one after another.
+  constexpr size_t kAhead = 32;
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) __builtin_prefetch(&slots_[static_cast<size_t>(refs[i + kAhead].hash) & mask_], 1);
+    insert(i, refs[i].hash, refs[i].p, refs[i].len);
+  }
+  return true;
+}
+
+bool NameIndex::build(const Allocator *a, size_t n, NameFn get, const void *ctx, const uint64_t *hashes) {
+  if (!allocate(a, n, get, ctx)) return false;
   if (hashes) {
     // The hashes are known ahead: prefetch each slot well before it is written, so the write
     // misses of a large table overlap instead of queueing one after another.
@@ -95,19 +112,40 @@ bool NameIndex::same_name(const Slot &slot, const char *p, size_t n) const {
   return qlen == n && std::memcmp(p, q, n) == 0;
 }
 
-void NameIndex::insert(size_t i, uint64_t h, const char *p, size_t n) {
+inline void NameIndex::insert(size_t i, uint64_t h, const char *p, size_t n) {
   const uint8_t tag = tag_of(h);
   size_t s = static_cast<size_t>(h) & mask_;
+#if defined(__SSE2__)
+  // kGroup tags at a time, as find_hashed reads them: the first empty slot is found without a
+  // branch per slot (one mispredicted branch per probed slot was most of a build).
+  const __m128i want = _mm_set1_epi8(static_cast<char>(tag));
+  for (;;) {
+    const __m128i g = _mm_loadu_si128(reinterpret_cast<const __m128i *>(tags_ + s));
+    const uint32_t empty = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(g, _mm_setzero_si128())));
+    uint32_t match = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(g, want)));
+    if (empty) match &= (empty & (0u - empty)) - 1;
+    while (match) {
+      const size_t at = (s + static_cast<size_t>(__builtin_ctz(match))) & mask_;
+      if (same_name(slots_[at], p, n)) {
+        if (!dup_) {
+          dup_ = true;
+          dup_a_ = slots_[at].pos;
+          dup_b_ = i;
+        }
+        return;
+      }
+      match &= match - 1;
+    }
+    if (empty) {
+      s = (s + static_cast<size_t>(__builtin_ctz(empty))) & mask_;
+      break;
+    }
+    s = (s + kGroup) & mask_;
+  }
+#else
   for (;;) {
     const uint8_t t = tags_[s];
-    if (t == 0) {
-      tags_[s] = tag;
-      if (s < kGroup) tags_[mask_ + 1 + s] = tag;  // the mirror that group loads read past the end
-      slots_[s].name = p;
-      slots_[s].pos = static_cast<uint32_t>(i);
-      slots_[s].len = n < kLongName ? static_cast<uint32_t>(n) : kLongName;
-      return;
-    }
+    if (t == 0) break;
     if (t == tag && same_name(slots_[s], p, n)) {
       if (!dup_) {
         dup_ = true;
@@ -118,6 +156,12 @@ void NameIndex::insert(size_t i, uint64_t h, const char *p, size_t n) {
     }
     s = (s + 1) & mask_;
   }
+#endif
+  tags_[s] = tag;
+  if (s < kGroup) tags_[mask_ + 1 + s] = tag;  // the mirror that group loads read past the end
+  slots_[s].name = p;
+  slots_[s].pos = static_cast<uint32_t>(i);
+  slots_[s].len = n < kLongName ? static_cast<uint32_t>(n) : kLongName;
 }
 
 size_t NameIndex::find_hashed(const char *p, size_t n, uint64_t h) const {
@@ -128,6 +172,9 @@ size_t NameIndex::find_hashed(const char *p, size_t n, uint64_t h) const {
   // kGroup tags at a time: candidates are the tag matches before the first empty slot (the
   // end of the run an insert would have probed).
   const __m128i want = _mm_set1_epi8(static_cast<char>(tag));
+  // A hit is most often in the home slot's cache line: start that (likely) miss now, beside
+  // the tag read, rather than after it.
+  __builtin_prefetch(&slots_[s]);
   for (;;) {
     const __m128i g = _mm_loadu_si128(reinterpret_cast<const __m128i *>(tags_ + s));
     const uint32_t empty = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(g, _mm_setzero_si128())));

@@ -10,6 +10,14 @@ namespace tblob {
 
 uint64_t name_hash(const char *p, size_t n);
 
+// An item's name as a reader saw it, with its name_hash(): building from these reads one
+// compact array instead of the rows the names live in.
+struct NameRef {
+  uint64_t hash;
+  const char *p;
+  size_t len;
+};
+
 class NameIndex {
  public:
   NameIndex() = default;
@@ -24,6 +32,9 @@ class NameIndex {
   using NameFn = void (*)(const void *ctx, size_t i, const char **p, size_t *len);
   // hashes, when given, holds name_hash() of each item's name (computed earlier).
   bool build(const Allocator *a, size_t n, NameFn get, const void *ctx, const uint64_t *hashes = nullptr);
+  // The same with refs[i] describing item i (get() is still called for names of kLongName
+  // bytes or more).
+  bool build(const Allocator *a, size_t n, NameFn get, const void *ctx, const NameRef *refs);
   bool has_duplicate() const { return dup_; }
   size_t dup_first() const { return dup_a_; }
   size_t dup_second() const { return dup_b_; }
@@ -55,6 +66,7 @@ class NameIndex {
   static uint8_t tag_of(uint64_t h) { return static_cast<uint8_t>(0x80u | (h >> 57)); }
   bool same_name(const Slot &slot, const char *p, size_t n) const;
   void insert(size_t i, uint64_t h, const char *p, size_t n);
+  bool allocate(const Allocator *a, size_t n, NameFn get, const void *ctx);
   const Allocator *a_ = nullptr;
   void *mem_ = nullptr;  // one block: cap slots, then cap + kGroup tag bytes
   Slot *slots_ = nullptr;
