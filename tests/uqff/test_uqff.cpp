@@ -166,6 +166,14 @@ TEST(Uqff, MissingShards) {
       EXPECT_NE(std::strstr(o.d.message, "x-1.uqff"), nullptr) << o.d.message;
     }
   }
+  // A shard index far past the set is a missing shard at any size, never read as a lone file.
+  for (const char *name : {"x-1000000.uqff", "x-100000000000000000000.uqff", "x-18446744073709551616.uqff"}) {
+    TempDir t;
+    t.write(name, s2);
+    Opened o(t.file(name));
+    EXPECT_EQ(o.s, TBLOB_E_UQFF_SHARD_MISSING) << name << ": " << o.d.message;
+    EXPECT_NE(std::strstr(o.d.message, "x-0.uqff"), nullptr) << o.d.message;
+  }
   {  // the layer straddles into a shard that is not there (no report): its entries are incomplete
     TempDir t;
     t.write("x-0.uqff", s0);

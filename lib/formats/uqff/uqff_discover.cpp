@@ -255,11 +255,15 @@ bool parse_shard_name(const char *name, size_t len, size_t *stem_len, uint64_t *
   if (dash == 0) return false;  // no '-'
   const char *digits = name + dash;
   const size_t nd = stem - dash;
-  if (nd == 0 || nd > 19 || (nd > 1 && digits[0] == '0')) return false;
+  if (nd == 0 || (nd > 1 && digits[0] == '0')) return false;
+  // A number past 19 digits is still a shard index, one beyond any set (UINT64_MAX), so
+  // `m-100000000000000000000.uqff` is a missing-shard case like `m-1000000.uqff`, not a
+  // lone file.
   uint64_t v = 0;
   for (size_t i = 0; i < nd; ++i) {
     if (digits[i] < '0' || digits[i] > '9') return false;
-    v = v * 10 + static_cast<uint64_t>(digits[i] - '0');
+    const uint64_t d = static_cast<uint64_t>(digits[i] - '0');
+    v = v > (UINT64_MAX - d) / 10 ? UINT64_MAX : v * 10 + d;
   }
   *stem_len = dash - 1;
   *index = v;
