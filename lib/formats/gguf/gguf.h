@@ -36,6 +36,16 @@ enum ValueType : uint32_t {
   kU8 = 0, kI8 = 1, kU16 = 2, kI16 = 3, kU32 = 4, kI32 = 5, kF32 = 6, kBool = 7, kString = 8,
   kArray = 9, kU64 = 10, kI64 = 11, kF64 = 12, kValueTypeCount = 13
 };
+// Bytes of one scalar of a value type; 0 for string, array and unknown types.
+constexpr uint32_t scalar_bytes(uint32_t t) {
+  switch (t) {
+    case kU8: case kI8: case kBool: return 1;
+    case kU16: case kI16: return 2;
+    case kU32: case kI32: case kF32: return 4;
+    case kU64: case kI64: case kF64: return 8;
+    default: return 0;
+  }
+}
 
 constexpr uint32_t kDefaultAlignment = 32;
 constexpr uint32_t kMaxDims = 4;          // GGML_MAX_DIMS

@@ -17,16 +17,6 @@ inline uint64_t rd(const uint8_t *p, uint32_t n) {
   return v;
 }
 
-uint32_t element_bytes(uint32_t t) {
-  switch (t) {
-    case kU8: case kI8: case kBool: return 1;
-    case kU16: case kI16: return 2;
-    case kU32: case kI32: case kF32: return 4;
-    case kU64: case kI64: case kF64: return 8;
-    default: return 0;
-  }
-}
-
 // splitmix64's finalizer: spreads every input bit over the result.
 inline uint64_t mix(uint64_t x) {
   x ^= x >> 30;
@@ -66,7 +56,7 @@ void scalar_value(const MetaKv &kv, uint64_t *u, int64_t *i, double *f) {
   *f = 0.0;
   const uint8_t *p = kv.data;
   switch (kv.type) {
-    case kU8: case kU16: case kU32: case kU64: *u = rd(p, element_bytes(kv.type)); break;
+    case kU8: case kU16: case kU32: case kU64: *u = rd(p, scalar_bytes(kv.type)); break;
     case kBool: *u = p[0] != 0; break;
     case kI8: *i = static_cast<int8_t>(p[0]); break;
     case kI16: *i = static_cast<int16_t>(rd(p, 2)); break;
@@ -89,7 +79,7 @@ void scalar_value(const MetaKv &kv, uint64_t *u, int64_t *i, double *f) {
 }
 
 Status array_get(const MetaKv &kv, uint64_t first, uint64_t count, void *buf, size_t cap, const Diag &diag) {
-  const uint32_t each = element_bytes(kv.element_type);
+  const uint32_t each = scalar_bytes(kv.element_type);
   const int kn = static_cast<int>(kv.key_len > 120 ? 120 : kv.key_len);
   if (kv.type != kArray || each == 0)
     return diag.fail(TBLOB_E_INVALID_ARGUMENT, TBLOB_NO_OFFSET, -1,

@@ -72,17 +72,6 @@ inline uint32_t rd32(const uint8_t *p) {
 }
 inline uint64_t rd64(const uint8_t *p) { return rd32(p) | (static_cast<uint64_t>(rd32(p + 4)) << 32); }
 
-// Bytes of one scalar of a value type; 0 for string, array and unknown types.
-uint32_t scalar_bytes(uint32_t t) {
-  switch (t) {
-    case kU8: case kI8: case kBool: return 1;
-    case kU16: case kI16: return 2;
-    case kU32: case kI32: case kF32: return 4;
-    case kU64: case kI64: case kF64: return 8;
-    default: return 0;
-  }
-}
-
 const char *value_type_name(uint32_t t) {
   static const char *const kNames[kValueTypeCount] = {"u8",  "i8",   "u16", "i16", "u32", "i32", "f32",
                                                       "bool", "string", "array", "u64", "i64", "f64"};
