@@ -172,6 +172,21 @@ const FormatHooks kFormats[] = {
     {nullptr, nullptr, nullptr},  // keeps the table non-empty in a safetensors-only build
 };
 
+// A file whose magic names a format this build left out. No such file is valid safetensors
+// ("GGUF" or "SLM1" as the low bytes of the header length is over the format's 100 MB cap), so
+// the honest answer is that the part is missing, not a safetensors error.
+Status compiled_out(const uint8_t *head, size_t len, const Diag &diag, bool memory = false) {
+  // memory: tblob_model_open_memory reads GGUF and safetensors only, whatever the build.
+  struct Magic { const char bytes[5]; const char *name; bool built; bool in_memory; };
+  static constexpr Magic kMagics[] = {{"GGUF", "GGUF", TBLOB_HAVE_GGUF != 0, true},
+                                      {"SLM1", "SLM1", TBLOB_HAVE_SLM1 != 0, false}};
+  for (const Magic &mg : kMagics)
+    if (!mg.built && (mg.in_memory || !memory) && len >= 4 && std::memcmp(head, mg.bytes, 4) == 0)
+      return diag.fail(TBLOB_E_FEATURE_DISABLED, 0, -1, "a %s file, and this build has no %s support", mg.name,
+                       mg.name);
+  return TBLOB_OK;
+}
+
 }  // namespace
 
 Status open_path(const char *path, const Limits &limits, tblob_model **out, const Diag &diag) {
@@ -208,6 +223,7 @@ Status open_path(const char *path, const Limits &limits, tblob_model **out, cons
       model_free(m);
       return st;
     }
+  if ((st = compiled_out(head, in.head_len, diag)) != TBLOB_OK) return finish(m, st, out);
   if (st_looks_like_shard_index(head, in.head_len, path_file_size(path)))
     return finish(m, open_shard_index(m, path, limits, diag), out);
   // Anything else is read as safetensors, whose checks say precisely what is wrong.
@@ -399,6 +415,7 @@ Status open_source(const tblob_byte_source *bs, const Limits &limits, tblob_mode
       return finish(m, s, out);
     }
   }
+  if ((s = compiled_out(src.data, src.len, diag)) != TBLOB_OK) return finish(m, s, out);
   s = st_fetch_header(&src, limits, m->alloc, diag);
   if (s == TBLOB_OK) s = st_scan_single(m, limits, diag);
 #if TBLOB_HAVE_UQFF
@@ -417,7 +434,8 @@ Status open_memory(const void *buf, size_t len, const Limits &limits, tblob_mode
 #if TBLOB_HAVE_GGUF
   if (gguf::looks_like(static_cast<const uint8_t *>(buf), len)) return finish(m, gguf::open_detected(m, limits, diag), out);
 #endif
-  return finish(m, st_open_single(m, limits, diag), out);
+  const Status off = compiled_out(static_cast<const uint8_t *>(buf), len, diag, true);
+  return finish(m, off != TBLOB_OK ? off : st_open_single(m, limits, diag), out);
 }
 
 }  // namespace tblob
