@@ -211,27 +211,27 @@ Status source_read(const Source &s, uint64_t offset, void *dst, size_t len, cons
   return TBLOB_OK;
 }
 
-Status source_grow_prefix(Source *s, uint64_t want, const Allocator &a, const char *what, const Diag &diag,
-                          bool eof_ok) {
-  SourceReader &r = *s->reader;
-  const bool unknown = r.size == TBLOB_SOURCE_SIZE_UNKNOWN;
-  if (!unknown && want > r.size) want = r.size;
-  if (want <= s->len) return TBLOB_OK;
-  size_t n;
-  if (!to_size(want, &n))
+namespace {
+
+// One read of bytes [s->len, want) into a new buffer that starts with the source's prefix.
+// short_is_end: an answer shorter than asked is the end of the source (*have says how much
+// came); otherwise it is an error like any other. On success the caller owns *out (*n bytes).
+Status read_extension(Source *s, uint64_t want, const Allocator &a, const char *what, const Diag &diag,
+                      bool short_is_end, uint8_t **out, size_t *n, size_t *have) {
+  const SourceReader &r = *s->reader;
+  if (!to_size(want, n))
     return diag.fail(TBLOB_E_LIMIT_HEADER_BYTES, TBLOB_NO_OFFSET, -1,
                      "source %s: %s: %llu bytes do not fit in this platform's memory", r.name, what,
                      static_cast<unsigned long long>(want));
-  uint8_t *buf = static_cast<uint8_t *>(a.alloc(n));
+  uint8_t *buf = static_cast<uint8_t *>(a.alloc(*n));
   if (!buf)
     return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "source %s: cannot allocate %zu bytes for %s", r.name,
-                     n, what);
+                     *n, what);
   if (s->len) std::memcpy(buf, s->data, s->len);
-  const size_t ask = n - s->len;
+  const size_t ask = *n - s->len;
   Status st = TBLOB_OK;
-  size_t have = n;
-  if (unknown && eof_ok) {
-    // The size is learnt here: a short answer is the end of the source.
+  *have = *n;
+  if (short_is_end) {
     const int64_t got = r.src.read(r.src.user, s->len, buf + s->len, ask);
     if (got < 0)
       st = diag.fail(read_status(got), s->len, -1, "source %s: %s: reading %zu bytes at offset %zu failed (returned %"
@@ -240,18 +240,23 @@ Status source_grow_prefix(Source *s, uint64_t want, const Allocator &a, const ch
       st = diag.fail(TBLOB_E_SOURCE_OVERREAD, s->len, -1,
                      "source %s: %s: asked %zu bytes at offset %zu, the read function returned %" PRId64, r.name, what,
                      ask, s->len, got);
-    else if (static_cast<size_t>(got) < ask) {
-      have = s->len + static_cast<size_t>(got);
-      r.size = have;
-    }
+    else
+      *have = s->len + static_cast<size_t>(got);
   } else {
     st = source_read(*s, s->len, buf + s->len, ask, what, diag);
   }
   if (st != TBLOB_OK) {
-    a.free(buf, n);
+    a.free(buf, *n);
     return st;
   }
-  if (have < n) {  // keep exactly what was read: free is told the prefix's length
+  *out = buf;
+  return TBLOB_OK;
+}
+
+// Makes buf (n bytes allocated, the first `have` of them read) the source's prefix, keeping
+// exactly `have` bytes: free is told the prefix's length.
+Status adopt_prefix(Source *s, uint8_t *buf, size_t n, size_t have, const Allocator &a, const Diag &diag) {
+  if (have < n) {
     uint8_t *keep = have ? static_cast<uint8_t *>(a.alloc(have)) : nullptr;
     if (have && !keep) {
       a.free(buf, n);
@@ -265,6 +270,24 @@ Status source_grow_prefix(Source *s, uint64_t want, const Allocator &a, const ch
   s->data = buf;
   s->len = have;
   return TBLOB_OK;
+}
+
+}  // namespace
+
+Status source_grow_prefix(Source *s, uint64_t want, const Allocator &a, const char *what, const Diag &diag,
+                          bool eof_ok) {
+  SourceReader &r = *s->reader;
+  const bool unknown = r.size == TBLOB_SOURCE_SIZE_UNKNOWN;
+  if (!unknown && want > r.size) want = r.size;
+  if (want <= s->len) return TBLOB_OK;
+  // With the size unknown (and an end allowed here), the size is learnt from a short answer.
+  const bool learn = unknown && eof_ok;
+  uint8_t *buf = nullptr;
+  size_t n = 0, have = 0;
+  const Status st = read_extension(s, want, a, what, diag, learn, &buf, &n, &have);
+  if (st != TBLOB_OK) return st;
+  if (learn && have < n) r.size = have;
+  return adopt_prefix(s, buf, n, have, a, diag);
 }
 
 Status source_read_whole(Source *s, uint64_t max_bytes, Status too_large, const Allocator &a, const char *what,
@@ -283,48 +306,18 @@ Status source_read_whole(Source *s, uint64_t max_bytes, Status too_large, const 
     uint64_t want = s->len + chunk;
     const uint64_t cap = max_bytes < UINT64_MAX ? max_bytes + 1 : UINT64_MAX;  // one byte more tells "too large"
     if (want > cap) want = cap;
-    size_t n;
-    if (!to_size(want, &n))
-      return diag.fail(TBLOB_E_LIMIT_HEADER_BYTES, TBLOB_NO_OFFSET, -1,
-                       "source %s: %s: %llu bytes do not fit in this platform's memory", r.name, what,
-                       static_cast<unsigned long long>(want));
-    uint8_t *buf = static_cast<uint8_t *>(a.alloc(n));
-    if (!buf)
-      return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "source %s: cannot allocate %zu bytes for %s",
-                       r.name, n, what);
-    if (s->len) std::memcpy(buf, s->data, s->len);
-    const size_t ask = n - s->len;
-    const int64_t got = r.src.read(r.src.user, s->len, buf + s->len, ask);
-    Status st = TBLOB_OK;
-    if (got < 0)
-      st = diag.fail(read_status(got), s->len, -1, "source %s: %s: reading %zu bytes at offset %zu failed (returned %"
-                     PRId64 ")", r.name, what, ask, s->len, got);
-    else if (static_cast<uint64_t>(got) > ask)
-      st = diag.fail(TBLOB_E_SOURCE_OVERREAD, s->len, -1,
-                     "source %s: %s: asked %zu bytes at offset %zu, the read function returned %" PRId64, r.name, what,
-                     ask, s->len, got);
-    if (st != TBLOB_OK) {
-      a.free(buf, n);
-      return st;
-    }
-    const size_t have = s->len + static_cast<size_t>(got);
+    uint8_t *buf = nullptr;
+    size_t n = 0, have = 0;
+    Status st = read_extension(s, want, a, what, diag, true, &buf, &n, &have);
+    if (st != TBLOB_OK) return st;
     if (have > max_bytes) {
       a.free(buf, n);
       return diag.fail(too_large, TBLOB_NO_OFFSET, -1, "source %s: %s is more than the %llu bytes allowed", r.name,
                        what, static_cast<unsigned long long>(max_bytes));
     }
-    // Keep exactly the bytes read (the prefix's length is what free is told).
-    uint8_t *keep = have ? static_cast<uint8_t *>(a.alloc(have)) : nullptr;
-    if (have && !keep) {
-      a.free(buf, n);
-      return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
-    }
-    if (have) std::memcpy(keep, buf, have);
-    a.free(buf, n);
-    if (s->data) a.free(const_cast<uint8_t *>(s->data), s->len);
-    s->data = keep;
-    s->len = have;
-    if (static_cast<size_t>(got) < ask) return TBLOB_OK;  // the end
+    st = adopt_prefix(s, buf, n, have, a, diag);
+    if (st != TBLOB_OK) return st;
+    if (have < n) return TBLOB_OK;  // the end
     if (chunk < (uint64_t{1} << 24)) chunk *= 2;
   }
 }
