@@ -101,20 +101,7 @@ rc=0
 meson test -C "$build" "${suite_args[@]}" "${test_args[@]}" --print-errorlogs --num-processes "$jobs" || rc=1
 
 log="$build/meson-logs/testlog.json"
-read -r passed failed skipped < <(python3 - "$log" <<'PY'
-import json, sys
-p = f = s = 0
-try:
-    for line in open(sys.argv[1]):
-        r = json.loads(line).get("result")
-        if r in ("OK", "EXPECTEDFAIL"): p += 1
-        elif r == "SKIP": s += 1
-        else: f += 1
-except OSError:
-    f = 1
-print(p, f, s)
-PY
-)
+read -r passed failed skipped < <(python3 "$src/scripts/testlog.py" count "$log")
 # The GGML kernel test prints the sets it compared; under qemu-aarch64 NEON must be one.
 if { [ -z "$suites" ] || [[ " $suites " == *" dequant "* ]]; } && [[ " $exclude " != *" ggml_kernels "* ]] && ! grep -q "GGML kernel set: neon" "$build/meson-logs/testlog.txt" 2>/dev/null; then
   echo "cross-test: the GGML kernel test did not run the NEON GGML set"
@@ -123,19 +110,8 @@ if { [ -z "$suites" ] || [[ " $suites " == *" dequant "* ]]; } && [[ " $exclude 
 fi
 # The Ollama suite must have run (its tests other than the CLI's), not been configured away.
 if [ -z "$suites" ] || [[ " $suites " == *" ollama "* ]]; then
-  missing_ollama=$(python3 - "$log" "$exclude" <<'PY'
-import json, sys
-ok = set()
-try:
-    for line in open(sys.argv[1]):
-        r = json.loads(line)
-        if r.get("result") == "OK": ok.add(r.get("name", "").rsplit(" / ", 1)[-1])
-except OSError:
-    pass
-skip = sys.argv[2].split()
-print(" ".join(t for t in ("ollama", "store_safety") if t not in ok and t not in skip))
-PY
-)
+  # shellcheck disable=SC2086  # $exclude: test names, split on purpose
+  missing_ollama=$(python3 "$src/scripts/testlog.py" missing "$log" ollama store_safety --skip $exclude)
   if [ -n "$missing_ollama" ]; then
     echo "cross-test: the Ollama tests did not pass: $missing_ollama"
     rc=1

@@ -82,20 +82,7 @@ rc=0
 meson test -C "$build" --print-errorlogs --num-processes "$jobs" || rc=1
 
 log="$build/meson-logs/testlog.json"
-read -r passed failed skipped < <(python3 - "$log" <<'PY'
-import json, sys
-p = f = s = 0
-try:
-    for line in open(sys.argv[1]):
-        r = json.loads(line).get("result")
-        if r in ("OK", "EXPECTEDFAIL"): p += 1
-        elif r == "SKIP": s += 1
-        else: f += 1
-except OSError:
-    f = 1
-print(p, f, s)
-PY
-)
+read -r passed failed skipped < <(python3 "$src/scripts/testlog.py" count "$log")
 # The word-size test must have run as the 32-bit case, not been skipped or built 64-bit.
 if ! grep -q "LargeFiles.SafetensorsTensorBeyond4GiB" "$build/meson-logs/testlog.txt" 2>/dev/null ||
    [ "$("$build/tests/test_large_files" --gtest_filter='*Safetensors*' >/dev/null 2>&1; echo $?)" != 0 ]; then
@@ -104,18 +91,7 @@ if ! grep -q "LargeFiles.SafetensorsTensorBeyond4GiB" "$build/meson-logs/testlog
   failed=$((failed + 1))
 fi
 # The Ollama suite must have run (all three of its tests), not been configured away.
-missing_ollama=$(python3 - "$log" <<'PY'
-import json, sys
-ok = set()
-try:
-    for line in open(sys.argv[1]):
-        r = json.loads(line)
-        if r.get("result") == "OK": ok.add(r.get("name", "").rsplit(" / ", 1)[-1])
-except OSError:
-    pass
-print(" ".join(t for t in ("ollama", "store_safety", "ollama_cli") if t not in ok))
-PY
-)
+missing_ollama=$(python3 "$src/scripts/testlog.py" missing "$log" ollama store_safety ollama_cli)
 if [ -n "$missing_ollama" ]; then
   echo "i386-test: the Ollama tests did not pass: $missing_ollama"
   rc=1

@@ -159,8 +159,7 @@ passed=0; failed=$broken
 for log in "${logs[@]}"; do
   echo "testlog: $log"
   [ -f "$log" ] || { failed=$((failed + 1)); continue; }
-  p=$(jq -s '[.[] | select(.result == "OK" or .result == "EXPECTEDFAIL")] | length' "$log")
-  f=$(jq -s '[.[] | select(.result == "FAIL" or .result == "TIMEOUT" or .result == "ERROR" or .result == "UNEXPECTEDPASS")] | length' "$log")
+  read -r p f _ < <(python3 scripts/testlog.py count "$log")
   passed=$((passed + p)); failed=$((failed + f))
 done
 for r in "${report[@]}"; do echo "time: $r"; done

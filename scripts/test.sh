@@ -84,8 +84,7 @@ fi
 passed=0; failed=0
 for log in "${logs[@]}"; do
   [ -f "$log" ] || { failed=$((failed + 1)); continue; }
-  p=$(jq -s '[.[] | select(.result == "OK" or .result == "EXPECTEDFAIL")] | length' "$log")
-  f=$(jq -s '[.[] | select(.result == "FAIL" or .result == "TIMEOUT" or .result == "ERROR" or .result == "UNEXPECTEDPASS")] | length' "$log")
+  read -r p f _ < <(python3 scripts/testlog.py count "$log")
   passed=$((passed + p)); failed=$((failed + f))
 done
 passed=$((passed + extra_passed)); failed=$((failed + extra_failed))
