@@ -3,15 +3,12 @@
 #include <algorithm>
 #include <cstring>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 #include "capi/capi_common.h"
 #include "core/checked.h"
 #include "core/limits.h"
-#include "table/name_index.h"
 #include "core/range_check.h"
 #include "json/st_scanner.h"
+#include "table/name_hash.h"
 
 using tblob::Diag;
 using tblob::Status;
@@ -37,12 +34,11 @@ struct MetaRec {
   uint32_t order;
 };
 
-// XXH3 of the decoded name: equal names hash equally whatever their JSON spelling. Escaped
-// names are decoded in small stack chunks into a stack hash state: no allocation.
+// name_hash of the decoded name: equal names hash equally whatever their JSON spelling.
+// Escaped names are decoded in small stack chunks into a stack hash state: no allocation.
 uint64_t decoded_hash(const char *p, size_t n, bool escapes) {
   if (!escapes) return tblob::name_hash(p, n);
-  alignas(64) XXH3_state_t state;
-  XXH3_64bits_reset(&state);
+  tblob::NameHasher state;
   tblob::json::Decoder d(p, n);
   uint8_t chunk[256];
   size_t k = 0;
@@ -50,12 +46,12 @@ uint64_t decoded_hash(const char *p, size_t n, bool escapes) {
   while (d.next(&b)) {
     chunk[k++] = b;
     if (k == sizeof(chunk)) {
-      XXH3_64bits_update(&state, chunk, k);
+      state.update(chunk, k);
       k = 0;
     }
   }
-  XXH3_64bits_update(&state, chunk, k);
-  return XXH3_64bits_digest(&state);
+  state.update(chunk, k);
+  return state.digest();
 }
 
 bool decoded_equal(const char *a, size_t an, const char *b, size_t bn) {

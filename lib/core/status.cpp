@@ -23,14 +23,6 @@ Status Diag::fail_plain(Status s) const {
   return fail(s, TBLOB_NO_OFFSET, -1, "%s", tblob_status_message(s));
 }
 
-void Diag::reset() const {
-  if (!out || out->struct_size < sizeof(tblob_diag)) return;
-  out->status = TBLOB_OK;
-  out->offset = TBLOB_NO_OFFSET;
-  out->tensor_index = -1;
-  out->message[0] = '\0';
-}
-
 int clip_name(size_t name_len, const char **ellipsis) {
   const size_t kMax = 96;
   if (name_len > kMax) {

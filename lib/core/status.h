@@ -19,7 +19,15 @@ struct Diag {
   Status fail(Status s, uint64_t offset, int64_t tensor, const char *fmt, ...) const
       __attribute__((format(printf, 5, 6)));
   Status fail_plain(Status s) const;
-  void reset() const;
+  // Inline: every entry point calls it, including the lookups that cost a few dozen
+  // instructions in all.
+  void reset() const {
+    if (!out || out->struct_size < sizeof(tblob_diag)) return;
+    out->status = TBLOB_OK;
+    out->offset = TBLOB_NO_OFFSET;
+    out->tensor_index = -1;
+    out->message[0] = '\0';
+  }
 };
 
 // Writes a possibly-long name, truncated with "..." to fit diagnostics.

@@ -1,14 +1,13 @@
-// Open-addressing hash index from names to table positions, keyed by XXH3-64.
+// Open-addressing hash index from names to table positions, keyed by name_hash().
 // Every hit is confirmed by comparing the full name: a hash match is never a guess.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
 #include "core/allocator.h"
+#include "table/name_hash.h"
 
 namespace tblob {
-
-uint64_t name_hash(const char *p, size_t n);
 
 // An item's name as a reader saw it, with its name_hash(): building from these reads one
 // compact array instead of the rows the names live in.
@@ -40,7 +39,7 @@ class NameIndex {
   size_t dup_second() const { return dup_b_; }
 
   // Position of the item named (p, n), or SIZE_MAX.
-  size_t find(const char *p, size_t n) const { return find_hashed(p, n, name_hash(p, n)); }
+  size_t find(const char *p, size_t n) const;
   // The same with h = name_hash(p, n) already taken (tests pass other values to force equal
   // fingerprints: the result must still depend only on the names).
   size_t find_hashed(const char *p, size_t n, uint64_t h) const;

@@ -1,0 +1,112 @@
+// The 64-bit hash the name indexes key on: 16 bytes per folded 64x64->128-bit multiply, the
+// last 16 bytes (or a short name's bytes) read with overlapping loads, the length mixed in at
+// the end. A lookup among many names hashes once and then mostly waits on memory, so the hash
+// is a visible share of a hit: this one takes about two thirds of XXH3's instructions on
+// 20-60 byte tensor names. It is never stored nor shown (SLM1 files carry FNV-1a, their own),
+// so it may change between versions; NameHasher gives the same value for bytes fed in pieces.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "core/endian.h"
+
+namespace tblob {
+namespace name_hash_detail {
+
+constexpr uint64_t kSeed = 0x243F6A8885A308D3ull;  // digits of pi: arbitrary odd constants
+constexpr uint64_t kK1 = 0x13198A2E03707345ull;
+constexpr uint64_t kK2 = 0xA4093822299F31D1ull;
+constexpr uint64_t kK3 = 0x082EFA98EC4E6C89ull;
+
+// The low and high halves of a * b, xor-ed.
+inline uint64_t fold_mul(uint64_t a, uint64_t b) {
+#if defined(__SIZEOF_INT128__)
+  __extension__ typedef unsigned __int128 u128;  // a compiler extension: -Wpedantic is told so
+  const u128 r = static_cast<u128>(a) * b;
+  return static_cast<uint64_t>(r) ^ static_cast<uint64_t>(r >> 64);
+#else
+  // 32-bit targets: the same 128-bit product from four 32x32 products.
+  const uint64_t al = a & 0xFFFFFFFFu, ah = a >> 32, bl = b & 0xFFFFFFFFu, bh = b >> 32;
+  const uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
+  const uint64_t mid = (ll >> 32) + (lh & 0xFFFFFFFFu) + (hl & 0xFFFFFFFFu);
+  const uint64_t lo = (mid << 32) | (ll & 0xFFFFFFFFu);
+  const uint64_t hi = hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+  return lo ^ hi;
+#endif
+}
+
+inline uint64_t block(uint64_t h, const uint8_t *p) { return fold_mul(load_le64(p) ^ kK1, load_le64(p + 8) ^ h); }
+
+// A name of n <= 16 bytes as two words (n = 0: both zero; the length is mixed in by finish).
+inline void small(const uint8_t *p, size_t n, uint64_t *a, uint64_t *b) {
+  if (n >= 8) {
+    *a = load_le64(p);
+    *b = load_le64(p + n - 8);
+  } else if (n >= 4) {
+    *a = load_le32(p);
+    *b = load_le32(p + n - 4);
+  } else if (n > 0) {
+    *a = static_cast<uint64_t>(p[0]) | static_cast<uint64_t>(p[n / 2]) << 8 | static_cast<uint64_t>(p[n - 1]) << 16;
+    *b = 0;
+  } else {
+    *a = *b = 0;
+  }
+}
+
+inline uint64_t finish(uint64_t h, uint64_t a, uint64_t b, uint64_t n) {
+  return fold_mul(fold_mul(a ^ kK2, b ^ h) ^ kK3, n ^ kSeed);
+}
+
+}  // namespace name_hash_detail
+
+inline uint64_t name_hash(const char *name, size_t n) {
+  namespace d = name_hash_detail;
+  const uint8_t *p = reinterpret_cast<const uint8_t *>(name);
+  uint64_t a, b, h = d::kSeed;
+  if (n <= 16) {
+    d::small(p, n, &a, &b);
+  } else {
+    for (size_t i = 0; n - i > 16; i += 16) h = d::block(h, p + i);  // every block with more after it
+    a = load_le64(p + n - 16);
+    b = load_le64(p + n - 8);
+  }
+  return d::finish(h, a, b, n);
+}
+
+// name_hash of bytes that arrive in pieces (names decoded from JSON escapes), without
+// allocating: the bytes not yet folded in, at most 32, wait in buf_.
+class NameHasher {
+ public:
+  void update(const uint8_t *p, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      buf_[q_++] = p[i];
+      if (q_ == sizeof(buf_)) {  // 16 more bytes follow its first block: fold it in
+        h_ = name_hash_detail::block(h_, buf_);
+        std::memcpy(buf_, buf_ + 16, 16);
+        q_ = 16;
+      }
+    }
+    n_ += n;
+  }
+  uint64_t digest() const {
+    namespace d = name_hash_detail;
+    uint64_t a, b, h = h_;
+    if (n_ <= 16) {
+      d::small(buf_, static_cast<size_t>(n_), &a, &b);
+    } else {
+      if (q_ > 16) h = d::block(h, buf_);  // the last block with more after it
+      a = load_le64(buf_ + q_ - 16);
+      b = load_le64(buf_ + q_ - 8);
+    }
+    return d::finish(h, a, b, n_);
+  }
+
+ private:
+  uint8_t buf_[32] = {};
+  size_t q_ = 0;
+  uint64_t n_ = 0;
+  uint64_t h_ = name_hash_detail::kSeed;
+};
+
+}  // namespace tblob
