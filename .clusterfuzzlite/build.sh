@@ -2,9 +2,6 @@
 # ClusterFuzzLite / OSS-Fuzz entry point: dependencies first (installed into /usr/local with
 # the fuzzing compilers and flags), then every harness by fuzz/oss-fuzz-build.sh.
 
-# xxHash is used header-only; its pkg-config file is what Meson looks for.
-make -C "$SRC/xxhash" PREFIX=/usr/local install >/dev/null
-
 # simdjson as a static library built with $CXX $CXXFLAGS (libc++ under OSS-Fuzz).
 cmake -S "$SRC/simdjson" -B "$WORK/simdjson-build" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_CXX_FLAGS="$CXXFLAGS" \

@@ -4,8 +4,7 @@
 #   scripts/cross-test.sh            # installs what is missing, builds, runs, prints a summary
 #
 # Installs (apt, idempotent): g++-aarch64-linux-gnu, qemu-user, and after
-# `dpkg --add-architecture arm64` the arm64 packages libgtest-dev:arm64, libstdc++6:arm64 and
-# libxxhash-dev:arm64. Configures with NEON forced on (-Dsimd_neon=enabled), Ollama, UQFF,
+# `dpkg --add-architecture arm64` the arm64 packages libgtest-dev:arm64 and libstdc++6:arm64. Configures with NEON forced on (-Dsimd_neon=enabled), Ollama, UQFF,
 # SLM1 and GGUF on, and one part off: -Dcli=disabled (the CLI-driven Python/shell tests would
 # exec the arm64 CLI directly, which needs binfmt_misc; every test here runs through the cross
 # file's exe_wrapper, qemu-aarch64, instead). The Ollama part's arm64 libcrypto and simdjson
@@ -46,7 +45,7 @@ need_apt=()
 for p in g++-aarch64-linux-gnu qemu-user meson ninja-build pkg-config; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$p")
 done
-for p in libgtest-dev:arm64 libxxhash-dev:arm64 libstdc++6:arm64; do
+for p in libgtest-dev:arm64 libstdc++6:arm64; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$p")
 done
 if ((${#need_apt[@]})); then

@@ -4,8 +4,7 @@
 #   scripts/i386-test.sh             # installs what is missing, builds, runs, prints a summary
 #
 # Installs (apt, idempotent; scripts/install-deps.sh does the same): g++-i686-linux-gnu and,
-# after `dpkg --add-architecture i386`, libgtest-dev:i386, libxxhash-dev:i386 and
-# libstdc++6:i386. The cross compiler rather than gcc-multilib: Debian's multilib packages
+# after `dpkg --add-architecture i386`, libgtest-dev:i386 and libstdc++6:i386. The cross compiler rather than gcc-multilib: Debian's multilib packages
 # conflict with the aarch64 cross compiler scripts/cross-test.sh uses. Configures with
 # cross/i686-linux-gnu.ini (no exe_wrapper: the binaries run directly), with every part on:
 # Ollama, UQFF, SLM1, GGUF and the CLI. The Ollama part's libcrypto and simdjson are not
@@ -37,7 +36,7 @@ fail() {
 
 # ---- 1. toolchain and i386 libraries ----
 need_apt=()
-for p in g++-i686-linux-gnu meson ninja-build pkg-config libgtest-dev:i386 libxxhash-dev:i386 libstdc++6:i386; do
+for p in g++-i686-linux-gnu meson ninja-build pkg-config libgtest-dev:i386 libstdc++6:i386; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$p")
 done
 if ((${#need_apt[@]})); then

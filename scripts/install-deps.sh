@@ -3,7 +3,7 @@
 # machine. Idempotent: skips what is already there.
 set -euo pipefail
 
-APT_PACKAGES=(meson ninja-build pkg-config jq libsimdjson-dev libxxhash-dev libssl-dev
+APT_PACKAGES=(meson ninja-build pkg-config jq libsimdjson-dev libssl-dev
   libgtest-dev libbenchmark-dev clang libclang-rt-14-dev llvm libclang-dev tmux cmake
   libcurl4-openssl-dev)  # libcurl: the CLI's http(s) URLs (optional: -Dcurl=disabled builds without)
 PIP_PACKAGES=(numpy safetensors ml_dtypes)
@@ -24,7 +24,7 @@ fi
 # The Ollama part's i386/arm64 OpenSSL and simdjson are not installed: the 32-bit and arm64
 # scripts unpack them into their build's own directory (scripts/foreign-sysroot.sh).
 if [ "${TBLOB_SKIP_I386:-0}" != 1 ] && [ "$(dpkg --print-architecture)" = amd64 ]; then
-  I386_PACKAGES=(g++-i686-linux-gnu libgtest-dev:i386 libxxhash-dev:i386 libstdc++6:i386)
+  I386_PACKAGES=(g++-i686-linux-gnu libgtest-dev:i386 libstdc++6:i386)
   missing=()
   for p in "${I386_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
