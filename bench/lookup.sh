@@ -44,4 +44,6 @@ for what in [t, "std-unordered_map", "rust-info", "rust-tensor", "tblob-slm1-sor
     print(f"| {what} | {h:.1f} / {hm:.1f} | {m:.1f} / {mm:.1f} | {h / best[(t, 'hit')]:.2f}x / {hm / med[(t, 'hit')]:.2f}x"
           f" | {m / best[(t, 'miss')]:.2f}x / {mm / med[(t, 'miss')]:.2f}x | {h - fl:.1f} |")
 print(f"| floor: compare each hit with its name in the model, addresses known | {fl:.1f} / {med[('floor-name-compare', 'hit')]:.1f} | - | - | - | 0 |")
+fv = best[("floor-fnv1a", "hit")]
+print(f"| floor for SLM1: FNV-1a 64 of each name (the format's directory key) | {fv:.1f} / {med[('floor-fnv1a', 'hit')]:.1f} | - | - | - | - |")
 PY
