@@ -158,18 +158,23 @@ TBLOB_API tblob_status tblob_tensors_at(const tblob_model *model, uint64_t first
   return TBLOB_OK;
 }
 
+namespace {
+// Out of line: a lookup that finds its tensor then keeps the few registers it needs.
+__attribute__((noinline, cold)) tblob_status tensor_not_found(const Diag &d, const char *name, size_t name_len) {
+  const char *ell;
+  const int shown = tblob::clip_name(name_len, &ell);
+  return d.fail(TBLOB_E_NOT_FOUND, TBLOB_NO_OFFSET, -1, "no tensor named \"%.*s%s\"", shown, name, ell);
+}
+}  // namespace
+
 TBLOB_API tblob_status tblob_tensor_find(const tblob_model *model, const char *name, size_t name_len,
                                   uint64_t *index, tblob_diag *diag) noexcept {
   TBLOB_CAPI_BEGIN(d, diag);
   if (!model || !index || (!name && name_len)) return bad_arg(d, "model, name and index are required");
-  if (model->find_fn) return model->find_fn(model, name ? name : "", name_len, index, d);  // SLM1: hashes
-  const size_t pos = model->tensor_index.find(name ? name : "", name_len);
-  if (pos == SIZE_MAX) {
-    const char *ell;
-    const int shown = tblob::clip_name(name_len, &ell);
-    return d.fail(TBLOB_E_NOT_FOUND, TBLOB_NO_OFFSET, -1, "no tensor named \"%.*s%s\"", shown,
-                  name ? name : "", ell);
-  }
+  if (!name) name = "";
+  if (model->find_fn) return model->find_fn(model, name, name_len, index, d);  // SLM1: hashes
+  const size_t pos = model->tensor_index.find(name, name_len);
+  if (pos == SIZE_MAX) return tensor_not_found(d, name, name_len);
   *index = pos;
   return TBLOB_OK;
 }

@@ -113,12 +113,16 @@ bool NameIndex::build(const Allocator *a, size_t n, NameFn get, const void *ctx,
   return true;
 }
 
-bool NameIndex::same_name(const Slot &slot, const char *p, size_t n) const {
-  if (slot.len != kLongName) return slot.len == n && equal_bytes(p, slot.name, n);
+bool NameIndex::same_long_name(const Slot &slot, const char *p, size_t n) const {
   const char *q;
   size_t qlen;
   get_(ctx_, slot.pos, &q, &qlen);
   return qlen == n && std::memcmp(p, q, n) == 0;
+}
+
+inline bool NameIndex::same_name(const Slot &slot, const char *p, size_t n) const {
+  if (slot.len != kLongName) return slot.len == n && equal_bytes(p, slot.name, n);
+  return same_long_name(slot, p, n);
 }
 
 inline void NameIndex::insert(size_t i, uint64_t h, const char *p, size_t n) {

@@ -64,6 +64,9 @@ class NameIndex {
   static size_t bytes_for(size_t cap) { return cap * (sizeof(Slot) + 1) + kGroup; }
   static uint8_t tag_of(uint64_t h) { return static_cast<uint8_t>(0x80u | (h >> 57)); }
   bool same_name(const Slot &slot, const char *p, size_t n) const;
+  // Names of kLongName bytes or more, read through get(): out of line, so the usual compare
+  // keeps its registers.
+  __attribute__((noinline, cold)) bool same_long_name(const Slot &slot, const char *p, size_t n) const;
   void insert(size_t i, uint64_t h, const char *p, size_t n);
   bool allocate(const Allocator *a, size_t n, NameFn get, const void *ctx);
   const Allocator *a_ = nullptr;
