@@ -88,6 +88,9 @@ def test_dequantize_matches_fixture(model, expected):
             got = f.dequantize(w, dtype=np.float32)
             assert got.dtype == np.float32 and got.shape == want.shape
             same_values(got, want, nan_must_match, w)
+            for threads in (0, 3):  # the multi-threaded call, against the same oracle
+                same_values(f.dequantize(w, dtype=np.float32, threads=threads), want,
+                            nan_must_match, f"{w} on {threads} threads")
             for suffix, dt in ((".f16", np.float16), (".bf16", ml_dtypes.bfloat16)):
                 if w + suffix in ref.keys():
                     g = f.dequantize(w, dtype=dt)
@@ -175,6 +178,15 @@ def test_slm1_without_names_lists_hashes():
     with tensorblob.safe_open(DATA / "slm1" / "tiny_btok.slm") as f:
         want = sorted(f"fnv1a:{g.fnv1a64(t[0].encode()):016x}" for t in g.TINY_TENSORS)
         assert f.keys() == want
+
+
+def test_threads_argument_checked():
+    model = PAIRS[0][0]
+    with tensorblob.safe_open(model) as f:
+        name = next(k for k in f.keys() if f.quant_info(k).quantized)
+        for bad in (-1, 2**32, 1.5, True, "2"):
+            with pytest.raises(ValueError, match="threads"):
+                f.dequantize(name, threads=bad)
 
 
 def test_output_dtype_checked():

@@ -694,13 +694,15 @@ class SafeOpen:
         return tuple(q.shape[: q.rank]) if q.rank else ()
 
     def dequantize(self, name: str, dtype: Any = np.float32,
-                   rows: Optional[Tuple[int, int]] = None) -> np.ndarray:
+                   rows: Optional[Tuple[int, int]] = None, threads: int = 1) -> np.ndarray:
         """Decodes a quantized (or plain float/FP8/F4) tensor to float32, float16 or bfloat16.
 
         Every scheme the C library knows: MLX affine, mxfp4/8, nvfp4, block FP8, GGML blocks
         and the other UQFF families, SLM1 q8_0/q4_0. Give the packed weight's name. The whole
         tensor comes back in its logical shape; ``rows=(a, b)`` decodes rows [a, b) of the
         logical matrix (leading axes folded) as a 2-D array. The GIL is released meanwhile.
+        ``threads``: 1 decodes on the calling thread; 0 uses one thread per online core, n
+        uses n (threads the call starts and joins; the bytes never depend on the count).
         """
         dt = np.dtype(dtype)
         code = _OUT_DTYPES.get(dt)
@@ -710,12 +712,20 @@ class SafeOpen:
         begin, end = (0, _ffi.ALL_ROWS) if rows is None else (int(rows[0]), int(rows[1]))
         if begin < 0 or end < 0:
             raise ValueError(f"dequantize: rows must be non-negative, not {rows!r}")
+        if not isinstance(threads, int) or isinstance(threads, bool) or not 0 <= threads < 2**32:
+            raise ValueError(f"dequantize: threads must be an int in [0, 2**32), not {threads!r}")
         nbytes = self._dequant_bytes(i, code, begin, end)
         out = np.empty(nbytes // dt.itemsize, dtype=dt)
         d = _ffi.new(_ffi.Diag)
-        st = lib.tblob_tensor_dequantize(self._ptr, i, code, begin, end,
-                                         out.ctypes.data if nbytes else None, nbytes,
-                                         ctypes.byref(d))
+        dst = out.ctypes.data if nbytes else None
+        if threads == 1:
+            st = lib.tblob_tensor_dequantize(self._ptr, i, code, begin, end, dst, nbytes,
+                                             ctypes.byref(d))
+        else:
+            opts = _ffi.new(_ffi.DequantOptions)
+            opts.threads = threads
+            st = lib.tblob_tensor_dequantize_opts(self._ptr, i, code, begin, end, dst, nbytes,
+                                                  ctypes.byref(opts), ctypes.byref(d))
         _check(st, d)
         if rows is None:
             shape = self._logical_shape(i)

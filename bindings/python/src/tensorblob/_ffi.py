@@ -128,6 +128,10 @@ class VerifyOptions(Structure):
                 ("on_blob_user", c_void_p), ("flags", u32), ("reserved", u32)]
 
 
+class DequantOptions(Structure):
+    _fields_ = [("struct_size", u32), ("threads", u32), ("piece_bytes", u64)]
+
+
 class VerifySummary(Structure):
     _fields_ = [("struct_size", u32), ("threads_used", u32), ("manifests", u64),
                 ("manifests_bad", u64), ("blobs", u64), ("blobs_bad", u64),
@@ -184,6 +188,8 @@ _SIGNATURES.update({
     "tblob_tensor_dequant_size": (ST, [M, u64, u32, u64, u64, POINTER(u64), D]),
     "tblob_model_open_source": (ST, [POINTER(ByteSource), POINTER(OpenOptions), POINTER(M), D]),
     "tblob_tensor_read": (ST, [M, u64, u64, c_void_p, c_size_t, D]),
+    "tblob_tensor_dequantize_opts": (ST, [M, u64, u32, u64, u64, c_void_p, c_size_t,
+                                          POINTER(DequantOptions), D]),
 })
 
 # Every versioned struct the binding creates, with its init function (bindings cannot see the
@@ -196,7 +202,7 @@ _INIT_FUNCS = {
     "Slm1TensorInfo": "tblob_slm1_tensor_info_init", "StoreOptions": "tblob_store_options_init",
     "StoreOpenOptions": "tblob_store_open_options_init",
     "VerifyOptions": "tblob_verify_options_init", "VerifySummary": "tblob_verify_summary_init",
-    "ByteSource": "tblob_byte_source_init",
+    "ByteSource": "tblob_byte_source_init", "DequantOptions": "tblob_dequant_options_init",
 }
 for _cls, _fn in _INIT_FUNCS.items():
     _SIGNATURES[_fn] = (ST, [POINTER(globals()[_cls]), c_size_t])
