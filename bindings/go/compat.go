@@ -47,6 +47,9 @@ func initSLM1OpenOptions(o *C.tblob_slm1_open_options) {
 func initSLM1HeaderInfo(o *C.tblob_slm1_header_info) {
 	C.tblob_slm1_header_info_init(o, C.sizeof_tblob_slm1_header_info)
 }
+func initDequantOptions(o *C.tblob_dequant_options) {
+	C.tblob_dequant_options_init(o, C.sizeof_tblob_dequant_options)
+}
 func initUQFFLayerInfo(o *C.tblob_uqff_layer_info) {
 	C.tblob_uqff_layer_info_init(o, C.sizeof_tblob_uqff_layer_info)
 }

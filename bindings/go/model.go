@@ -9,7 +9,9 @@ package tensorblob
 import "C"
 
 import (
+	"fmt"
 	"iter"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -530,6 +532,55 @@ func (t Tensor) dequantize(out DType, dst unsafe.Pointer, n uintptr, rowBegin, r
 	initDiag(&d)
 	st := C.tblob_tensor_dequantize(c, C.uint64_t(t.i), C.uint32_t(out), C.uint64_t(rowBegin),
 		C.uint64_t(rowEnd), dst, C.size_t(n), &d)
+	return t.m.src.wrap(newError(st, &d))
+}
+
+// DequantizeWith is Dequantize on several threads (o.Threads; 0: one per core). The values
+// are those of Dequantize whatever the thread count.
+func (t Tensor) DequantizeWith(dst []float32, o DequantOptions) error {
+	var p unsafe.Pointer
+	if len(dst) > 0 {
+		p = unsafe.Pointer(&dst[0])
+	}
+	return t.dequantizeWith(F32, p, uintptr(len(dst))*4, o)
+}
+
+// DequantizeF16With is DequantizeF16 on several threads, as DequantizeWith.
+func (t Tensor) DequantizeF16With(dst []uint16, o DequantOptions) error {
+	var p unsafe.Pointer
+	if len(dst) > 0 {
+		p = unsafe.Pointer(&dst[0])
+	}
+	return t.dequantizeWith(F16, p, uintptr(len(dst))*2, o)
+}
+
+// DequantizeBF16With is DequantizeBF16 on several threads, as DequantizeWith.
+func (t Tensor) DequantizeBF16With(dst []uint16, o DequantOptions) error {
+	var p unsafe.Pointer
+	if len(dst) > 0 {
+		p = unsafe.Pointer(&dst[0])
+	}
+	return t.dequantizeWith(BF16, p, uintptr(len(dst))*2, o)
+}
+
+func (t Tensor) dequantizeWith(out DType, dst unsafe.Pointer, n uintptr, o DequantOptions) error {
+	if o.Threads < 0 || uint64(o.Threads) > math.MaxUint32 {
+		return &Error{Status: ErrInvalidArgument, Message: fmt.Sprintf("DequantOptions.Threads %d out of range", o.Threads),
+			Offset: -1, Tensor: int64(t.i)}
+	}
+	c, err := t.m.acquire()
+	if err != nil {
+		return err
+	}
+	defer t.m.mu.RUnlock()
+	var opts C.tblob_dequant_options
+	initDequantOptions(&opts)
+	opts.threads = C.uint32_t(o.Threads)
+	opts.piece_bytes = C.uint64_t(o.PieceBytes)
+	var d C.tblob_diag
+	initDiag(&d)
+	st := C.tblob_tensor_dequantize_opts(c, C.uint64_t(t.i), C.uint32_t(out), 0, C.uint64_t(allRows), dst, C.size_t(n),
+		&opts, &d)
 	return t.m.src.wrap(newError(st, &d))
 }
 

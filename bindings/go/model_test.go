@@ -199,6 +199,22 @@ func TestDequantizeCompanionsOracle(t *testing.T) {
 							t.Fatalf("%s[%d] = %v, want %v", name, i, got[i], e)
 						}
 					}
+					// On several threads, in pieces of one row (every row its own piece), and
+					// with the library's own choices: the oracle's values again.
+					for _, o := range []DequantOptions{{Threads: 3, PieceBytes: uint64(cols) * 4}, {Threads: 0}} {
+						par := make([]float32, n)
+						if err := tt.DequantizeWith(par, o); err != nil {
+							t.Fatalf("%s %+v: %v", name, o, err)
+						}
+						for i := range par {
+							if e := math.Float32frombits(binary.LittleEndian.Uint32(wb[4*i:])); !sameFloat(par[i], e) {
+								t.Fatalf("%s %+v [%d] = %v, want %v", name, o, i, par[i], e)
+							}
+						}
+					}
+					if err := tt.DequantizeWith(make([]float32, n), DequantOptions{Threads: -1}); !errors.Is(err, ErrInvalidArgument) {
+						t.Errorf("%s: Threads -1: %v", name, err)
+					}
 				default:
 					got := make([]uint16, n)
 					var err error
@@ -213,6 +229,21 @@ func TestDequantizeCompanionsOracle(t *testing.T) {
 					for i, e := range u16s(wb) {
 						if !sameHalf(got[i], e, kind == BF16) {
 							t.Fatalf("%s %v [%d] = %#04x, want %#04x", name, kind, i, got[i], e)
+						}
+					}
+					par := make([]uint16, n)
+					o := DequantOptions{Threads: 2, PieceBytes: 64}
+					if kind == F16 {
+						err = tt.DequantizeF16With(par, o)
+					} else {
+						err = tt.DequantizeBF16With(par, o)
+					}
+					if err != nil {
+						t.Fatalf("%s %v on 2 threads: %v", name, kind, err)
+					}
+					for i, e := range u16s(wb) {
+						if !sameHalf(par[i], e, kind == BF16) {
+							t.Fatalf("%s %v on 2 threads [%d] = %#04x, want %#04x", name, kind, i, par[i], e)
 						}
 					}
 				}

@@ -59,6 +59,9 @@ func (t Tensor) DequantizeF16(dst []uint16) error                            { r
 func (t Tensor) DequantizedLen(rowBegin, rowEnd uint64) (int, error)         { return 0, ErrNoCgo }
 func (t Tensor) DequantizeRows(dst []float32, rowBegin, rowEnd uint64) error { return ErrNoCgo }
 func (t Tensor) DequantizeBF16(dst []uint16) error                           { return ErrNoCgo }
+func (t Tensor) DequantizeWith(dst []float32, o DequantOptions) error        { return ErrNoCgo }
+func (t Tensor) DequantizeF16With(dst []uint16, o DequantOptions) error      { return ErrNoCgo }
+func (t Tensor) DequantizeBF16With(dst []uint16, o DequantOptions) error     { return ErrNoCgo }
 func (t Tensor) UQFFLayer() (UQFFLayer, bool)                                { return UQFFLayer{}, false }
 func (t Tensor) ReadAt(p []byte, off int64) (int, error)                     { return 0, ErrNoCgo }
 

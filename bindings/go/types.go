@@ -299,6 +299,16 @@ type StoreOption func(*storeConfig)
 // StoreCreate creates the root, manifests/ and blobs/ when missing (for Import).
 func StoreCreate() StoreOption { return func(c *storeConfig) { c.create = true } }
 
+// DequantOptions are the options of the multi-threaded Dequantize*With calls.
+type DequantOptions struct {
+	// Threads: 0 one per online core, 1 the calling thread only, n at most n. The call starts
+	// and joins its threads (none outlives it); the values never depend on the count.
+	Threads int
+	// PieceBytes is how many output bytes a thread takes at a time; 0 the library's choice
+	// (1 to 8 MiB, at least four pieces per thread when the tensor allows).
+	PieceBytes uint64
+}
+
 // UQFFLayer describes a row of a UQFF model.
 type UQFFLayer struct {
 	Family      uint32 // tblob_uqff_family: 0 GGUF, 1 unquant, 2 HQQ, 3 FP8, 4 AFQ, 5 F8Q8, 6 MXFP4, 255 plain
