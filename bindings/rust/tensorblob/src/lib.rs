@@ -30,8 +30,8 @@ mod store;
 pub use dtype::{DType, Element};
 pub use error::{Error, Result, Status};
 pub use model::{
-    ggml_dequantize, Format, Metadata, Model, OpenMode, OpenOptions, QuantInfo, Tensor, TensorInfo,
-    Tensors,
+    ggml_dequantize, DequantOptions, Format, Metadata, Model, OpenMode, OpenOptions, QuantInfo, Tensor,
+    TensorInfo, Tensors,
 };
 pub use source::{ReadSeek, SiblingOpener};
 pub use store::{Store, StoreModel, VerifyProgress, VerifySummary};

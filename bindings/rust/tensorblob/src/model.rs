@@ -707,6 +707,30 @@ impl<'m> Tensor<'m> {
         .map_err(|e| self.model.wrap(e))
     }
 
+    /// [`Tensor::dequantize_rows_into`] on several threads (`tblob_tensor_dequantize_opts`):
+    /// the call starts and joins them, and the values are the same whatever their number.
+    pub fn dequantize_with<T: Element>(&self, rows: Range<u64>, out: &mut [T], opts: &DequantOptions) -> Result<()> {
+        let mut o: sys::tblob_dequant_options = init(sys::tblob_dequant_options_init);
+        o.threads = opts.threads;
+        o.piece_bytes = opts.piece_bytes;
+        // SAFETY: out is a writable buffer of size_of_val(out) bytes, and every bit pattern
+        // the library writes is a valid T; o is initialised with its struct_size.
+        check(|d| unsafe {
+            sys::tblob_tensor_dequantize_opts(
+                self.model.raw(),
+                self.index as u64,
+                T::DTYPE,
+                rows.start,
+                rows.end,
+                out.as_mut_ptr().cast(),
+                std::mem::size_of_val(out),
+                &o,
+                d,
+            )
+        })
+        .map_err(|e| self.model.wrap(e))
+    }
+
     /// The dequantized values as a new vector of f32.
     pub fn to_f32_vec(&self) -> Result<Vec<f32>> {
         self.dequantize_vec::<f32>()
@@ -729,6 +753,15 @@ impl<'m> Tensor<'m> {
         self.dequantize_into(&mut v)?;
         Ok(v)
     }
+}
+
+/// Options of [`Tensor::dequantize_with`]. The default decodes on one thread per online core.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DequantOptions {
+    /// 0: one per online core; 1: the calling thread only; n: at most n.
+    pub threads: u32,
+    /// Output bytes a thread takes at a time; 0: the library's choice (1 to 8 MiB).
+    pub piece_bytes: u64,
 }
 
 /// How a tensor dequantizes ([`Tensor::quant_info`]).
