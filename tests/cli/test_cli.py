@@ -208,7 +208,7 @@ comp tensorblob diff --de
     check(p.returncode == 0 and len(lines) >= 5, "bash completion runs", p.stderr)
     if len(lines) >= 5:
         check(lines[0].split() == ["diff"], "bash: command name", lines[0])
-        check(lines[1].split() == ["--to"], "bash: option name", lines[1])
+        check(sorted(lines[1].split()) == ["--threads", "--to"], "bash: option names with the prefix", lines[1])
         check(lines[2].split() == ["f32", "f16", "bf16"], "bash: option values", lines[2])
         check(lines[3].split() == ["bash", "zsh", "fish"], "bash: positional choices", lines[3])
         check(lines[4].split() == ["--dequant"], "bash: diff option", lines[4])
@@ -340,6 +340,17 @@ def test_terminal(cli, work, pa, pb):
     rc, o, e = run(cli, "dequant", "--json", "--out", out, big, "big")
     d = json.loads(o)
     check(rc == 0 and d["ok"] and d["bytes"] == 4096 * 4096 * 4 and d["to"] == "F32" and e == "", "dequant --json", o)
+    # --threads: the same values (numpy's conversion) on one thread, two, and one per CPU
+    rnd = np.random.default_rng(5).standard_normal((2048, 1024)).astype(np.float16)
+    src, dst = os.path.join(work, "rnd.safetensors"), os.path.join(work, "rnd.f32")
+    save_file({"r": rnd}, src)
+    for t in (1, 2, 0):
+        rc, o, e = run(cli, "dequant", "--json", "--threads", str(t), "--out", dst, src, "r")
+        got = np.fromfile(dst, dtype=np.float32) if rc == 0 else None
+        check(rc == 0 and json.loads(o)["threads"] == t and np.array_equal(got, rnd.astype(np.float32).ravel()),
+              f"dequant --threads {t}: numpy's values", o + e)
+    rc, o, e = run(cli, "dequant", "--threads", "-1", "--out", dst, src, "r")
+    check(rc == 2 and "--threads wants a number" in e, "dequant --threads -1 is a usage error", e)
 
 
 def test_json_everywhere(cli, examples, work, features):

@@ -52,6 +52,13 @@ bool parse_rows(const char *s, uint64_t *a, uint64_t *b) {
   return true;
 }
 
+bool parse_threads(const char *s, uint32_t *out) {
+  uint64_t v;
+  if (!parse_u64(s, std::strlen(s), &v) || v > 4096) return false;
+  *out = static_cast<uint32_t>(v);
+  return true;
+}
+
 namespace {
 
 // The failure on stderr, and with --json also as the summary object on stdout.
@@ -104,6 +111,10 @@ int cmd_dequant(const Args &a) {
   if (const char *v = a.get("--to")) out_dtype = dtype_from_name(v);
   if (const char *v = a.get("--rows"))
     if (!parse_rows(v, &row_begin, &row_end)) return usage_error(*a.cmd, "--rows wants A:B, not '%s'", v);
+  tblob_dequant_options dopt = TBLOB_DEQUANT_OPTIONS_INIT;  // threads 0: one per CPU
+  if (const char *v = a.get("--threads"))
+    if (!parse_threads(v, &dopt.threads))
+      return usage_error(*a.cmd, "--threads wants a number from 0 to 4096, not '%s'", v);
   const char *kernel = a.get("--kernel"), *out_path = a.get("--out"), *store = a.get("--store");
   const char *pos[2] = {a.positional[0], a.positional[1]};
   // With --store, PATH is MODEL[:TAG] in that Ollama store; tblob_model_open resolves the
@@ -186,7 +197,8 @@ int cmd_dequant(const Args &a) {
       bar.update((r - row_begin) * row_bytes, total);
       const uint64_t e = row_end - r < chunk_rows ? row_end : r + chunk_rows;
       const size_t n = static_cast<size_t>((e - r) * row_bytes);
-      if ((s = tblob_tensor_dequantize(m, index, out_dtype, r, e, buf.data(), buf.size(), &d)) != TBLOB_OK) {
+      if ((s = tblob_tensor_dequantize_opts(m, index, out_dtype, r, e, buf.data(), buf.size(), &dopt, &d)) !=
+          TBLOB_OK) {
         rc = fail(path, s, d);
         break;
       }
@@ -215,6 +227,7 @@ int cmd_dequant(const Args &a) {
       w.field_u64("bytes", total);
       w.field("out", out_path);
       w.field("kernel", tblob_kernel_active());
+      w.field_u64("threads", dopt.threads);  // 0: one per CPU
       if (is_url(path)) json_fetched(w, g_before);
       w.raw('}');
       w.flush_line(stdout);

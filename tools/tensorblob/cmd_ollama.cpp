@@ -413,13 +413,10 @@ int cmd_verify(const Args &a) {
   st.colour = !a.json && colour_enabled(stdout);
   tblob_verify_options o = TBLOB_VERIFY_OPTIONS_INIT;
   if (const char *t = a.get("--threads")) {
-    char *end = nullptr;
-    const unsigned long v = std::strtoul(t, &end, 10);
-    if (!*t || *end || t[0] == '-' || v > 4096) {
+    if (!parse_threads(t, &o.threads)) {
       tblob_store_close(s);
       return usage_error(*a.cmd, "--threads wants a number from 0 to 4096, not '%s'", t);
     }
-    o.threads = static_cast<uint32_t>(v);
   }
   if (a.has("--map")) o.flags |= TBLOB_VERIFY_MAP;
   o.progress = verify_progress;

@@ -252,6 +252,10 @@ int cmd_uqff_dequant(const Args &a) {
   if (const char *v = a.get("--to")) to = dtype_from_name(v);
   if (const char *v = a.get("--rows"))
     if (!parse_rows(v, &rb, &re)) return usage_error(*a.cmd, "--rows wants A:B, not '%s'", v);
+  tblob_dequant_options dopt = TBLOB_DEQUANT_OPTIONS_INIT;  // threads 0: one per CPU
+  if (const char *v = a.get("--threads"))
+    if (!parse_threads(v, &dopt.threads))
+      return usage_error(*a.cmd, "--threads wants a number from 0 to 4096, not '%s'", v);
   if (const char *v = a.get("--expert")) {
     char *end = nullptr;
     errno = 0;
@@ -318,7 +322,7 @@ int cmd_uqff_dequant(const Args &a) {
           bar.update((r - rb) * row_bytes, bytes);
           const uint64_t e = re - r < chunk ? re : r + chunk;
           const size_t n = static_cast<size_t>((e - r) * row_bytes);
-          if ((s = tblob_tensor_dequantize(m, index, to, r, e, buf.data(), buf.size(), &d)) != TBLOB_OK) {
+          if ((s = tblob_tensor_dequantize_opts(m, index, to, r, e, buf.data(), buf.size(), &dopt, &d)) != TBLOB_OK) {
             bar.clear();
             std::fprintf(stderr, "%s: %s: %s\n", path, tblob_status_name(s), d.message);
             rc = kExitInvalid;

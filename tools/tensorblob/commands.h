@@ -37,5 +37,7 @@ int cmd_export(const Args &a);          // cmd_export.cpp
 // ":B" -> [A, B) with B = TBLOB_ALL_ROWS when omitted.
 uint32_t dtype_from_name(const char *name);
 bool parse_rows(const char *s, uint64_t *begin, uint64_t *end);         // SLM1 writer (cmd_convert.cpp, when slm1 is built)
+// "--threads N": 0 (one per CPU) to 4096.
+bool parse_threads(const char *s, uint32_t *out);
 
 }  // namespace tbcli

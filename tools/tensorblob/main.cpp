@@ -242,6 +242,8 @@ const Option kDequantOptions[] = {
      Complete::kChoices, "auto scalar avx2 avx512 neon"},
     {"--expert", nullptr, "N", "UQFF expert stacks: expert N (rows are then relative to it)", Complete::kNone,
      nullptr},
+    {"--threads", nullptr, "N", "decoding threads (default 0: one per CPU; 1: this thread only)", Complete::kNone,
+     nullptr},
     HEADER_OPTION
     STORE_OPTION("PATH is a model MODEL[:TAG] of this Ollama store")
     LAYER_OPTION};
@@ -303,8 +305,9 @@ const Command kCommands[] = {
      "--json adds \"fetched\": {\"bytes\", \"requests\"}.\n",
      OPTS(kInspectOptions), 1, kMany, Complete::kFile, nullptr, run_inspect},
     {"dequant",
-     "[--to f32|f16|bf16] [--rows A:B] [--kernel NAME] [--expert N] [-H HEADER]... --out FILE PATH|URL TENSOR\n"
-     "[--to f32|f16|bf16] [--rows A:B] --out FILE --store DIR MODEL[:TAG] TENSOR",
+     "[--to f32|f16|bf16] [--rows A:B] [--threads N] [--kernel NAME] [--expert N] [-H HEADER]... --out FILE PATH|URL\n"
+     "    TENSOR\n"
+     "[--to f32|f16|bf16] [--rows A:B] [--threads N] --out FILE --store DIR MODEL[:TAG] TENSOR",
      "dequantize one tensor to raw little-endian values",
      "Writes the values of TENSOR (a quantized tensor with its companions, or a plain float\n"
      "tensor) as f32, f16 or bf16, streaming in chunks. A progress bar is drawn on a terminal\n"
