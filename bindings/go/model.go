@@ -523,16 +523,7 @@ func (t Tensor) DequantizeBF16(dst []uint16) error {
 const allRows = ^uint64(0)
 
 func (t Tensor) dequantize(out DType, dst unsafe.Pointer, n uintptr, rowBegin, rowEnd uint64) error {
-	c, err := t.m.acquire()
-	if err != nil {
-		return err
-	}
-	defer t.m.mu.RUnlock()
-	var d C.tblob_diag
-	initDiag(&d)
-	st := C.tblob_tensor_dequantize(c, C.uint64_t(t.i), C.uint32_t(out), C.uint64_t(rowBegin),
-		C.uint64_t(rowEnd), dst, C.size_t(n), &d)
-	return t.m.src.wrap(newError(st, &d))
+	return t.dequantizeWith(out, dst, n, rowBegin, rowEnd, DequantOptions{Threads: 1})
 }
 
 // DequantizeWith is Dequantize on several threads (o.Threads; 0: one per core). The values
@@ -542,7 +533,7 @@ func (t Tensor) DequantizeWith(dst []float32, o DequantOptions) error {
 	if len(dst) > 0 {
 		p = unsafe.Pointer(&dst[0])
 	}
-	return t.dequantizeWith(F32, p, uintptr(len(dst))*4, o)
+	return t.dequantizeWith(F32, p, uintptr(len(dst))*4, 0, allRows, o)
 }
 
 // DequantizeF16With is DequantizeF16 on several threads, as DequantizeWith.
@@ -551,7 +542,7 @@ func (t Tensor) DequantizeF16With(dst []uint16, o DequantOptions) error {
 	if len(dst) > 0 {
 		p = unsafe.Pointer(&dst[0])
 	}
-	return t.dequantizeWith(F16, p, uintptr(len(dst))*2, o)
+	return t.dequantizeWith(F16, p, uintptr(len(dst))*2, 0, allRows, o)
 }
 
 // DequantizeBF16With is DequantizeBF16 on several threads, as DequantizeWith.
@@ -560,10 +551,10 @@ func (t Tensor) DequantizeBF16With(dst []uint16, o DequantOptions) error {
 	if len(dst) > 0 {
 		p = unsafe.Pointer(&dst[0])
 	}
-	return t.dequantizeWith(BF16, p, uintptr(len(dst))*2, o)
+	return t.dequantizeWith(BF16, p, uintptr(len(dst))*2, 0, allRows, o)
 }
 
-func (t Tensor) dequantizeWith(out DType, dst unsafe.Pointer, n uintptr, o DequantOptions) error {
+func (t Tensor) dequantizeWith(out DType, dst unsafe.Pointer, n uintptr, rowBegin, rowEnd uint64, o DequantOptions) error {
 	if o.Threads < 0 || uint64(o.Threads) > math.MaxUint32 {
 		return &Error{Status: ErrInvalidArgument, Message: fmt.Sprintf("DequantOptions.Threads %d out of range", o.Threads),
 			Offset: -1, Tensor: int64(t.i)}
@@ -579,8 +570,8 @@ func (t Tensor) dequantizeWith(out DType, dst unsafe.Pointer, n uintptr, o Dequa
 	opts.piece_bytes = C.uint64_t(o.PieceBytes)
 	var d C.tblob_diag
 	initDiag(&d)
-	st := C.tblob_tensor_dequantize_opts(c, C.uint64_t(t.i), C.uint32_t(out), 0, C.uint64_t(allRows), dst, C.size_t(n),
-		&opts, &d)
+	st := C.tblob_tensor_dequantize_opts(c, C.uint64_t(t.i), C.uint32_t(out), C.uint64_t(rowBegin), C.uint64_t(rowEnd), dst,
+		C.size_t(n), &opts, &d)
 	return t.m.src.wrap(newError(st, &d))
 }
 

@@ -690,21 +690,7 @@ impl<'m> Tensor<'m> {
     /// Dequantizes logical rows `rows` (every axis but the last folded into rows); an end
     /// of `u64::MAX` means through the last row.
     pub fn dequantize_rows_into<T: Element>(&self, rows: Range<u64>, out: &mut [T]) -> Result<()> {
-        // SAFETY: out is a writable buffer of size_of_val(out) bytes, and every bit pattern
-        // the library writes is a valid T (plain float types).
-        check(|d| unsafe {
-            sys::tblob_tensor_dequantize(
-                self.model.raw(),
-                self.index as u64,
-                T::DTYPE,
-                rows.start,
-                rows.end,
-                out.as_mut_ptr().cast(),
-                std::mem::size_of_val(out),
-                d,
-            )
-        })
-        .map_err(|e| self.model.wrap(e))
+        self.dequantize_with(rows, out, &DequantOptions { threads: 1, piece_bytes: 0 })
     }
 
     /// [`Tensor::dequantize_rows_into`] on several threads (`tblob_tensor_dequantize_opts`):
