@@ -11,8 +11,9 @@ namespace {
 // nvfp4 -> f32: 16-code groups are too short to pay for the byte-plane table of
 // VAvx2::expand4 (8 shuffles per group), so each group's two 8-entry halves of the result
 // table (the same values hot_nvfp4 computes) are looked up with vpermps and blended on code
-// bit 3, 8 outputs at a time.
-void nvfp4_f32(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
+// bit 3, 8 outputs at a time. NT: streaming stores (dst 32-byte aligned).
+template <bool NT>
+void nvfp4_f32_rows(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
   using V = vk::VAvx2;
   using U = V::U;
   U f[2];
@@ -37,14 +38,20 @@ void nvfp4_f32(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
       const __m128i x = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(p));
       const __m128i c = _mm_unpacklo_epi8(_mm_and_si128(x, m), _mm_and_si128(_mm_srli_epi16(x, 4), m));
       const __m256i i0 = _mm256_cvtepu8_epi32(c), i1 = _mm256_cvtepu8_epi32(_mm_srli_si128(c, 8));
-      _mm256_storeu_ps(reinterpret_cast<float *>(out),
-                       _mm256_blendv_ps(_mm256_permutevar8x32_ps(lo, i0), _mm256_permutevar8x32_ps(hi, i0),
-                                        _mm256_castsi256_ps(_mm256_slli_epi32(i0, 28))));
-      _mm256_storeu_ps(reinterpret_cast<float *>(out + 32),
-                       _mm256_blendv_ps(_mm256_permutevar8x32_ps(lo, i1), _mm256_permutevar8x32_ps(hi, i1),
-                                        _mm256_castsi256_ps(_mm256_slli_epi32(i1, 28))));
+      V::st256<NT>(out, _mm256_castps_si256(_mm256_blendv_ps(_mm256_permutevar8x32_ps(lo, i0),
+                                                             _mm256_permutevar8x32_ps(hi, i0),
+                                                             _mm256_castsi256_ps(_mm256_slli_epi32(i0, 28)))));
+      V::st256<NT>(out + 32, _mm256_castps_si256(_mm256_blendv_ps(_mm256_permutevar8x32_ps(lo, i1),
+                                                                  _mm256_permutevar8x32_ps(hi, i1),
+                                                                  _mm256_castsi256_ps(_mm256_slli_epi32(i1, 28)))));
     }
   }
+}
+
+void nvfp4_f32(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) { nvfp4_f32_rows<false>(d, rb, re, dst); }
+bool nvfp4_f32_nt(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
+  nvfp4_f32_rows<true>(d, rb, re, dst);
+  return true;
 }
 
 }  // namespace
@@ -52,6 +59,7 @@ void nvfp4_f32(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
 void avx2_fill_kernels(KernelTable *t) {
   vk::fill_table<vk::VAvx2>(t);
   t->rows[static_cast<uint32_t>(QuantScheme::kNvfp4)][kOutF32] = &nvfp4_f32;
+  t->nt[static_cast<uint32_t>(QuantScheme::kNvfp4)][kOutF32] = &nvfp4_f32_nt;
 }
 
 void avx2_stream_copy(void *dst, const void *src, size_t n) {

@@ -78,6 +78,26 @@ struct VAvx2 {
     _mm_storeu_si128(reinterpret_cast<__m128i *>(p), _mm256_cvtps_ph(asf(x), kRne));
   }
   static void store_n16(uint8_t *p, U x) { _mm_storeu_si128(reinterpret_cast<__m128i *>(p), narrow16(x)); }
+  // Non-temporal forms (p aligned to the store's width).
+  template <bool NT>
+  static void st256(uint8_t *p, __m256i x) {
+    if constexpr (NT) {
+      _mm256_stream_si256(reinterpret_cast<__m256i *>(p), x);
+    } else {
+      _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), x);
+    }
+  }
+  template <bool NT>
+  static void st128(uint8_t *p, __m128i x) {
+    if constexpr (NT) {
+      _mm_stream_si128(reinterpret_cast<__m128i *>(p), x);
+    } else {
+      _mm_storeu_si128(reinterpret_cast<__m128i *>(p), x);
+    }
+  }
+  static void stream32(uint8_t *p, U x) { st256<true>(p, x); }
+  static void stream_f16(uint8_t *p, U x) { st128<true>(p, _mm256_cvtps_ph(asf(x), kRne)); }
+  static void stream_n16(uint8_t *p, U x) { st128<true>(p, narrow16(x)); }
 
   // 16 E4M3 codes -> their value / 256 as f32 bits (exact: E4M3 bits shifted into an f16,
   // then the F16C widening). ocp: codes 0x7F/0xFF give a quiet NaN.
@@ -159,31 +179,32 @@ struct VAvx2 {
     return _mm256_and_si256(_mm256_blendv_epi8(y, _mm256_srli_epi16(y, 4), hi), _mm256_set1_epi8(0x0F));
   }
   // Looks up 32 codes (codes32_f32 order) in the planes; stores outputs 0-31 (f32).
+  template <bool NT>
   static void lut32_f32(uint8_t *dst, __m256i c, const Avx2Lut32 &l) {
     const __m256i b0 = _mm256_shuffle_epi8(l.pl[0], c), b1 = _mm256_shuffle_epi8(l.pl[1], c);
     const __m256i b2 = _mm256_shuffle_epi8(l.pl[2], c), b3 = _mm256_shuffle_epi8(l.pl[3], c);
     const __m256i lo01 = _mm256_unpacklo_epi8(b0, b1), hi01 = _mm256_unpackhi_epi8(b0, b1);
     const __m256i lo23 = _mm256_unpacklo_epi8(b2, b3), hi23 = _mm256_unpackhi_epi8(b2, b3);
-    _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst), _mm256_unpacklo_epi16(lo01, lo23));
-    _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst + 32), _mm256_unpackhi_epi16(lo01, lo23));
-    _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst + 64), _mm256_unpacklo_epi16(hi01, hi23));
-    _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst + 96), _mm256_unpackhi_epi16(hi01, hi23));
+    st256<NT>(dst, _mm256_unpacklo_epi16(lo01, lo23));
+    st256<NT>(dst + 32, _mm256_unpackhi_epi16(lo01, lo23));
+    st256<NT>(dst + 64, _mm256_unpacklo_epi16(hi01, hi23));
+    st256<NT>(dst + 96, _mm256_unpackhi_epi16(hi01, hi23));
   }
 
   // Expands n codes (n a multiple of 16) starting at p through the table.
-  template <uint32_t OUT>
+  template <uint32_t OUT, bool NT = false>
   static void expand4(const uint8_t *p, uint64_t n, const Lut<OUT> &l, uint8_t *dst) {
     uint64_t k = 0;
     if constexpr (OUT == kOutF32) {
       for (; k + 32 <= n; k += 32, p += 16, dst += 128) {
-        lut32_f32(dst, codes32_f32(_mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)))), l);
+        lut32_f32<NT>(dst, codes32_f32(_mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)))), l);
       }
       if (k < n) {  // 16 codes left (8 bytes): outputs 0-15 are the first two stores of a full run
         const __m256i c = codes32_f32(_mm256_broadcastsi128_si256(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(p))));
         const __m256i lo01 = _mm256_unpacklo_epi8(_mm256_shuffle_epi8(l.pl[0], c), _mm256_shuffle_epi8(l.pl[1], c));
         const __m256i lo23 = _mm256_unpacklo_epi8(_mm256_shuffle_epi8(l.pl[2], c), _mm256_shuffle_epi8(l.pl[3], c));
-        _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst), _mm256_unpacklo_epi16(lo01, lo23));
-        _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst + 32), _mm256_unpackhi_epi16(lo01, lo23));
+        st256<NT>(dst, _mm256_unpacklo_epi16(lo01, lo23));
+        st256<NT>(dst + 32, _mm256_unpackhi_epi16(lo01, lo23));
       }
     } else {
       for (; k + 32 <= n; k += 32, p += 16, dst += 64) {
@@ -194,16 +215,16 @@ struct VAvx2 {
         const __m256i hi = _mm256_shuffle_epi8(l.phi, c);
         const __m256i w0 = _mm256_unpacklo_epi8(lo, hi);  // outputs 0-7 | 16-23
         const __m256i w1 = _mm256_unpackhi_epi8(lo, hi);  // outputs 8-15 | 24-31
-        _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst), _mm256_permute2x128_si256(w0, w1, 0x20));
-        _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst + 32), _mm256_permute2x128_si256(w0, w1, 0x31));
+        st256<NT>(dst, _mm256_permute2x128_si256(w0, w1, 0x20));
+        st256<NT>(dst + 32, _mm256_permute2x128_si256(w0, w1, 0x31));
       }
       if (k < n) {
         __m128i c0, c1;
         nibbles(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(p)), &c0, &c1);
         const __m128i lo = _mm_shuffle_epi8(_mm256_castsi256_si128(l.plo), c0);
         const __m128i hi = _mm_shuffle_epi8(_mm256_castsi256_si128(l.phi), c0);
-        _mm_storeu_si128(reinterpret_cast<__m128i *>(dst), _mm_unpacklo_epi8(lo, hi));
-        _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + 16), _mm_unpackhi_epi8(lo, hi));
+        st128<NT>(dst, _mm_unpacklo_epi8(lo, hi));
+        st128<NT>(dst + 16, _mm_unpackhi_epi8(lo, hi));
       }
     }
   }

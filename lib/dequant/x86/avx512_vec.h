@@ -70,6 +70,26 @@ struct VAvx512 {
   static void store_n16(uint8_t *p, U x) {
     _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), _mm512_cvtepi32_epi16(x));
   }
+  // Non-temporal forms (p aligned to the store's width).
+  template <bool NT>
+  static void st512(uint8_t *p, __m512i x) {
+    if constexpr (NT) {
+      _mm512_stream_si512(reinterpret_cast<__m512i *>(p), x);
+    } else {
+      _mm512_storeu_si512(p, x);
+    }
+  }
+  template <bool NT>
+  static void st256(uint8_t *p, __m256i x) {
+    if constexpr (NT) {
+      _mm256_stream_si256(reinterpret_cast<__m256i *>(p), x);
+    } else {
+      _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), x);
+    }
+  }
+  static void stream32(uint8_t *p, U x) { st512<true>(p, x); }
+  static void stream_f16(uint8_t *p, U x) { st256<true>(p, _mm512_cvtps_ph(asf(x), kRne512)); }
+  static void stream_n16(uint8_t *p, U x) { st256<true>(p, _mm512_cvtepi32_epi16(x)); }
 
   // 16 E4M3 codes -> their value / 256 as f32 bits (exact: E4M3 bits shifted into an f16,
   // then the hardware f16 -> f32 widening). ocp: codes 0x7F/0xFF give a quiet NaN.
@@ -112,34 +132,33 @@ struct VAvx512 {
     *c1 = _mm_unpackhi_epi8(lo, hi);
   }
 
-  template <uint32_t OUT>
+  template <uint32_t OUT, bool NT = false>
   static void expand4(const uint8_t *p, uint64_t n, const Lut<OUT> &l, uint8_t *dst) {
     uint64_t k = 0;
     if constexpr (OUT == kOutF32) {
       for (; k + 32 <= n; k += 32, p += 16, dst += 128) {
         __m128i c0, c1;
         nibbles(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)), &c0, &c1);
-        _mm512_storeu_ps(dst, _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(c0), l.t));
-        _mm512_storeu_ps(dst + 64, _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(c1), l.t));
+        st512<NT>(dst, _mm512_castps_si512(_mm512_permutexvar_ps(_mm512_cvtepu8_epi32(c0), l.t)));
+        st512<NT>(dst + 64, _mm512_castps_si512(_mm512_permutexvar_ps(_mm512_cvtepu8_epi32(c1), l.t)));
       }
       if (k < n) {
         __m128i c0, c1;
         nibbles(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(p)), &c0, &c1);
-        _mm512_storeu_ps(dst, _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(c0), l.t));
+        st512<NT>(dst, _mm512_castps_si512(_mm512_permutexvar_ps(_mm512_cvtepu8_epi32(c0), l.t)));
       }
     } else {
       for (; k + 32 <= n; k += 32, p += 16, dst += 64) {
         __m128i c0, c1;
         nibbles(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)), &c0, &c1);
         const __m512i idx = _mm512_cvtepu8_epi16(_mm256_set_m128i(c1, c0));
-        _mm512_storeu_si512(dst, _mm512_permutexvar_epi16(idx, l.t));
+        st512<NT>(dst, _mm512_permutexvar_epi16(idx, l.t));
       }
       if (k < n) {
         __m128i c0, c1;
         nibbles(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(p)), &c0, &c1);
         const __m256i idx = _mm256_cvtepu8_epi16(c0);
-        _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst),
-                            _mm256_permutexvar_epi16(idx, _mm512_castsi512_si256(l.t)));
+        st256<NT>(dst, _mm256_permutexvar_epi16(idx, _mm512_castsi512_si256(l.t)));
       }
     }
   }

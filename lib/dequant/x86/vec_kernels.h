@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "core/endian.h"
 #include "dequant/convert.h"
@@ -46,6 +47,33 @@ inline uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 template <uint32_t OUT>
 constexpr uint32_t out_bytes() {
   return OUT == kOutF32 ? 4u : 2u;
+}
+
+// Whole-vector stores to the output, plain or non-temporal (NT: the x86 sets' streaming
+// stores, which need dst aligned to the store's width; only the *_nt entries below use them).
+template <class V, bool NT>
+void store32(uint8_t *p, typename V::U x) {
+  if constexpr (NT) {
+    V::stream32(p, x);
+  } else {
+    V::store32(p, x);
+  }
+}
+template <class V, bool NT>
+void store_f16(uint8_t *p, typename V::U x) {
+  if constexpr (NT) {
+    V::stream_f16(p, x);
+  } else {
+    V::store_f16(p, x);
+  }
+}
+template <class V, bool NT>
+void store_n16(uint8_t *p, typename V::U x) {
+  if constexpr (NT) {
+    V::stream_n16(p, x);
+  } else {
+    V::store_n16(p, x);
+  }
 }
 
 // ---- lane-wise helpers over V -----------------------------------------------------------
@@ -88,14 +116,14 @@ struct Ops {
   }
 
   // Stores W outputs (f32 bits in, converted to OUT).
-  template <uint32_t OUT, bool kMaybeNaN = true>
+  template <uint32_t OUT, bool kMaybeNaN = true, bool NT = false>
   static void put(uint8_t *dst, U x) {
     if (OUT == kOutF32) {
-      V::store32(dst, x);
+      store32<V, NT>(dst, x);
     } else if (OUT == kOutF16) {
-      V::store_f16(dst, x);
+      store_f16<V, NT>(dst, x);
     } else {
-      V::store_n16(dst, to_bf16<kMaybeNaN>(x));
+      store_n16<V, NT>(dst, to_bf16<kMaybeNaN>(x));
     }
   }
   // Stores the first n (< W allowed) outputs.
@@ -365,7 +393,7 @@ void decode_affine_chunk(const uint8_t *base, uint64_t i0, uint64_t n, uint32_t 
 // its lookup table and expands the group's codes.
 // GS: the group size when known at compile time (16, 32, 64: the expansion loop then unrolls
 // fully), else 0 and d.group_size.
-template <class V, uint32_t OUT, uint64_t GS, class Prep, class Make>
+template <class V, uint32_t OUT, bool NT, uint64_t GS, class Prep, class Make>
 void hot_lut4_gs(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, const Prep &prep,
                  const Make &make) {
   using Lut = typename V::template Lut<OUT>;
@@ -380,26 +408,30 @@ void hot_lut4_gs(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, con
       typename V::U vals[16 / V::W];
       make(sa[g], ba[g], vals);
       const Lut lut = V::template make_lut<OUT>(vals);
-      V::template expand4<OUT>(p, gsize, lut, out);
+      if constexpr (NT) {
+        V::template expand4<OUT, true>(p, gsize, lut, out);
+      } else {
+        V::template expand4<OUT>(p, gsize, lut, out);
+      }
       p += gsize / 2;
       out += gsize * out_bytes<OUT>();
     }
   }
 }
-template <class V, uint32_t OUT, class Prep, class Make>
+template <class V, uint32_t OUT, bool NT, class Prep, class Make>
 void hot_lut4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, const Prep &prep,
               const Make &make) {
   // AVX2 only: the AVX-512 instantiations trip GCC 12's -Wuninitialized inside its intrinsic
   // headers when unrolled, and were not measured.
   if constexpr (V::W == 8) {
     switch (d.group_size) {
-      case 16: return hot_lut4_gs<V, OUT, 16>(d, rb, re, out, prep, make);
-      case 32: return hot_lut4_gs<V, OUT, 32>(d, rb, re, out, prep, make);
-      case 64: return hot_lut4_gs<V, OUT, 64>(d, rb, re, out, prep, make);
+      case 16: return hot_lut4_gs<V, OUT, NT, 16>(d, rb, re, out, prep, make);
+      case 32: return hot_lut4_gs<V, OUT, NT, 32>(d, rb, re, out, prep, make);
+      case 64: return hot_lut4_gs<V, OUT, NT, 64>(d, rb, re, out, prep, make);
       default: break;
     }
   }
-  hot_lut4_gs<V, OUT, 0>(d, rb, re, out, prep, make);
+  hot_lut4_gs<V, OUT, NT, 0>(d, rb, re, out, prep, make);
 }
 
 template <class V>
@@ -415,7 +447,7 @@ void fp4_table(typename V::U *f) {  // f[k] = FP4 decode of codes k*W .. k*W+W-1
   for (int k = 0; k < 16 / V::W; ++k) f[k] = Ops<V>::fp4(V::load32(reinterpret_cast<const uint8_t *>(t + k * V::W)));
 }
 
-template <class V, uint32_t SDT, uint32_t OUT>
+template <class V, uint32_t SDT, uint32_t OUT, bool NT = false>
 void hot_affine4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
   using O = Ops<V>;
   using U = typename V::U;
@@ -441,10 +473,10 @@ void hot_affine4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
       }
     }
   };
-  hot_lut4<V, OUT>(d, rb, re, out, prep, make);
+  hot_lut4<V, OUT, NT>(d, rb, re, out, prep, make);
 }
 
-template <class V, uint32_t OUT>
+template <class V, uint32_t OUT, bool NT = false>
 void hot_mxfp4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
   using O = Ops<V>;
   using U = typename V::U;
@@ -458,10 +490,10 @@ void hot_mxfp4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
     const U s = V::set1(sb);
     for (int k = 0; k < 16 / V::W; ++k) vals[k] = O::canon(V::asu(V::mul(V::asf(f[k]), V::asf(s))));
   };
-  hot_lut4<V, OUT>(d, rb, re, out, prep, make);
+  hot_lut4<V, OUT, NT>(d, rb, re, out, prep, make);
 }
 
-template <class V, uint32_t OUT>
+template <class V, uint32_t OUT, bool NT = false>
 void hot_nvfp4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
   using U = typename V::U;
   U f[16 / V::W];
@@ -478,11 +510,11 @@ void hot_nvfp4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
     const U s = V::set1(sb);
     for (int k = 0; k < 16 / V::W; ++k) vals[k] = nv_value<V>(ns, f[k], s);
   };
-  hot_lut4<V, OUT>(d, rb, re, out, prep, make);
+  hot_lut4<V, OUT, NT>(d, rb, re, out, prep, make);
 }
 
 // One value of affine int8 for a block lane: round_S(round_S(q*s) + b), OUT conversion fused.
-template <class V, uint32_t SDT, uint32_t OUT, bool kFinite>
+template <class V, uint32_t SDT, uint32_t OUT, bool kFinite, bool NT>
 void affine8_store(uint8_t *dst, typename V::U q, typename V::U s, typename V::U bias) {
   using O = Ops<V>;
   using U = typename V::U;
@@ -490,20 +522,20 @@ void affine8_store(uint8_t *dst, typename V::U q, typename V::U s, typename V::U
   const U t = kFinite && SDT == TBLOB_DTYPE_BF16 ? O::template round_bf16<false>(prod) : O::template round_s<SDT>(prod);
   const U sum = V::asu(V::addf(V::asf(t), V::asf(bias)));
   if (kFinite && SDT == TBLOB_DTYPE_F16 && OUT == kOutF16) {
-    V::store_f16(dst, sum);  // round to f16 once = round_S then exact conversion
+    store_f16<V, NT>(dst, sum);  // round to f16 once = round_S then exact conversion
     return;
   }
   U v = kFinite && SDT == TBLOB_DTYPE_BF16 ? O::template round_bf16<false>(sum) : O::template round_s<SDT>(sum);
   if (!kFinite) v = O::canon(v);
   if (SDT == TBLOB_DTYPE_BF16 && OUT == kOutBF16) {
-    V::store_n16(dst, V::template shr<16>(v));  // already a bf16 value (canonical NaN too)
+    store_n16<V, NT>(dst, V::template shr<16>(v));  // already a bf16 value (canonical NaN too)
     return;
   }
-  O::template put<OUT, !kFinite>(dst, v);
+  O::template put<OUT, !kFinite, NT>(dst, v);
 }
 
 // MLX affine int8 with the group size a multiple of 16: blocks of 16 codes.
-template <class V, uint32_t SDT, uint32_t OUT>
+template <class V, uint32_t SDT, uint32_t OUT, bool NT = false>
 void hot_affine8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
   using U = typename V::U;
   constexpr int kPer = 16 / V::W;
@@ -522,7 +554,7 @@ void hot_affine8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
           U q[kPer];
           V::load8x16(p, q);
           for (int k = 0; k < kPer; ++k, out += V::W * out_bytes<OUT>()) {
-            affine8_store<V, SDT, OUT, true>(out, q[k], s, bias);
+            affine8_store<V, SDT, OUT, true, NT>(out, q[k], s, bias);
           }
         }
       } else {
@@ -530,7 +562,7 @@ void hot_affine8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
           U q[kPer];
           V::load8x16(p, q);
           for (int k = 0; k < kPer; ++k, out += V::W * out_bytes<OUT>()) {
-            affine8_store<V, SDT, OUT, false>(out, q[k], s, bias);
+            affine8_store<V, SDT, OUT, false, NT>(out, q[k], s, bias);
           }
         }
       }
@@ -543,7 +575,7 @@ void hot_affine8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
 // the same single rounding of the same exact product as E4M3 * s whenever 256 * s is exact
 // (s = 0, inf, NaN, or |s| <= 2^119); other groups take the two-step decode. NaN
 // canonicalisation only when a NaN can arise (OCP E4M3 NaN codes, or a non-finite scale).
-template <class V, uint32_t OUT>
+template <class V, uint32_t OUT, bool NT = false>
 void hot_mxfp8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
   using O = Ops<V>;
   using U = typename V::U;
@@ -569,9 +601,9 @@ void hot_mxfp8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
           for (int k = 0; k < kPer; ++k, out += V::W * out_bytes<OUT>()) {
             const U v = V::asu(V::mul(V::asf(e[k]), V::asf(s256)));
             if (may_nan) {
-              O::template put<OUT>(out, O::canon(v));
+              O::template put<OUT, true, NT>(out, O::canon(v));
             } else {
-              O::template put<OUT, false>(out, v);
+              O::template put<OUT, false, NT>(out, v);
             }
           }
         }
@@ -584,9 +616,9 @@ void hot_mxfp8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
         for (int k = 0; k < kPer; ++k, out += V::W * out_bytes<OUT>()) {
           const U v = V::asu(V::mul(V::asf(O::e4m3(c[k], mf)), V::asf(s)));
           if (may_nan) {
-            O::template put<OUT>(out, O::canon(v));
+            O::template put<OUT, true, NT>(out, O::canon(v));
           } else {
-            O::template put<OUT, false>(out, v);
+            O::template put<OUT, false, NT>(out, v);
           }
         }
       }
@@ -676,7 +708,7 @@ void hot_slm1_q4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
       for (int k = 0; k < 16 / V::W; ++k) vals[k] = O::canon(V::asu(V::mul(V::asf(q[k]), V::asf(s))));
     }
   };
-  hot_lut4<V, OUT>(d, rb, re, out, prep, make);
+  hot_lut4<V, OUT, false>(d, rb, re, out, prep, make);
 }
 
 // q4_0, any even block: W columns at a time along each row, lane scales looked up per lane.
@@ -751,6 +783,66 @@ void slm1_q4_entry(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
   if (d.group_size % 16 == 0) return hot_slm1_q4<V, OUT>(d, rb, re, static_cast<uint8_t *>(dst));
   gen_slm1_q4<V, OUT>(d, rb, re, static_cast<uint8_t *>(dst));
 }
+
+// Non-temporal entries (sets whose V has streaming stores): the hot kernels writing the
+// destination directly, which dequant.cpp calls for large outputs with dst aligned to
+// kNtAlign, so decoding overlaps the drain of the stores instead of alternating with a
+// staging copy. Every store of a hot kernel lands on a multiple of its own width from dst
+// (W outputs per put; the 4-bit expansions store whole 32-code runs from each group start)
+// except AVX-512's 64-byte runs of 16-bit outputs in groups that are not a multiple of 32
+// codes (other than lone 16-code groups): those shapes, like the generic kernels, return
+// false without writing and take the staging path.
+template <class V, uint32_t OUT>
+bool affine_nt(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
+  uint8_t *out = static_cast<uint8_t *>(dst);
+  const bool runs_aligned = V::W == 8 || OUT == kOutF32 || d.group_size % 32 == 0 || d.group_size == 16;
+  const bool hot4 = d.bits == 4 && d.group_size % 16 == 0 && runs_aligned;
+  const bool hot8 = d.bits == 8 && d.group_size % 16 == 0;
+  if (!hot4 && !hot8) return false;
+  switch (d.scale_dtype) {
+    case TBLOB_DTYPE_BF16:
+      if (hot4) {
+        hot_affine4<V, TBLOB_DTYPE_BF16, OUT, true>(d, rb, re, out);
+      } else {
+        hot_affine8<V, TBLOB_DTYPE_BF16, OUT, true>(d, rb, re, out);
+      }
+      return true;
+    case TBLOB_DTYPE_F16:
+      if (hot4) {
+        hot_affine4<V, TBLOB_DTYPE_F16, OUT, true>(d, rb, re, out);
+      } else {
+        hot_affine8<V, TBLOB_DTYPE_F16, OUT, true>(d, rb, re, out);
+      }
+      return true;
+    default:
+      if (hot4) {
+        hot_affine4<V, TBLOB_DTYPE_F32, OUT, true>(d, rb, re, out);
+      } else {
+        hot_affine8<V, TBLOB_DTYPE_F32, OUT, true>(d, rb, re, out);
+      }
+      return true;
+  }
+}
+template <class V, uint32_t OUT>
+bool mxfp4_nt(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
+  hot_mxfp4<V, OUT, true>(d, rb, re, static_cast<uint8_t *>(dst));
+  return true;
+}
+template <class V, uint32_t OUT>
+bool mxfp8_nt(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
+  hot_mxfp8<V, OUT, true>(d, rb, re, static_cast<uint8_t *>(dst));
+  return true;
+}
+template <class V, uint32_t OUT>
+bool nvfp4_nt(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
+  hot_nvfp4<V, OUT, true>(d, rb, re, static_cast<uint8_t *>(dst));
+  return true;
+}
+template <class V, class = void>
+struct HasStream : std::false_type {};
+template <class V>
+struct HasStream<V, decltype(void(&V::stream32))> : std::true_type {};
+
 template <class V, uint32_t SCHEME, uint32_t OUT>
 void plain_entry(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
   gen_plain<V, SCHEME, OUT>(d, rb, re, static_cast<uint8_t *>(dst));
@@ -788,6 +880,18 @@ void fill_table(KernelTable *t) {
   set3(QuantScheme::kF16, &plain_entry<V, kF16, kOutF32>, nullptr, &plain_entry<V, kF16, kOutBF16>);
   set3(QuantScheme::kBF16, &plain_entry<V, kBF16, kOutF32>, &plain_entry<V, kBF16, kOutF16>, nullptr);
   set3(QuantScheme::kF32, nullptr, &plain_entry<V, kF32, kOutF16>, &plain_entry<V, kF32, kOutBF16>);
+  if constexpr (HasStream<V>::value) {
+    auto nt3 = [t](QuantScheme s, DequantNtFn a, DequantNtFn b, DequantNtFn c) {
+      DequantNtFn *row = t->nt[static_cast<uint32_t>(s)];
+      row[kOutF32] = a;
+      row[kOutF16] = b;
+      row[kOutBF16] = c;
+    };
+    nt3(QuantScheme::kMlxAffine, &affine_nt<V, kOutF32>, &affine_nt<V, kOutF16>, &affine_nt<V, kOutBF16>);
+    nt3(QuantScheme::kMxfp4, &mxfp4_nt<V, kOutF32>, &mxfp4_nt<V, kOutF16>, &mxfp4_nt<V, kOutBF16>);
+    nt3(QuantScheme::kMxfp8, &mxfp8_nt<V, kOutF32>, &mxfp8_nt<V, kOutF16>, &mxfp8_nt<V, kOutBF16>);
+    nt3(QuantScheme::kNvfp4, &nvfp4_nt<V, kOutF32>, &nvfp4_nt<V, kOutF16>, &nvfp4_nt<V, kOutBF16>);
+  }
 }
 
 }  // namespace vk
