@@ -128,7 +128,7 @@ struct VAvx2 {
   using Lut = typename std::conditional<OUT == kOutF32, Avx2Lut32, Avx2Lut16>::type;
 
   template <uint32_t OUT>
-  static Lut<OUT> make_lut(const U *v) {
+  TBLOB_VK_INLINE static Lut<OUT> make_lut(const U *v) {
     if constexpr (OUT == kOutF32) {
       // Transpose each lane's 4 entries into byte planes, then gather each plane's 4 dwords
       // (entries 0-3, 4-7, 8-11, 12-15) into one 16-byte table repeated in both lanes.
@@ -180,7 +180,7 @@ struct VAvx2 {
   }
   // Looks up 32 codes (codes32_f32 order) in the planes; stores outputs 0-31 (f32).
   template <bool NT>
-  static void lut32_f32(uint8_t *dst, __m256i c, const Avx2Lut32 &l) {
+  TBLOB_VK_INLINE static void lut32_f32(uint8_t *dst, __m256i c, const Avx2Lut32 &l) {
     const __m256i b0 = _mm256_shuffle_epi8(l.pl[0], c), b1 = _mm256_shuffle_epi8(l.pl[1], c);
     const __m256i b2 = _mm256_shuffle_epi8(l.pl[2], c), b3 = _mm256_shuffle_epi8(l.pl[3], c);
     const __m256i lo01 = _mm256_unpacklo_epi8(b0, b1), hi01 = _mm256_unpackhi_epi8(b0, b1);
@@ -191,9 +191,27 @@ struct VAvx2 {
     st256<NT>(dst + 96, _mm256_unpackhi_epi16(hi01, hi23));
   }
 
+  // f32 outputs of short groups (16 / 32 codes, hot_lut4): no table transposition, the 16
+  // results v[0] (entries 0-7) and v[1] (8-15) are looked up directly, 8 outputs at a time.
+  // 8 codes are one little-endian dword: broadcast it, shift each lane's code to the bottom
+  // (vpermps reads the low 3 bits) and its bit 3 to the top (vblendvps reads the sign bit).
+  template <bool NT>
+  TBLOB_VK_INLINE static void expand4_perm_f32(const uint8_t *p, uint64_t n, const U *v, uint8_t *dst) {
+    const __m256i sr = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+    const __m256i sl = _mm256_setr_epi32(28, 24, 20, 16, 12, 8, 4, 0);
+    const __m256 lo = asf(v[0]), hi = asf(v[1]);
+    for (uint64_t k = 0; k < n; k += 8, p += 4, dst += 32) {
+      const __m256i w = _mm256_castps_si256(_mm256_broadcast_ss(reinterpret_cast<const float *>(p)));
+      const __m256i i = _mm256_srlv_epi32(w, sr);
+      const __m256 sel = _mm256_castsi256_ps(_mm256_sllv_epi32(w, sl));
+      st256<NT>(dst, _mm256_castps_si256(_mm256_blendv_ps(_mm256_permutevar8x32_ps(lo, i),
+                                                          _mm256_permutevar8x32_ps(hi, i), sel)));
+    }
+  }
+
   // Expands n codes (n a multiple of 16) starting at p through the table.
   template <uint32_t OUT, bool NT = false>
-  static void expand4(const uint8_t *p, uint64_t n, const Lut<OUT> &l, uint8_t *dst) {
+  TBLOB_VK_INLINE static void expand4(const uint8_t *p, uint64_t n, const Lut<OUT> &l, uint8_t *dst) {
     uint64_t k = 0;
     if constexpr (OUT == kOutF32) {
       for (; k + 32 <= n; k += 32, p += 16, dst += 128) {

@@ -114,7 +114,7 @@ struct VAvx512 {
   using Lut = typename std::conditional<OUT == kOutF32, Avx512Lut32, Avx512Lut16>::type;
 
   template <uint32_t OUT>
-  static Lut<OUT> make_lut(const U *v) {
+  TBLOB_VK_INLINE static Lut<OUT> make_lut(const U *v) {
     if constexpr (OUT == kOutF32) {
       return Lut<OUT>{asf(v[0])};
     } else if constexpr (OUT == kOutF16) {
@@ -133,7 +133,7 @@ struct VAvx512 {
   }
 
   template <uint32_t OUT, bool NT = false>
-  static void expand4(const uint8_t *p, uint64_t n, const Lut<OUT> &l, uint8_t *dst) {
+  TBLOB_VK_INLINE static void expand4(const uint8_t *p, uint64_t n, const Lut<OUT> &l, uint8_t *dst) {
     uint64_t k = 0;
     if constexpr (OUT == kOutF32) {
       for (; k + 32 <= n; k += 32, p += 16, dst += 128) {
