@@ -360,6 +360,37 @@ TEST_P(Kernels, AffineSpecialScaleBiasGrid) {
   }
 }
 
+// Every f16 scale (all 65536 bit patterns: subnormals, the |s| < 2048 bound of AVX2's integer
+// f16 rounding and both sides of it, inf, NaN) against biases at the edges of that path (0,
+// -0, subnormals, 16352 / 16384, 65504, ordinary values), int4 g32 and int8 g32, codes cycling
+// through every value: f32 and f16 outputs against the scalar reference.
+TEST_P(Kernels, AffineEveryF16Scale) {
+  Rng r(seed_base() ^ 0xA3);
+  const uint16_t biases[] = {0x0000, 0x8000, 0x0001, 0x83FF, 0x0400, 0x3C00, 0xBC00, 0x2E66,
+                             0xA51F, 0x73FF, 0xF3FF, 0x7400, 0xF400, 0x7BFF, 0xFBFF};
+  for (uint32_t bits : {4u, 8u}) {
+    const uint64_t rows = 65536, cols = 32;
+    std::vector<uint8_t> data(rows * cols * bits / 8);
+    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 37 + 11);
+    auto t = make_tensor(r, QuantScheme::kMlxAffine, bits, 32, TBLOB_DTYPE_F16, rows, cols, 0,
+                         GlobalScaleMode::kNone, 0.0, true, &data);
+    uint8_t *sc = const_cast<uint8_t *>(t->d.scales);
+    uint8_t *bi = const_cast<uint8_t *>(t->d.biases);
+    for (uint64_t row = 0; row < rows; ++row) {
+      sc[2 * row] = static_cast<uint8_t>(row);
+      sc[2 * row + 1] = static_cast<uint8_t>(row >> 8);
+    }
+    for (uint16_t b : biases) {
+      for (uint64_t row = 0; row < rows; ++row) {
+        bi[2 * row] = static_cast<uint8_t>(b);
+        bi[2 * row + 1] = static_cast<uint8_t>(b >> 8);
+      }
+      for (int slot = 0; slot < 2; ++slot) expect_same(*k_, *t, slot, 0, rows, 0);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
 TEST_P(Kernels, MxAndNvfp4Random) {
   Rng r(seed_base() ^ 0xB1);
   const int reps = 6 * scale_factor();
