@@ -141,20 +141,26 @@ struct VAvx2 {
       const __m256i odd = _mm256_setr_epi32(2, 6, 3, 7, 2, 6, 3, 7);
       return Lut<OUT>{{_mm256_permutevar8x32_epi32(u, even), _mm256_permutevar8x32_epi32(u, odd),
                        _mm256_permutevar8x32_epi32(w, even), _mm256_permutevar8x32_epi32(w, odd)}};
+    } else if constexpr (OUT == kOutF16) {
+      // Entries 0-7 | 8-15 as f16, each lane split into its low and high bytes, then each
+      // plane's two halves gathered into both lanes.
+      const __m256i h = _mm256_set_m128i(_mm256_cvtps_ph(asf(v[1]), kRne), _mm256_cvtps_ph(asf(v[0]), kRne));
+      const __m256i split = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
+                                             0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+      const __m256i s = _mm256_shuffle_epi8(h, split);
+      return Lut<OUT>{_mm256_permute4x64_epi64(s, 0x88), _mm256_permute4x64_epi64(s, 0xDD)};
     } else {
-      __m128i a, b;
-      if constexpr (OUT == kOutF16) {
-        a = _mm256_cvtps_ph(asf(v[0]), kRne);
-        b = _mm256_cvtps_ph(asf(v[1]), kRne);
-      } else {
-        a = narrow16(Ops<VAvx2>::to_bf16(v[0]));
-        b = narrow16(Ops<VAvx2>::to_bf16(v[1]));
-      }
-      const __m128i split = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
-      a = _mm_shuffle_epi8(a, split);
-      b = _mm_shuffle_epi8(b, split);
-      return Lut<OUT>{_mm256_broadcastsi128_si256(_mm_unpacklo_epi64(a, b)),
-                      _mm256_broadcastsi128_si256(_mm_unpackhi_epi64(a, b))};
+      // bf16 by the integer RNE of convert.h without its NaN rule: make() gives canonical NaNs
+      // (0x7FC00000), which round to 0x7FC0, the NaN rule's result too. Bytes 2 and 3 of
+      // x + 0x7FFF + lsb are the bf16's low and high bytes: one in-lane byte gather per
+      // vector (4 entries per lane), then the planes' dwords into both lanes.
+      const U r0 = add(v[0], add(set1(0x7FFFu), band(shr<16>(v[0]), set1(1))));
+      const U r1 = add(v[1], add(set1(0x7FFFu), band(shr<16>(v[1]), set1(1))));
+      const __m256i tr = _mm256_setr_epi8(2, 6, 10, 14, 3, 7, 11, 15, -1, -1, -1, -1, -1, -1, -1, -1,
+                                          2, 6, 10, 14, 3, 7, 11, 15, -1, -1, -1, -1, -1, -1, -1, -1);
+      const __m256i u = _mm256_unpacklo_epi32(_mm256_shuffle_epi8(r0, tr), _mm256_shuffle_epi8(r1, tr));
+      return Lut<OUT>{_mm256_permutevar8x32_epi32(u, _mm256_setr_epi32(0, 4, 1, 5, 0, 4, 1, 5)),
+                      _mm256_permutevar8x32_epi32(u, _mm256_setr_epi32(2, 6, 3, 7, 2, 6, 3, 7))};
     }
   }
 
@@ -225,16 +231,20 @@ struct VAvx2 {
         st256<NT>(dst + 32, _mm256_unpackhi_epi16(lo01, lo23));
       }
     } else {
+      // Bytes 0-3 and 8-11 to lane 0, 4-7 and 12-15 to lane 1, then split into nibbles: the
+      // code bytes of lane 0 are those of outputs 0-7 and 16-23, lane 1 8-15 and 24-31, so
+      // interleaving the two looked-up byte planes gives outputs 0-15 and 16-31 in order.
+      const __m256i pick = _mm256_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, -1, -1, -1, -1, -1, -1, -1, -1,
+                                            4, 5, 6, 7, 12, 13, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1);
+      const __m256i m = _mm256_set1_epi8(0x0F);
       for (; k + 32 <= n; k += 32, p += 16, dst += 64) {
-        __m128i c0, c1;
-        nibbles(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)), &c0, &c1);
-        const __m256i c = _mm256_set_m128i(c1, c0);
+        const __m256i x = _mm256_shuffle_epi8(
+            _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p))), pick);
+        const __m256i c = _mm256_unpacklo_epi8(_mm256_and_si256(x, m), _mm256_and_si256(_mm256_srli_epi16(x, 4), m));
         const __m256i lo = _mm256_shuffle_epi8(l.plo, c);
         const __m256i hi = _mm256_shuffle_epi8(l.phi, c);
-        const __m256i w0 = _mm256_unpacklo_epi8(lo, hi);  // outputs 0-7 | 16-23
-        const __m256i w1 = _mm256_unpackhi_epi8(lo, hi);  // outputs 8-15 | 24-31
-        st256<NT>(dst, _mm256_permute2x128_si256(w0, w1, 0x20));
-        st256<NT>(dst + 32, _mm256_permute2x128_si256(w0, w1, 0x31));
+        st256<NT>(dst, _mm256_unpacklo_epi8(lo, hi));
+        st256<NT>(dst + 32, _mm256_unpackhi_epi8(lo, hi));
       }
       if (k < n) {
         __m128i c0, c1;
