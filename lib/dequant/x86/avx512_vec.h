@@ -120,7 +120,9 @@ struct VAvx512 {
     } else if constexpr (OUT == kOutF16) {
       return Lut<OUT>{_mm512_castsi256_si512(_mm512_cvtps_ph(asf(v[0]), kRne512))};
     } else {
-      return Lut<OUT>{_mm512_castsi256_si512(_mm512_cvtepi32_epi16(Ops<VAvx512>::to_bf16(v[0])))};
+      // make() NaNs are canonical (0x7FC00000), which the integer RNE maps to 0x7FC0 like
+      // convert.h's NaN rule: no NaN select.
+      return Lut<OUT>{_mm512_castsi256_si512(_mm512_cvtepi32_epi16(Ops<VAvx512>::to_bf16<false>(v[0])))};
     }
   }
 

@@ -313,12 +313,12 @@ struct NvScale {
   }
 };
 
-// v = fp4 * s [* g], canonical NaN.
-template <class V>
+// v = fp4 * s [* g], canonical NaN (kMaybeNaN false: s and g are finite, so v is not NaN).
+template <class V, bool kMaybeNaN = true>
 TBLOB_VK_INLINE inline typename V::U nv_value(const NvScale &ns, typename V::U fp4, typename V::U s) {
   typename V::U v = V::asu(V::mul(V::asf(fp4), V::asf(s)));
   if (ns.mode == GlobalScaleMode::kMultiplier) v = V::asu(V::mul(V::asf(v), V::asf(V::set1(f32_bits(ns.g)))));
-  return Ops<V>::canon(v);
+  return kMaybeNaN ? Ops<V>::canon(v) : v;
 }
 
 // Plain element types over the element range [rb*cols, re*cols).
@@ -403,8 +403,10 @@ void decode_affine_chunk(const uint8_t *base, uint64_t i0, uint64_t n, uint32_t 
 
 // Group loop of a 4-bit scheme (affine b=4, mxfp4, nvfp4) with a group size that is a
 // multiple of 16: prep(first_group, n, s, b) decodes a chunk of scales, make(s, b, vals)
-// fills the group's 16 results (f32 bits, canonical NaN, 16 / W vectors); V turns them into
-// its lookup table and expands the group's codes.
+// fills the group's 16 results (f32 bits, 16 / W vectors; any NaN is the canonical
+// 0x7FC00000, which V's 16-bit tables rely on to round to bf16 without a NaN rule; for bf16
+// output, any f32 whose RNE to bf16 is the result); V turns them into its lookup table and
+// expands the group's codes.
 // GS: the group size when known at compile time (16, 32, 64: the expansion loop then unrolls
 // fully), else 0 and d.group_size.
 template <class V, uint32_t OUT, bool NT, uint64_t GS, class Prep, class Make>
@@ -496,7 +498,13 @@ void hot_affine4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
         const U p = V::asu(V::mul(V::asf(q[k]), V::asf(s)));
         const U t = SDT == TBLOB_DTYPE_BF16 ? O::template round_bf16<false>(p) : O::template round_s<SDT>(p);
         const U v = V::asu(V::addf(V::asf(t), V::asf(bias)));
-        vals[k] = SDT == TBLOB_DTYPE_BF16 ? O::template round_bf16<false>(v) : O::template round_s<SDT>(v);
+        // bf16 -> bf16: make_lut's RNE to bf16 is this rounding already (a second RNE of an
+        // exact bf16 value changes nothing), so the sum goes in unrounded.
+        if (SDT == TBLOB_DTYPE_BF16 && OUT == kOutBF16) {
+          vals[k] = v;
+        } else {
+          vals[k] = SDT == TBLOB_DTYPE_BF16 ? O::template round_bf16<false>(v) : O::template round_s<SDT>(v);
+        }
       }
     } else {
       for (int k = 0; k < 16 / V::W; ++k) {
@@ -520,7 +528,11 @@ void hot_mxfp4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
   };
   auto make = [&f](uint32_t sb, uint32_t, U *vals) TBLOB_VK_INLINE {
     const U s = V::set1(sb);
-    for (int k = 0; k < 16 / V::W; ++k) vals[k] = O::canon(V::asu(V::mul(V::asf(f[k]), V::asf(s))));
+    if (finite_bits(sb)) {  // FP4 values are finite: no NaN without a non-finite scale
+      for (int k = 0; k < 16 / V::W; ++k) vals[k] = V::asu(V::mul(V::asf(f[k]), V::asf(s)));
+    } else {
+      for (int k = 0; k < 16 / V::W; ++k) vals[k] = O::canon(V::asu(V::mul(V::asf(f[k]), V::asf(s))));
+    }
   };
   hot_lut4<V, OUT, NT>(d, rb, re, out, prep, make);
 }
@@ -538,9 +550,14 @@ void hot_nvfp4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
       return s;
     });
   };
+  const bool g_finite = ns.mode != GlobalScaleMode::kMultiplier || finite_bits(f32_bits(ns.g));
   auto make = [&](uint32_t sb, uint32_t, U *vals) TBLOB_VK_INLINE {
     const U s = V::set1(sb);
-    for (int k = 0; k < 16 / V::W; ++k) vals[k] = nv_value<V>(ns, f[k], s);
+    if (g_finite && finite_bits(sb)) {
+      for (int k = 0; k < 16 / V::W; ++k) vals[k] = nv_value<V, false>(ns, f[k], s);
+    } else {
+      for (int k = 0; k < 16 / V::W; ++k) vals[k] = nv_value<V>(ns, f[k], s);
+    }
   };
   hot_lut4<V, OUT, NT>(d, rb, re, out, prep, make);
 }
