@@ -96,6 +96,11 @@ struct VAvx2 {
     }
   }
   static void stream32(uint8_t *p, U x) { st256<true>(p, x); }
+  // Low 16 bits of the lanes of a, then of b (lanes hold values < 65536): 16 outputs.
+  template <bool NT>
+  TBLOB_VK_INLINE static void store_n16x2(uint8_t *p, U a, U b) {
+    st256<NT>(p, _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xD8));
+  }
   static void stream_f16(uint8_t *p, U x) { st128<true>(p, _mm256_cvtps_ph(asf(x), kRne)); }
   static void stream_n16(uint8_t *p, U x) { st128<true>(p, narrow16(x)); }
 

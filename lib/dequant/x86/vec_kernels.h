@@ -583,6 +583,18 @@ TBLOB_VK_INLINE inline void affine8_store(uint8_t *dst, typename V::U q, typenam
   O::template put<OUT, !kFinite, NT>(dst, v);
 }
 
+// bf16 output of a finite-group affine int8 lane, in the low 16 bits: with bf16 (or f32)
+// scales the last rounding to the scale dtype and the conversion to bf16 are one RNE.
+template <class V, uint32_t SDT>
+TBLOB_VK_INLINE inline typename V::U affine8_bf16(typename V::U q, typename V::U s, typename V::U bias) {
+  using O = Ops<V>;
+  using U = typename V::U;
+  const U prod = V::asu(V::mul(V::cvt(q), V::asf(s)));
+  const U t = SDT == TBLOB_DTYPE_BF16 ? O::template round_bf16<false>(prod) : O::template round_s<SDT>(prod);
+  const U sum = V::asu(V::addf(V::asf(t), V::asf(bias)));
+  return O::template to_bf16<false>(SDT == TBLOB_DTYPE_F16 ? V::round_f16(sum) : sum);
+}
+
 // MLX affine int8 with the group size a multiple of 16: blocks of 16 codes.
 template <class V, uint32_t SDT, uint32_t OUT, bool NT = false>
 void hot_affine8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
@@ -602,6 +614,11 @@ void hot_affine8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
         for (uint64_t j = 0; j < gsize; j += 16, p += 16) {
           U q[kPer];
           V::load8x16(p, q);
+          if constexpr (V::W == 8 && OUT == kOutBF16) {  // AVX2: 16 outputs narrowed and stored at once
+            V::template store_n16x2<NT>(out, affine8_bf16<V, SDT>(q[0], s, bias), affine8_bf16<V, SDT>(q[1], s, bias));
+            out += 32;
+            continue;
+          }
           for (int k = 0; k < kPer; ++k, out += V::W * out_bytes<OUT>()) {
             affine8_store<V, SDT, OUT, true, NT>(out, q[k], s, bias);
           }
@@ -647,6 +664,17 @@ void hot_mxfp8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
         for (int h = 0; h < 2; ++h, p += 16) {
           U e[kPer];
           V::e4m3_div256x16(p, e, !mf);
+          if constexpr (V::W == 8 && OUT == kOutBF16) {  // AVX2: 16 outputs narrowed and stored at once
+            U v[2];
+            for (int k = 0; k < 2; ++k) {
+              v[k] = V::asu(V::mul(V::asf(e[k]), V::asf(s256)));
+              if (may_nan) v[k] = O::canon(v[k]);
+              v[k] = O::template to_bf16<false>(v[k]);  // a canonical NaN rounds to 0x7FC0 like the NaN rule
+            }
+            V::template store_n16x2<NT>(out, v[0], v[1]);
+            out += 32;
+            continue;
+          }
           for (int k = 0; k < kPer; ++k, out += V::W * out_bytes<OUT>()) {
             const U v = V::asu(V::mul(V::asf(e[k]), V::asf(s256)));
             if (may_nan) {
