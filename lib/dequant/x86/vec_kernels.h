@@ -661,6 +661,10 @@ void hot_mxfp8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
       const uint32_t sexp = (sb >> 23) & 0xFFu;
       if (sexp <= 246u || sexp == 255u) {
         const U s256 = V::asu(V::mul(V::asf(V::set1(sb)), V::asf(k256)));  // exact here
+        // bf16 output: the scale is a power of two (or 0, inf, NaN), so with sexp >= 10 every
+        // product (|E4M3| >= 2^-9) is normal, zero, inf or NaN with at most 4 significant
+        // bits: its bf16 is its top half (canonical NaN: 0x7FC0, the NaN rule's too).
+        const bool bf16_exact = OUT == kOutBF16 && sexp >= 10u;
         for (int h = 0; h < 2; ++h, p += 16) {
           U e[kPer];
           V::e4m3_div256x16(p, e, !mf);
@@ -669,7 +673,8 @@ void hot_mxfp8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
             for (int k = 0; k < 2; ++k) {
               v[k] = V::asu(V::mul(V::asf(e[k]), V::asf(s256)));
               if (may_nan) v[k] = O::canon(v[k]);
-              v[k] = O::template to_bf16<false>(v[k]);  // a canonical NaN rounds to 0x7FC0 like the NaN rule
+              // a canonical NaN rounds to 0x7FC0 like the NaN rule
+              v[k] = bf16_exact ? V::template shr<16>(v[k]) : O::template to_bf16<false>(v[k]);
             }
             V::template store_n16x2<NT>(out, v[0], v[1]);
             out += 32;
@@ -677,7 +682,9 @@ void hot_mxfp8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
           }
           for (int k = 0; k < kPer; ++k, out += V::W * out_bytes<OUT>()) {
             const U v = V::asu(V::mul(V::asf(e[k]), V::asf(s256)));
-            if (may_nan) {
+            if (bf16_exact) {
+              store_n16<V, NT>(out, V::template shr<16>(may_nan ? O::canon(v) : v));
+            } else if (may_nan) {
               O::template put<OUT, true, NT>(out, O::canon(v));
             } else {
               O::template put<OUT, false, NT>(out, v);
