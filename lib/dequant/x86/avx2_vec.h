@@ -169,6 +169,46 @@ struct VAvx2 {
     }
   }
 
+  // Two 16-entry 16-bit tables in one: group a's planes in lane 0, group b's in lane 1, for
+  // pairs of 16-code groups (expand4x2).
+  template <uint32_t OUT>
+  TBLOB_VK_INLINE static Avx2Lut16 make_lut2(const U *a, const U *b) {
+    static_assert(OUT != kOutF32, "16-bit outputs only");
+    // Per group: low-byte plane of its 16 entries in lane 0, high-byte plane in lane 1.
+    auto planes = [](const U *v) TBLOB_VK_INLINE {
+      if constexpr (OUT == kOutF16) {
+        const __m256i h = _mm256_set_m128i(_mm256_cvtps_ph(asf(v[1]), kRne), _mm256_cvtps_ph(asf(v[0]), kRne));
+        const __m256i split = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
+                                               0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+        return _mm256_permute4x64_epi64(_mm256_shuffle_epi8(h, split), 0xD8);
+      } else {  // bf16 as in make_lut
+        const U r0 = add(v[0], add(set1(0x7FFFu), band(shr<16>(v[0]), set1(1))));
+        const U r1 = add(v[1], add(set1(0x7FFFu), band(shr<16>(v[1]), set1(1))));
+        const __m256i tr = _mm256_setr_epi8(2, 6, 10, 14, 3, 7, 11, 15, -1, -1, -1, -1, -1, -1, -1, -1,
+                                            2, 6, 10, 14, 3, 7, 11, 15, -1, -1, -1, -1, -1, -1, -1, -1);
+        const __m256i u = _mm256_unpacklo_epi32(_mm256_shuffle_epi8(r0, tr), _mm256_shuffle_epi8(r1, tr));
+        return _mm256_permutevar8x32_epi32(u, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+      }
+    };
+    const __m256i pa = planes(a), pb = planes(b);
+    return Avx2Lut16{_mm256_permute2x128_si256(pa, pb, 0x20), _mm256_permute2x128_si256(pa, pb, 0x31)};
+  }
+  // 32 codes at p, the first 16 through lane 0's table (group a), the next 16 through lane 1's.
+  template <bool NT>
+  TBLOB_VK_INLINE static void expand4x2(const uint8_t *p, const Avx2Lut16 &l, uint8_t *dst) {
+    const __m256i pick = _mm256_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, -1, -1, -1, -1, -1, -1, -1, -1,
+                                          8, 9, 10, 11, 12, 13, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m256i m = _mm256_set1_epi8(0x0F);
+    const __m256i x = _mm256_shuffle_epi8(
+        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p))), pick);
+    const __m256i c = _mm256_unpacklo_epi8(_mm256_and_si256(x, m), _mm256_and_si256(_mm256_srli_epi16(x, 4), m));
+    const __m256i lo = _mm256_shuffle_epi8(l.plo, c), hi = _mm256_shuffle_epi8(l.phi, c);
+    const __m256i w0 = _mm256_unpacklo_epi8(lo, hi);  // outputs 0-7 | 16-23
+    const __m256i w1 = _mm256_unpackhi_epi8(lo, hi);  // outputs 8-15 | 24-31
+    st256<NT>(dst, _mm256_permute2x128_si256(w0, w1, 0x20));
+    st256<NT>(dst + 32, _mm256_permute2x128_si256(w0, w1, 0x31));
+  }
+
   // Codes of 16 bytes in stream order: c0 = codes 0-15, c1 = codes 16-31.
   static void nibbles(__m128i x, __m128i *c0, __m128i *c1) {
     const __m128i m = _mm_set1_epi8(0x0F);

@@ -420,7 +420,20 @@ void hot_lut4_gs(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, con
   for (uint64_t c0 = 0; c0 < total; c0 += kChunkGroups) {
     const uint64_t n = min_u64(kChunkGroups, total - c0);
     prep(g_first + c0, n, sa, ba);
-    for (uint64_t g = 0; g < n; ++g) {
+    uint64_t g = 0;
+    if constexpr (V::W == 8 && OUT != kOutF32 && GS == 16) {
+      // AVX2, 16-bit outputs of 16-code groups (nvfp4): two groups per table (one per lane)
+      // and per 32-code expansion, instead of a half-empty table and 16-code tails each.
+      for (; g + 2 <= n; g += 2) {
+        typename V::U va[2], vb[2];
+        make(sa[g], ba[g], va);
+        make(sa[g + 1], ba[g + 1], vb);
+        V::template expand4x2<NT>(p, V::template make_lut2<OUT>(va, vb), out);
+        p += 16;
+        out += 32 * out_bytes<OUT>();
+      }
+    }
+    for (; g < n; ++g) {
       typename V::U vals[16 / V::W];
       make(sa[g], ba[g], vals);
       if constexpr (V::W == 8 && OUT == kOutF32 && GS == 16) {
