@@ -126,6 +126,23 @@ struct VAvx512 {
     }
   }
 
+  // Two 16-entry 16-bit tables in one: group a's in the low 256 bits, group b's in the high.
+  template <uint32_t OUT>
+  TBLOB_VK_INLINE static Avx512Lut16 make_lut2(const U *a, const U *b) {
+    static_assert(OUT != kOutF32, "16-bit outputs only");
+    const Avx512Lut16 la = make_lut<OUT>(a), lb = make_lut<OUT>(b);
+    return Avx512Lut16{_mm512_inserti64x4(la.t, _mm512_castsi512_si256(lb.t), 1)};
+  }
+  // 32 codes at p, the first 16 through group a's table, the next 16 through group b's.
+  template <bool NT>
+  TBLOB_VK_INLINE static void expand4x2(const uint8_t *p, const Avx512Lut16 &l, uint8_t *dst) {
+    __m128i c0, c1;
+    nibbles(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)), &c0, &c1);
+    const __m512i idx = _mm512_or_si512(_mm512_cvtepu8_epi16(_mm256_set_m128i(c1, c0)),
+                                        _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(16), 1));
+    st512<NT>(dst, _mm512_permutexvar_epi16(idx, l.t));
+  }
+
   static void nibbles(__m128i x, __m128i *c0, __m128i *c1) {
     const __m128i m = _mm_set1_epi8(0x0F);
     const __m128i lo = _mm_and_si128(x, m);

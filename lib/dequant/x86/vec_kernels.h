@@ -421,10 +421,11 @@ void hot_lut4_gs(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, con
     const uint64_t n = min_u64(kChunkGroups, total - c0);
     prep(g_first + c0, n, sa, ba);
     uint64_t g = 0;
-    if constexpr (V::W == 8 && OUT != kOutF32 && GS == 16) {
-      // AVX2, 16-bit outputs of 16-code groups (nvfp4): two groups per table (one per lane)
-      // and per 32-code expansion, instead of a half-empty table and 16-code tails each.
-      for (; g + 2 <= n; g += 2) {
+    if constexpr ((V::W == 8 || V::W == 16) && OUT != kOutF32 && (GS == 16 || GS == 0)) {
+      // x86, 16-bit outputs of 16-code groups (nvfp4): two groups per table (AVX2: one per
+      // lane; AVX-512: one per 256-bit half) and per 32-code expansion, instead of a
+      // half-empty table and 16-code tails each.
+      for (; gsize == 16 && g + 2 <= n; g += 2) {
         typename V::U va[2], vb[2];
         make(sa[g], ba[g], va);
         make(sa[g + 1], ba[g + 1], vb);
