@@ -360,33 +360,41 @@ TEST_P(Kernels, AffineSpecialScaleBiasGrid) {
   }
 }
 
-// Every f16 scale (all 65536 bit patterns: subnormals, the |s| < 2048 bound of AVX2's integer
-// f16 rounding and both sides of it, inf, NaN) against biases at the edges of that path (0,
-// -0, subnormals, 16352 / 16384, 65504, ordinary values), int4 g32 and int8 g32, codes cycling
-// through every value: f32 and f16 outputs against the scalar reference.
-TEST_P(Kernels, AffineEveryF16Scale) {
+// Every f16 / bf16 scale (all 65536 bit patterns: subnormals, both sides of the bounds of
+// AVX2's integer f16 rounding (|s| < 2048) and of the float bf16 rounding (2^-100 <= |s| <
+// 2^100), inf, NaN) against biases at the edges of those paths (0, -0, subnormals, the bias
+// bounds, the largest finite values, ordinary values), int4 and int8 g32, codes cycling
+// through every value: f32 and 16-bit outputs against the scalar reference.
+TEST_P(Kernels, AffineEveryHalfScale) {
   Rng r(seed_base() ^ 0xA3);
-  const uint16_t biases[] = {0x0000, 0x8000, 0x0001, 0x83FF, 0x0400, 0x3C00, 0xBC00, 0x2E66,
-                             0xA51F, 0x73FF, 0xF3FF, 0x7400, 0xF400, 0x7BFF, 0xFBFF};
-  for (uint32_t bits : {4u, 8u}) {
-    const uint64_t rows = 65536, cols = 32;
-    std::vector<uint8_t> data(rows * cols * bits / 8);
-    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 37 + 11);
-    auto t = make_tensor(r, QuantScheme::kMlxAffine, bits, 32, TBLOB_DTYPE_F16, rows, cols, 0,
-                         GlobalScaleMode::kNone, 0.0, true, &data);
-    uint8_t *sc = const_cast<uint8_t *>(t->d.scales);
-    uint8_t *bi = const_cast<uint8_t *>(t->d.biases);
-    for (uint64_t row = 0; row < rows; ++row) {
-      sc[2 * row] = static_cast<uint8_t>(row);
-      sc[2 * row + 1] = static_cast<uint8_t>(row >> 8);
-    }
-    for (uint16_t b : biases) {
+  const uint16_t f16_biases[] = {0x0000, 0x8000, 0x0001, 0x83FF, 0x0400, 0x3C00, 0xBC00, 0x2E66,
+                                 0xA51F, 0x73FF, 0xF3FF, 0x7400, 0xF400, 0x7BFF, 0xFBFF};
+  const uint16_t bf16_biases[] = {0x0000, 0x8000, 0x0001, 0x8001, 0x0D80, 0x8D80, 0x0D7F, 0x7100,
+                                  0xF17F, 0x7180, 0x7800, 0xF7F0, 0x3F80, 0xBCA4, 0x7F7F, 0xFF7F};
+  for (uint32_t sdt : {TBLOB_DTYPE_F16, TBLOB_DTYPE_BF16}) {
+    const bool h = sdt == TBLOB_DTYPE_F16;
+    for (uint32_t bits : {4u, 8u}) {
+      const uint64_t rows = 65536, cols = 32;
+      std::vector<uint8_t> data(rows * cols * bits / 8);
+      for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 37 + 11);
+      auto t = make_tensor(r, QuantScheme::kMlxAffine, bits, 32, sdt, rows, cols, 0,
+                           GlobalScaleMode::kNone, 0.0, true, &data);
+      uint8_t *sc = const_cast<uint8_t *>(t->d.scales);
+      uint8_t *bi = const_cast<uint8_t *>(t->d.biases);
       for (uint64_t row = 0; row < rows; ++row) {
-        bi[2 * row] = static_cast<uint8_t>(b);
-        bi[2 * row + 1] = static_cast<uint8_t>(b >> 8);
+        sc[2 * row] = static_cast<uint8_t>(row);
+        sc[2 * row + 1] = static_cast<uint8_t>(row >> 8);
       }
-      for (int slot = 0; slot < 2; ++slot) expect_same(*k_, *t, slot, 0, rows, 0);
-      if (HasFatalFailure()) return;
+      const uint16_t *bs = h ? f16_biases : bf16_biases;
+      const size_t nb = h ? sizeof(f16_biases) / 2 : sizeof(bf16_biases) / 2;
+      for (size_t i = 0; i < nb; ++i) {
+        for (uint64_t row = 0; row < rows; ++row) {
+          bi[2 * row] = static_cast<uint8_t>(bs[i]);
+          bi[2 * row + 1] = static_cast<uint8_t>(bs[i] >> 8);
+        }
+        for (int slot = 0; slot < 3; ++slot) expect_same(*k_, *t, slot, 0, rows, 0);
+        if (HasFatalFailure()) return;
+      }
     }
   }
 }

@@ -62,6 +62,7 @@ struct VAvx2 {
   static F cvt(U a) { return _mm256_cvtepi32_ps(a); }
   static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
   static F addf(F a, F b) { return _mm256_add_ps(a, b); }
+  static F subf(F a, F b) { return _mm256_sub_ps(a, b); }
   static M isnan(F a) { return _mm256_castps_si256(_mm256_cmp_ps(a, a, _CMP_UNORD_Q)); }
   static uint32_t lane0(U a) { return static_cast<uint32_t>(_mm_cvtsi128_si32(_mm256_castsi256_si128(a))); }
 

@@ -57,6 +57,7 @@ struct VAvx512 {
   static F cvt(U a) { return _mm512_cvtepi32_ps(a); }
   static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
   static F addf(F a, F b) { return _mm512_add_ps(a, b); }
+  static F subf(F a, F b) { return _mm512_sub_ps(a, b); }
   static M isnan(F a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
   static uint32_t lane0(U a) { return static_cast<uint32_t>(_mm_cvtsi128_si32(_mm512_castsi512_si128(a))); }
 
