@@ -613,12 +613,12 @@ TBLOB_VK_INLINE inline void affine8_store(uint8_t *dst, typename V::U q, typenam
 inline bool affine8_bf16_fp_ok(uint32_t sb, uint32_t bb) {
   return ((sb >> 23) & 0xFFu) <= 226u && ((bb >> 23) & 0xFFu) <= 226u && bb != 0x80000000u;
 }
-// f32 output of such a group.
-template <class V, bool NT>
-TBLOB_VK_INLINE inline void affine8_bf16_fp_f32(uint8_t *dst, typename V::U q, typename V::U s, typename V::U bias) {
+// The value of such a group's lane (f32 bits, exactly bf16).
+template <class V>
+TBLOB_VK_INLINE inline typename V::U affine8_bf16_fp(typename V::U q, typename V::U s, typename V::U bias) {
   using O = Ops<V>;
   const typename V::U t = O::round_bf16_fp(V::asu(V::mul(V::cvt(q), V::asf(s))));
-  store32<V, NT>(dst, O::round_bf16_fp(V::asu(V::addf(V::asf(t), V::asf(bias)))));
+  return O::round_bf16_fp(V::asu(V::addf(V::asf(t), V::asf(bias))));
 }
 
 // bf16 output of a finite-group affine int8 lane, in the low 16 bits: with bf16 (or f32)
@@ -648,11 +648,21 @@ void hot_affine8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
     decode_affine_chunk<V, SDT>(d.biases, g_first + c0, n, ba);
     for (uint64_t g = 0; g < n; ++g) {
       const U s = V::set1(sa[g]), bias = V::set1(ba[g]);
-      if (SDT == TBLOB_DTYPE_BF16 && OUT == kOutF32 && affine8_bf16_fp_ok(sa[g], ba[g])) {
+      if (SDT == TBLOB_DTYPE_BF16 && OUT != kOutF16 && affine8_bf16_fp_ok(sa[g], ba[g])) {
         for (uint64_t j = 0; j < gsize; j += 16, p += 16) {
           U q[kPer];
           V::load8x16(p, q);
-          for (int k = 0; k < kPer; ++k, out += V::W * 4) affine8_bf16_fp_f32<V, NT>(out, q[k], s, bias);
+          if constexpr (OUT == kOutF32) {
+            for (int k = 0; k < kPer; ++k, out += V::W * 4) store32<V, NT>(out, affine8_bf16_fp<V>(q[k], s, bias));
+          } else if constexpr (V::W == 8) {  // bf16, AVX2: 16 outputs narrowed and stored at once
+            V::template store_n16x2<NT>(out, V::template shr<16>(affine8_bf16_fp<V>(q[0], s, bias)),
+                                        V::template shr<16>(affine8_bf16_fp<V>(q[1], s, bias)));
+            out += 32;
+          } else {
+            for (int k = 0; k < kPer; ++k, out += V::W * 2) {
+              store_n16<V, NT>(out, V::template shr<16>(affine8_bf16_fp<V>(q[k], s, bias)));
+            }
+          }
         }
       } else if (finite_bits(sa[g]) && finite_bits(ba[g])) {
         for (uint64_t j = 0; j < gsize; j += 16, p += 16) {
