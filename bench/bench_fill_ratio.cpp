@@ -11,8 +11,9 @@
 // Prints one line per (set, case): output GB/s of kernel, fill and ceiling, kernel/fill,
 // ceiling/fill and kernel/ceiling, and the cache-resident rate of the same call on the first 8
 // rows (64 Ki elements, 256 KiB of f32: below the streaming threshold, input and output in L2),
-// in Gelem/s, best of 200.
-//   bench_fill_ratio [-r 5] [-w] [-s avx2,avx512] [-c case,...]
+// in Gelem/s, best of 200. -o f16 / bf16: the same with 16-bit outputs (128 MiB; the fill and
+// ceiling write the same 128 MiB).
+//   bench_fill_ratio [-r 5] [-w] [-s avx2,avx512] [-c case,...] [-o f32|f16|bf16]
 #include <immintrin.h>
 #include <sys/mman.h>
 
@@ -31,7 +32,9 @@
 namespace {
 
 constexpr uint64_t kRows = 8192, kCols = 8192;
-constexpr size_t kOutBytes = kRows * kCols * 4;
+// Output dtype (-o f32|f16|bf16) and the bytes written: 256 MiB of f32, 128 MiB of f16/bf16.
+uint32_t g_out = TBLOB_DTYPE_F32;
+size_t kOutBytes = kRows * kCols * 4;
 
 struct Big {
   uint8_t *p = nullptr;
@@ -213,10 +216,14 @@ int main(int argc, char **argv) {
     else if (!std::strcmp(argv[i], "-r")) reps = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "-s")) sets = split(argv[i + 1]);
     else if (!std::strcmp(argv[i], "-c")) only = split(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "-o")) {
+      g_out = !std::strcmp(argv[i + 1], "bf16") ? TBLOB_DTYPE_BF16 : !std::strcmp(argv[i + 1], "f16") ? TBLOB_DTYPE_F16 : TBLOB_DTYPE_F32;
+      kOutBytes = kRows * kCols * sbytes(g_out);
+    }
   }
   Big out(kOutBytes);
   volatile uint64_t sink = 0;
-  std::vector<uint8_t> small(8 * kCols * 4);
+  std::vector<uint8_t> small(8 * kCols * sbytes(g_out));
   std::printf("%-7s %-17s %9s %9s %9s %8s %8s %8s %12s %9s\n", "set", "case", "kernel", "fill", "ceiling",
               "k/fill", "c/fill", "k/ceil", "MiB in+out", "cache");
   for (const Case &c : kCases) {
@@ -232,7 +239,7 @@ int main(int argc, char **argv) {
       for (int r = 0; r < reps; ++r) {
         bf = std::min(bf, seconds([&] { stream_fill(out.p, kOutBytes); }));
         bk = std::min(bk, seconds([&] {
-                        if (tblob_quant_dequantize(&in->d, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, out.p, kOutBytes,
+                        if (tblob_quant_dequantize(&in->d, g_out, 0, TBLOB_ALL_ROWS, out.p, kOutBytes,
                                                    &diag) != TBLOB_OK) {
                           std::fprintf(stderr, "%s: %s\n", c.name, diag.message);
                           std::exit(1);
@@ -248,7 +255,7 @@ int main(int argc, char **argv) {
       double bs = 1e30;
       for (int r = 0; r < 200; ++r)
         bs = std::min(bs, seconds([&] {
-                        tblob_quant_dequantize(&sd, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, small.data(), small.size(), nullptr);
+                        tblob_quant_dequantize(&sd, g_out, 0, TBLOB_ALL_ROWS, small.data(), small.size(), nullptr);
                       }));
       const double gb = static_cast<double>(kOutBytes) / 1e9;
       std::printf("%-7s %-17s %9.2f %9.2f %9.2f %8.3f %8.3f %8.3f %12.0f %9.2f\n", set.c_str(), c.name, gb / bk, gb / bf,

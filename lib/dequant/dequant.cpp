@@ -162,6 +162,14 @@ Status dequantize_rows_with(const KernelTable &kernels, const QuantDesc &d,
       kernels.rows[static_cast<uint32_t>(d.scheme)][dequant_out_slot(out_dtype)];
   if (fn == nullptr) return TBLOB_E_UNSUPPORTED;
   if (need >= stream_threshold()) {
+    // Aligned destination: the set's kernel writes it with streaming stores itself, so the
+    // decode overlaps the drain of the stores (no staging copy, no load + store per vector).
+    const DequantNtFn nt = kernels.nt[static_cast<uint32_t>(d.scheme)][dequant_out_slot(out_dtype)];
+    if (nt != nullptr && (reinterpret_cast<uintptr_t>(dst) & (kNtAlign - 1)) == 0 &&
+        nt(d, row_begin, row_end, dst)) {
+      stream_fence();
+      return TBLOB_OK;
+    }
     const StreamCopyFn copy = stream_copy_for(kernels);
     if (copy != nullptr && stream_rows(d, fn, dequant_out_size(out_dtype), row_begin, row_end,
                                        static_cast<uint8_t *>(dst), copy)) {

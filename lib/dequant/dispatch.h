@@ -15,8 +15,10 @@
 // returns kStatusKernelUnavailable until set_kernel() succeeds.
 //
 // Large outputs (at least stream_threshold() bytes in one call) are written with non-temporal
-// stores: the kernel fills a small cache-resident staging buffer, which the set's streaming copy
-// moves to the destination. Calls below the threshold (small row ranges) store normally.
+// stores: by the set's own streaming kernel (KernelTable::nt) when the destination is aligned
+// to kNtAlign and the shape has one, else through a small cache-resident staging buffer that
+// the set's streaming copy moves to the destination. Calls below the threshold (small row
+// ranges) store normally.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -30,9 +30,16 @@ inline uint32_t dequant_out_slot(uint32_t out_dtype) {
 using DequantRowsFn = void (*)(const QuantDesc &d, uint64_t row_begin, uint64_t row_end,
                                void *dst);
 
+// The same rows written with non-temporal (streaming) stores, for large outputs: dst must be
+// aligned to kNtAlign, the caller fences (stream_fence) afterwards. Returns false, having
+// written nothing, for shapes the set has no such kernel for; null for a whole slot.
+using DequantNtFn = bool (*)(const QuantDesc &d, uint64_t row_begin, uint64_t row_end, void *dst);
+constexpr uintptr_t kNtAlign = 64;
+
 struct KernelTable {
   const char *name;  // "scalar", "avx2", "avx512", "neon"
   DequantRowsFn rows[kQuantSchemeCount][kDequantOutCount];  // [scheme][DequantOut]
+  DequantNtFn nt[kQuantSchemeCount][kDequantOutCount];      // [scheme][DequantOut], may be null
 };
 
 }  // namespace tblob

@@ -360,6 +360,45 @@ TEST_P(Kernels, AffineSpecialScaleBiasGrid) {
   }
 }
 
+// Every f16 / bf16 scale (all 65536 bit patterns: subnormals, both sides of the bounds of
+// AVX2's integer f16 rounding (|s| < 2048) and of the float bf16 rounding (2^-100 <= |s| <
+// 2^100), inf, NaN) against biases at the edges of those paths (0, -0, subnormals, the bias
+// bounds, the largest finite values, ordinary values), int4 and int8 g32, codes cycling
+// through every value: f32 and 16-bit outputs against the scalar reference.
+TEST_P(Kernels, AffineEveryHalfScale) {
+  Rng r(seed_base() ^ 0xA3);
+  const uint16_t f16_biases[] = {0x0000, 0x8000, 0x0001, 0x83FF, 0x0400, 0x3C00, 0xBC00, 0x2E66,
+                                 0xA51F, 0x73FF, 0xF3FF, 0x7400, 0xF400, 0x7BFF, 0xFBFF};
+  const uint16_t bf16_biases[] = {0x0000, 0x8000, 0x0001, 0x8001, 0x0D80, 0x8D80, 0x0D7F, 0x7100,
+                                  0xF17F, 0x7180, 0x7800, 0xF7F0, 0x3F80, 0xBCA4, 0x7F7F, 0xFF7F};
+  for (uint32_t sdt : {TBLOB_DTYPE_F16, TBLOB_DTYPE_BF16}) {
+    const bool h = sdt == TBLOB_DTYPE_F16;
+    for (uint32_t bits : {4u, 8u}) {
+      const uint64_t rows = 65536, cols = 32;
+      std::vector<uint8_t> data(rows * cols * bits / 8);
+      for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 37 + 11);
+      auto t = make_tensor(r, QuantScheme::kMlxAffine, bits, 32, sdt, rows, cols, 0,
+                           GlobalScaleMode::kNone, 0.0, true, &data);
+      uint8_t *sc = const_cast<uint8_t *>(t->d.scales);
+      uint8_t *bi = const_cast<uint8_t *>(t->d.biases);
+      for (uint64_t row = 0; row < rows; ++row) {
+        sc[2 * row] = static_cast<uint8_t>(row);
+        sc[2 * row + 1] = static_cast<uint8_t>(row >> 8);
+      }
+      const uint16_t *bs = h ? f16_biases : bf16_biases;
+      const size_t nb = h ? sizeof(f16_biases) / 2 : sizeof(bf16_biases) / 2;
+      for (size_t i = 0; i < nb; ++i) {
+        for (uint64_t row = 0; row < rows; ++row) {
+          bi[2 * row] = static_cast<uint8_t>(bs[i]);
+          bi[2 * row + 1] = static_cast<uint8_t>(bs[i] >> 8);
+        }
+        for (int slot = 0; slot < 3; ++slot) expect_same(*k_, *t, slot, 0, rows, 0);
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
 TEST_P(Kernels, MxAndNvfp4Random) {
   Rng r(seed_base() ^ 0xB1);
   const int reps = 6 * scale_factor();
@@ -639,6 +678,112 @@ TEST_P(Kernels, StreamingStoresMatch) {
                          0.05, true);
     check_all(*k_, r, *t);
     if (HasFatalFailure()) return;
+  }
+}
+
+// Rows [rb, re) of t through `k` into dst = (a kNtAlign-aligned address) + misalign, against
+// the scalar table, nothing written outside the output. With the stream threshold at 0 an
+// aligned dst is written by the set's non-temporal kernel, a misaligned one through staging.
+void expect_same_at(const KernelTable &k, const Tensor &t, int slot, uint64_t rb, uint64_t re,
+                    size_t misalign) {
+  uint64_t need = 0;
+  ASSERT_EQ(dequant_output_bytes(t.d, kOutDtypes[slot], rb, re, &need), TBLOB_OK) << t.what;
+  std::vector<uint8_t> want(need + 1);
+  std::vector<uint8_t> buf(need + 2 * kNtAlign + misalign, 0xA5);
+  const size_t lead = (kNtAlign - (reinterpret_cast<uintptr_t>(buf.data()) & (kNtAlign - 1))) & (kNtAlign - 1);
+  uint8_t *dst = buf.data() + lead + misalign;
+  ASSERT_EQ(dequantize_rows_with(scalar_kernel_table(), t.d, kOutDtypes[slot], rb, re, want.data(), need),
+            TBLOB_OK);
+  ASSERT_EQ(dequantize_rows_with(k, t.d, kOutDtypes[slot], rb, re, dst, need), TBLOB_OK);
+  for (uint8_t *p = buf.data(); p < dst; ++p) ASSERT_EQ(*p, 0xA5) << "wrote before dst " << t.what;
+  for (uint8_t *p = dst + need; p < buf.data() + buf.size(); ++p) {
+    ASSERT_EQ(*p, 0xA5) << "wrote past the output " << t.what;
+  }
+  EXPECT_EQ(std::memcmp(dst, want.data(), need), 0)
+      << k.name << " vs scalar, " << t.what << " out=" << kOutNames[slot] << " rows [" << rb << "," << re
+      << ") dst alignment +" << misalign;
+}
+
+// The non-temporal kernels (x86 sets: MLX affine 4/8-bit, mxfp4, mxfp8, nvfp4 write an aligned
+// destination with streaming stores, no staging): aligned and misaligned destinations, odd row
+// ranges, every output dtype, group sizes with and without such a kernel, special values.
+TEST_P(Kernels, NonTemporalKernelsMatch) {
+  struct Restore {
+    uint64_t old = set_stream_threshold(0);
+    ~Restore() { set_stream_threshold(old); }
+  } restore;
+  Rng r(seed_base() ^ 0xD7);
+  struct Shape {
+    QuantScheme s;
+    uint32_t bits, g, sdt, special;
+    GlobalScaleMode gm;
+    uint64_t rows, cols;
+  };
+  constexpr GlobalScaleMode kNo = GlobalScaleMode::kNone;
+  const Shape shapes[] = {
+      {QuantScheme::kMlxAffine, 4, 32, TBLOB_DTYPE_F16, kSpecialMlx, kNo, 7, 4096},
+      {QuantScheme::kMlxAffine, 4, 64, TBLOB_DTYPE_BF16, kSpecialMlx, kNo, 5, 64 * 33},
+      {QuantScheme::kMlxAffine, 4, 16, TBLOB_DTYPE_F32, kSpecialMlx, kNo, 4, 16 * 41},
+      {QuantScheme::kMlxAffine, 4, 48, TBLOB_DTYPE_BF16, kSpecialMlx, kNo, 4, 48 * 21},  // 64-byte runs off a 64-byte multiple on AVX-512
+      {QuantScheme::kMlxAffine, 4, 128, TBLOB_DTYPE_F16, kSpecialMlx, kNo, 4, 128 * 9},
+      {QuantScheme::kMlxAffine, 8, 64, TBLOB_DTYPE_BF16, kSpecialMlx, kNo, 5, 64 * 21},
+      {QuantScheme::kMlxAffine, 8, 32, TBLOB_DTYPE_F16, kSpecialMlx, kNo, 4, 32 * 40},
+      {QuantScheme::kMlxAffine, 8, 16, TBLOB_DTYPE_F32, kSpecialMlx, kNo, 4, 16 * 31},
+      {QuantScheme::kMlxAffine, 3, 32, TBLOB_DTYPE_BF16, kSpecialMlx, kNo, 4, 32 * 20},  // no such kernel
+      {QuantScheme::kMxfp4, 0, 32, TBLOB_DTYPE_F8_E8M0, kSpecialMlx, kNo, 5, 32 * 70},
+      {QuantScheme::kMxfp8, 0, 32, TBLOB_DTYPE_F8_E8M0, kSpecialMlx, kNo, 5, 32 * 70},
+      {QuantScheme::kMxfp8, 0, 32, TBLOB_DTYPE_F8_E8M0, kSpecialOcp, kNo, 5, 32 * 70},
+      {QuantScheme::kNvfp4, 0, 16, TBLOB_DTYPE_F8_E4M3, kSpecialMlx, kNo, 5, 16 * 71},
+      {QuantScheme::kNvfp4, 0, 16, TBLOB_DTYPE_F8_E4M3, kSpecialMlx, GlobalScaleMode::kMultiplier, 5, 16 * 71},
+      {QuantScheme::kNvfp4, 0, 16, TBLOB_DTYPE_F8_E4M3, kSpecialMlx, GlobalScaleMode::kMlxAmax, 5, 16 * 71},
+  };
+  const size_t misaligns[] = {0, 2, 4, 16, 32};
+  for (const Shape &sh : shapes) {
+    auto t = make_tensor(r, sh.s, sh.bits, sh.g, sh.sdt, sh.rows, sh.cols, sh.special, sh.gm, 0.05, true);
+    const std::pair<uint64_t, uint64_t> rr[] = {{0, sh.rows}, {1, sh.rows - 1}, {sh.rows - 2, sh.rows}, {3, 4}};
+    for (int slot = 0; slot < 3; ++slot) {
+      for (auto range : rr) {
+        for (size_t m : misaligns) {
+          expect_same_at(*k_, *t, slot, range.first, range.second, m);
+          if (HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+// Which shapes the non-temporal kernels take: x86 sets have them for the MLX/Ollama schemes;
+// a shape without one (3-bit affine; AVX-512 16-bit outputs of 48-code groups) returns false
+// and writes nothing, so dequantize_rows_with stages it.
+TEST_P(Kernels, NonTemporalKernelSlots) {
+  const bool x86 = std::strcmp(GetParam(), "neon") != 0;
+  const QuantScheme mlx[] = {QuantScheme::kMlxAffine, QuantScheme::kMxfp4, QuantScheme::kMxfp8, QuantScheme::kNvfp4};
+  for (QuantScheme s : mlx) {
+    for (int slot = 0; slot < 3; ++slot) {
+      EXPECT_EQ(k_->nt[static_cast<uint32_t>(s)][slot] != nullptr, x86) << quant_scheme_name(s) << " " << slot;
+    }
+  }
+  EXPECT_EQ(k_->nt[static_cast<uint32_t>(QuantScheme::kF8E4M3)][0], nullptr);
+  if (!x86) return;
+  Rng r(seed_base() ^ 0xD8);
+  struct Case {
+    uint32_t bits, g;
+    int slot;
+    bool taken;
+  };
+  const bool wide = std::strcmp(GetParam(), "avx512") == 0;
+  const Case cases[] = {{3, 32, 0, false}, {4, 48, 0, true}, {4, 48, 2, !wide}, {4, 32, 1, true}, {8, 48, 2, true}};
+  for (const Case &c : cases) {
+    auto t = make_tensor(r, QuantScheme::kMlxAffine, c.bits, c.g, TBLOB_DTYPE_BF16, 2, c.g * 4, kSpecialMlx, GlobalScaleMode::kNone,
+                         0.0, true);
+    std::vector<uint8_t> buf(2 * c.g * 4 * 4 + kNtAlign, 0xA5);
+    uint8_t *dst = buf.data() + ((kNtAlign - (reinterpret_cast<uintptr_t>(buf.data()) & (kNtAlign - 1))) & (kNtAlign - 1));
+    const bool took = k_->nt[static_cast<uint32_t>(QuantScheme::kMlxAffine)][c.slot](t->d, 0, 2, dst);
+    stream_fence();
+    EXPECT_EQ(took, c.taken) << t->what << " slot " << c.slot;
+    if (!took) {
+      for (uint8_t b : buf) ASSERT_EQ(b, 0xA5) << "declined but wrote, " << t->what;
+    }
   }
 }
 

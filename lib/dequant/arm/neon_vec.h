@@ -69,6 +69,7 @@ struct VNeon {
   static F cvt(U a) { return vcvtq_f32_s32(vreinterpretq_s32_u32(a)); }
   static F mul(F a, F b) { return vmulq_f32(a, b); }
   static F addf(F a, F b) { return vaddq_f32(a, b); }
+  static F subf(F a, F b) { return vsubq_f32(a, b); }
   static M isnan(F a) { return vmvnq_u32(vceqq_f32(a, a)); }
   static uint32_t lane0(U a) { return vgetq_lane_u32(a, 0); }
 

@@ -34,6 +34,7 @@ constexpr KernelTable kScalarTable = {
         TBLOB_ROW3(scalar::slm1_q8_rows),    // kSlm1Q8
         TBLOB_ROW3(scalar::slm1_q4_rows),    // kSlm1Q4
     },
+    {},  // no non-temporal kernels: large outputs go through the staging copy
 };
 static_assert(kQuantSchemeCount == 17, "kernel table rows must follow QuantScheme");
 

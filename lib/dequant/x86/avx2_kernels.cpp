@@ -6,52 +6,9 @@
 #include "dequant/x86/x86_kernels.h"
 
 namespace tblob {
-namespace {
-
-// nvfp4 -> f32: 16-code groups are too short to pay for the byte-plane table of
-// VAvx2::expand4 (8 shuffles per group), so each group's two 8-entry halves of the result
-// table (the same values hot_nvfp4 computes) are looked up with vpermps and blended on code
-// bit 3, 8 outputs at a time.
-void nvfp4_f32(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
-  using V = vk::VAvx2;
-  using U = V::U;
-  U f[2];
-  vk::fp4_table<V>(f);
-  const vk::NvScale ns(d);
-  const uint64_t ngroups = d.cols / 16;
-  const uint64_t total = (re - rb) * ngroups, g_first = rb * ngroups;
-  const uint8_t *p = d.data + rb * (d.cols / 2);
-  uint8_t *out = static_cast<uint8_t *>(dst);
-  alignas(64) uint32_t sa[vk::kChunkGroups];
-  const __m128i m = _mm_set1_epi8(0x0F);
-  for (uint64_t c0 = 0; c0 < total; c0 += vk::kChunkGroups) {
-    const uint64_t n = vk::min_u64(vk::kChunkGroups, total - c0);
-    vk::decode_chunk<V>(d.scales, 1, g_first + c0, n, sa, [&](U c) {
-      U s = vk::Ops<V>::e4m3(c, ns.max_finite);
-      if (ns.mode == GlobalScaleMode::kMlxAmax) s = V::asu(V::mul(V::asf(s), V::asf(V::set1(dq::f32_bits(ns.amax_factor)))));
-      return s;
-    });
-    for (uint64_t g = 0; g < n; ++g, p += 8, out += 64) {
-      const U s = V::set1(sa[g]);
-      const __m256 lo = V::asf(vk::nv_value<V>(ns, f[0], s)), hi = V::asf(vk::nv_value<V>(ns, f[1], s));
-      const __m128i x = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(p));
-      const __m128i c = _mm_unpacklo_epi8(_mm_and_si128(x, m), _mm_and_si128(_mm_srli_epi16(x, 4), m));
-      const __m256i i0 = _mm256_cvtepu8_epi32(c), i1 = _mm256_cvtepu8_epi32(_mm_srli_si128(c, 8));
-      _mm256_storeu_ps(reinterpret_cast<float *>(out),
-                       _mm256_blendv_ps(_mm256_permutevar8x32_ps(lo, i0), _mm256_permutevar8x32_ps(hi, i0),
-                                        _mm256_castsi256_ps(_mm256_slli_epi32(i0, 28))));
-      _mm256_storeu_ps(reinterpret_cast<float *>(out + 32),
-                       _mm256_blendv_ps(_mm256_permutevar8x32_ps(lo, i1), _mm256_permutevar8x32_ps(hi, i1),
-                                        _mm256_castsi256_ps(_mm256_slli_epi32(i1, 28))));
-    }
-  }
-}
-
-}  // namespace
 
 void avx2_fill_kernels(KernelTable *t) {
   vk::fill_table<vk::VAvx2>(t);
-  t->rows[static_cast<uint32_t>(QuantScheme::kNvfp4)][kOutF32] = &nvfp4_f32;
 }
 
 void avx2_stream_copy(void *dst, const void *src, size_t n) {

@@ -62,6 +62,7 @@ struct VAvx2 {
   static F cvt(U a) { return _mm256_cvtepi32_ps(a); }
   static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
   static F addf(F a, F b) { return _mm256_add_ps(a, b); }
+  static F subf(F a, F b) { return _mm256_sub_ps(a, b); }
   static M isnan(F a) { return _mm256_castps_si256(_mm256_cmp_ps(a, a, _CMP_UNORD_Q)); }
   static uint32_t lane0(U a) { return static_cast<uint32_t>(_mm_cvtsi128_si32(_mm256_castsi256_si128(a))); }
 
@@ -78,6 +79,31 @@ struct VAvx2 {
     _mm_storeu_si128(reinterpret_cast<__m128i *>(p), _mm256_cvtps_ph(asf(x), kRne));
   }
   static void store_n16(uint8_t *p, U x) { _mm_storeu_si128(reinterpret_cast<__m128i *>(p), narrow16(x)); }
+  // Non-temporal forms (p aligned to the store's width).
+  template <bool NT>
+  static void st256(uint8_t *p, __m256i x) {
+    if constexpr (NT) {
+      _mm256_stream_si256(reinterpret_cast<__m256i *>(p), x);
+    } else {
+      _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), x);
+    }
+  }
+  template <bool NT>
+  static void st128(uint8_t *p, __m128i x) {
+    if constexpr (NT) {
+      _mm_stream_si128(reinterpret_cast<__m128i *>(p), x);
+    } else {
+      _mm_storeu_si128(reinterpret_cast<__m128i *>(p), x);
+    }
+  }
+  static void stream32(uint8_t *p, U x) { st256<true>(p, x); }
+  // Low 16 bits of the lanes of a, then of b (lanes hold values < 65536): 16 outputs.
+  template <bool NT>
+  TBLOB_VK_INLINE static void store_n16x2(uint8_t *p, U a, U b) {
+    st256<NT>(p, _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xD8));
+  }
+  static void stream_f16(uint8_t *p, U x) { st128<true>(p, _mm256_cvtps_ph(asf(x), kRne)); }
+  static void stream_n16(uint8_t *p, U x) { st128<true>(p, narrow16(x)); }
 
   // 16 E4M3 codes -> their value / 256 as f32 bits (exact: E4M3 bits shifted into an f16,
   // then the F16C widening). ocp: codes 0x7F/0xFF give a quiet NaN.
@@ -108,7 +134,7 @@ struct VAvx2 {
   using Lut = typename std::conditional<OUT == kOutF32, Avx2Lut32, Avx2Lut16>::type;
 
   template <uint32_t OUT>
-  static Lut<OUT> make_lut(const U *v) {
+  TBLOB_VK_INLINE static Lut<OUT> make_lut(const U *v) {
     if constexpr (OUT == kOutF32) {
       // Transpose each lane's 4 entries into byte planes, then gather each plane's 4 dwords
       // (entries 0-3, 4-7, 8-11, 12-15) into one 16-byte table repeated in both lanes.
@@ -121,21 +147,67 @@ struct VAvx2 {
       const __m256i odd = _mm256_setr_epi32(2, 6, 3, 7, 2, 6, 3, 7);
       return Lut<OUT>{{_mm256_permutevar8x32_epi32(u, even), _mm256_permutevar8x32_epi32(u, odd),
                        _mm256_permutevar8x32_epi32(w, even), _mm256_permutevar8x32_epi32(w, odd)}};
+    } else if constexpr (OUT == kOutF16) {
+      // Entries 0-7 | 8-15 as f16, each lane split into its low and high bytes, then each
+      // plane's two halves gathered into both lanes.
+      const __m256i h = _mm256_set_m128i(_mm256_cvtps_ph(asf(v[1]), kRne), _mm256_cvtps_ph(asf(v[0]), kRne));
+      const __m256i split = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
+                                             0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+      const __m256i s = _mm256_shuffle_epi8(h, split);
+      return Lut<OUT>{_mm256_permute4x64_epi64(s, 0x88), _mm256_permute4x64_epi64(s, 0xDD)};
     } else {
-      __m128i a, b;
-      if constexpr (OUT == kOutF16) {
-        a = _mm256_cvtps_ph(asf(v[0]), kRne);
-        b = _mm256_cvtps_ph(asf(v[1]), kRne);
-      } else {
-        a = narrow16(Ops<VAvx2>::to_bf16(v[0]));
-        b = narrow16(Ops<VAvx2>::to_bf16(v[1]));
-      }
-      const __m128i split = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
-      a = _mm_shuffle_epi8(a, split);
-      b = _mm_shuffle_epi8(b, split);
-      return Lut<OUT>{_mm256_broadcastsi128_si256(_mm_unpacklo_epi64(a, b)),
-                      _mm256_broadcastsi128_si256(_mm_unpackhi_epi64(a, b))};
+      // bf16 by the integer RNE of convert.h without its NaN rule: make() gives canonical NaNs
+      // (0x7FC00000), which round to 0x7FC0, the NaN rule's result too. Bytes 2 and 3 of
+      // x + 0x7FFF + lsb are the bf16's low and high bytes: one in-lane byte gather per
+      // vector (4 entries per lane), then the planes' dwords into both lanes.
+      const U r0 = add(v[0], add(set1(0x7FFFu), band(shr<16>(v[0]), set1(1))));
+      const U r1 = add(v[1], add(set1(0x7FFFu), band(shr<16>(v[1]), set1(1))));
+      const __m256i tr = _mm256_setr_epi8(2, 6, 10, 14, 3, 7, 11, 15, -1, -1, -1, -1, -1, -1, -1, -1,
+                                          2, 6, 10, 14, 3, 7, 11, 15, -1, -1, -1, -1, -1, -1, -1, -1);
+      const __m256i u = _mm256_unpacklo_epi32(_mm256_shuffle_epi8(r0, tr), _mm256_shuffle_epi8(r1, tr));
+      return Lut<OUT>{_mm256_permutevar8x32_epi32(u, _mm256_setr_epi32(0, 4, 1, 5, 0, 4, 1, 5)),
+                      _mm256_permutevar8x32_epi32(u, _mm256_setr_epi32(2, 6, 3, 7, 2, 6, 3, 7))};
     }
+  }
+
+  // Two 16-entry 16-bit tables in one: group a's planes in lane 0, group b's in lane 1, for
+  // pairs of 16-code groups (expand4x2).
+  template <uint32_t OUT>
+  TBLOB_VK_INLINE static Avx2Lut16 make_lut2(const U *a, const U *b) {
+    static_assert(OUT != kOutF32, "16-bit outputs only");
+    // Per group: low-byte plane of its 16 entries in lane 0, high-byte plane in lane 1.
+    auto planes = [](const U *v) TBLOB_VK_INLINE {
+      if constexpr (OUT == kOutF16) {
+        const __m256i h = _mm256_set_m128i(_mm256_cvtps_ph(asf(v[1]), kRne), _mm256_cvtps_ph(asf(v[0]), kRne));
+        const __m256i split = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
+                                               0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+        return _mm256_permute4x64_epi64(_mm256_shuffle_epi8(h, split), 0xD8);
+      } else {  // bf16 as in make_lut
+        const U r0 = add(v[0], add(set1(0x7FFFu), band(shr<16>(v[0]), set1(1))));
+        const U r1 = add(v[1], add(set1(0x7FFFu), band(shr<16>(v[1]), set1(1))));
+        const __m256i tr = _mm256_setr_epi8(2, 6, 10, 14, 3, 7, 11, 15, -1, -1, -1, -1, -1, -1, -1, -1,
+                                            2, 6, 10, 14, 3, 7, 11, 15, -1, -1, -1, -1, -1, -1, -1, -1);
+        const __m256i u = _mm256_unpacklo_epi32(_mm256_shuffle_epi8(r0, tr), _mm256_shuffle_epi8(r1, tr));
+        return _mm256_permutevar8x32_epi32(u, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+      }
+    };
+    const __m256i pa = planes(a), pb = planes(b);
+    return Avx2Lut16{_mm256_permute2x128_si256(pa, pb, 0x20), _mm256_permute2x128_si256(pa, pb, 0x31)};
+  }
+  // 32 codes at p, the first 16 through lane 0's table (group a), the next 16 through lane 1's.
+  template <bool NT>
+  TBLOB_VK_INLINE static void expand4x2(const uint8_t *p, const Avx2Lut16 &l, uint8_t *dst) {
+    const __m256i pick = _mm256_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, -1, -1, -1, -1, -1, -1, -1, -1,
+                                          8, 9, 10, 11, 12, 13, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m256i m = _mm256_set1_epi8(0x0F);
+    const __m256i x = _mm256_shuffle_epi8(
+        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p))), pick);
+    const __m256i c = _mm256_unpacklo_epi8(_mm256_and_si256(x, m), _mm256_and_si256(_mm256_srli_epi16(x, 4), m));
+    const __m256i lo = _mm256_shuffle_epi8(l.plo, c), hi = _mm256_shuffle_epi8(l.phi, c);
+    const __m256i w0 = _mm256_unpacklo_epi8(lo, hi);  // outputs 0-7 | 16-23
+    const __m256i w1 = _mm256_unpackhi_epi8(lo, hi);  // outputs 8-15 | 24-31
+    st256<NT>(dst, _mm256_permute2x128_si256(w0, w1, 0x20));
+    st256<NT>(dst + 32, _mm256_permute2x128_si256(w0, w1, 0x31));
   }
 
   // Codes of 16 bytes in stream order: c0 = codes 0-15, c1 = codes 16-31.
@@ -159,51 +231,74 @@ struct VAvx2 {
     return _mm256_and_si256(_mm256_blendv_epi8(y, _mm256_srli_epi16(y, 4), hi), _mm256_set1_epi8(0x0F));
   }
   // Looks up 32 codes (codes32_f32 order) in the planes; stores outputs 0-31 (f32).
-  static void lut32_f32(uint8_t *dst, __m256i c, const Avx2Lut32 &l) {
+  template <bool NT>
+  TBLOB_VK_INLINE static void lut32_f32(uint8_t *dst, __m256i c, const Avx2Lut32 &l) {
     const __m256i b0 = _mm256_shuffle_epi8(l.pl[0], c), b1 = _mm256_shuffle_epi8(l.pl[1], c);
     const __m256i b2 = _mm256_shuffle_epi8(l.pl[2], c), b3 = _mm256_shuffle_epi8(l.pl[3], c);
     const __m256i lo01 = _mm256_unpacklo_epi8(b0, b1), hi01 = _mm256_unpackhi_epi8(b0, b1);
     const __m256i lo23 = _mm256_unpacklo_epi8(b2, b3), hi23 = _mm256_unpackhi_epi8(b2, b3);
-    _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst), _mm256_unpacklo_epi16(lo01, lo23));
-    _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst + 32), _mm256_unpackhi_epi16(lo01, lo23));
-    _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst + 64), _mm256_unpacklo_epi16(hi01, hi23));
-    _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst + 96), _mm256_unpackhi_epi16(hi01, hi23));
+    st256<NT>(dst, _mm256_unpacklo_epi16(lo01, lo23));
+    st256<NT>(dst + 32, _mm256_unpackhi_epi16(lo01, lo23));
+    st256<NT>(dst + 64, _mm256_unpacklo_epi16(hi01, hi23));
+    st256<NT>(dst + 96, _mm256_unpackhi_epi16(hi01, hi23));
+  }
+
+  // f32 outputs of short groups (16 / 32 codes, hot_lut4): no table transposition, the 16
+  // results v[0] (entries 0-7) and v[1] (8-15) are looked up directly, 8 outputs at a time.
+  // 8 codes are one little-endian dword: broadcast it, shift each lane's code to the bottom
+  // (vpermps reads the low 3 bits) and its bit 3 to the top (vblendvps reads the sign bit).
+  template <bool NT>
+  TBLOB_VK_INLINE static void expand4_perm_f32(const uint8_t *p, uint64_t n, const U *v, uint8_t *dst) {
+    const __m256i sr = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+    const __m256i sl = _mm256_setr_epi32(28, 24, 20, 16, 12, 8, 4, 0);
+    const __m256 lo = asf(v[0]), hi = asf(v[1]);
+    for (uint64_t k = 0; k < n; k += 8, p += 4, dst += 32) {
+      const __m256i w = _mm256_castps_si256(_mm256_broadcast_ss(reinterpret_cast<const float *>(p)));
+      const __m256i i = _mm256_srlv_epi32(w, sr);
+      const __m256 sel = _mm256_castsi256_ps(_mm256_sllv_epi32(w, sl));
+      st256<NT>(dst, _mm256_castps_si256(_mm256_blendv_ps(_mm256_permutevar8x32_ps(lo, i),
+                                                          _mm256_permutevar8x32_ps(hi, i), sel)));
+    }
   }
 
   // Expands n codes (n a multiple of 16) starting at p through the table.
-  template <uint32_t OUT>
-  static void expand4(const uint8_t *p, uint64_t n, const Lut<OUT> &l, uint8_t *dst) {
+  template <uint32_t OUT, bool NT = false>
+  TBLOB_VK_INLINE static void expand4(const uint8_t *p, uint64_t n, const Lut<OUT> &l, uint8_t *dst) {
     uint64_t k = 0;
     if constexpr (OUT == kOutF32) {
       for (; k + 32 <= n; k += 32, p += 16, dst += 128) {
-        lut32_f32(dst, codes32_f32(_mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)))), l);
+        lut32_f32<NT>(dst, codes32_f32(_mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)))), l);
       }
       if (k < n) {  // 16 codes left (8 bytes): outputs 0-15 are the first two stores of a full run
         const __m256i c = codes32_f32(_mm256_broadcastsi128_si256(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(p))));
         const __m256i lo01 = _mm256_unpacklo_epi8(_mm256_shuffle_epi8(l.pl[0], c), _mm256_shuffle_epi8(l.pl[1], c));
         const __m256i lo23 = _mm256_unpacklo_epi8(_mm256_shuffle_epi8(l.pl[2], c), _mm256_shuffle_epi8(l.pl[3], c));
-        _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst), _mm256_unpacklo_epi16(lo01, lo23));
-        _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst + 32), _mm256_unpackhi_epi16(lo01, lo23));
+        st256<NT>(dst, _mm256_unpacklo_epi16(lo01, lo23));
+        st256<NT>(dst + 32, _mm256_unpackhi_epi16(lo01, lo23));
       }
     } else {
+      // Bytes 0-3 and 8-11 to lane 0, 4-7 and 12-15 to lane 1, then split into nibbles: the
+      // code bytes of lane 0 are those of outputs 0-7 and 16-23, lane 1 8-15 and 24-31, so
+      // interleaving the two looked-up byte planes gives outputs 0-15 and 16-31 in order.
+      const __m256i pick = _mm256_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, -1, -1, -1, -1, -1, -1, -1, -1,
+                                            4, 5, 6, 7, 12, 13, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1);
+      const __m256i m = _mm256_set1_epi8(0x0F);
       for (; k + 32 <= n; k += 32, p += 16, dst += 64) {
-        __m128i c0, c1;
-        nibbles(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)), &c0, &c1);
-        const __m256i c = _mm256_set_m128i(c1, c0);
+        const __m256i x = _mm256_shuffle_epi8(
+            _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p))), pick);
+        const __m256i c = _mm256_unpacklo_epi8(_mm256_and_si256(x, m), _mm256_and_si256(_mm256_srli_epi16(x, 4), m));
         const __m256i lo = _mm256_shuffle_epi8(l.plo, c);
         const __m256i hi = _mm256_shuffle_epi8(l.phi, c);
-        const __m256i w0 = _mm256_unpacklo_epi8(lo, hi);  // outputs 0-7 | 16-23
-        const __m256i w1 = _mm256_unpackhi_epi8(lo, hi);  // outputs 8-15 | 24-31
-        _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst), _mm256_permute2x128_si256(w0, w1, 0x20));
-        _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst + 32), _mm256_permute2x128_si256(w0, w1, 0x31));
+        st256<NT>(dst, _mm256_unpacklo_epi8(lo, hi));
+        st256<NT>(dst + 32, _mm256_unpackhi_epi8(lo, hi));
       }
       if (k < n) {
         __m128i c0, c1;
         nibbles(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(p)), &c0, &c1);
         const __m128i lo = _mm_shuffle_epi8(_mm256_castsi256_si128(l.plo), c0);
         const __m128i hi = _mm_shuffle_epi8(_mm256_castsi256_si128(l.phi), c0);
-        _mm_storeu_si128(reinterpret_cast<__m128i *>(dst), _mm_unpacklo_epi8(lo, hi));
-        _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + 16), _mm_unpackhi_epi8(lo, hi));
+        st128<NT>(dst, _mm_unpacklo_epi8(lo, hi));
+        st128<NT>(dst + 16, _mm_unpackhi_epi8(lo, hi));
       }
     }
   }

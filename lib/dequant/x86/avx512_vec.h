@@ -57,6 +57,7 @@ struct VAvx512 {
   static F cvt(U a) { return _mm512_cvtepi32_ps(a); }
   static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
   static F addf(F a, F b) { return _mm512_add_ps(a, b); }
+  static F subf(F a, F b) { return _mm512_sub_ps(a, b); }
   static M isnan(F a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
   static uint32_t lane0(U a) { return static_cast<uint32_t>(_mm_cvtsi128_si32(_mm512_castsi512_si128(a))); }
 
@@ -70,6 +71,26 @@ struct VAvx512 {
   static void store_n16(uint8_t *p, U x) {
     _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), _mm512_cvtepi32_epi16(x));
   }
+  // Non-temporal forms (p aligned to the store's width).
+  template <bool NT>
+  static void st512(uint8_t *p, __m512i x) {
+    if constexpr (NT) {
+      _mm512_stream_si512(reinterpret_cast<__m512i *>(p), x);
+    } else {
+      _mm512_storeu_si512(p, x);
+    }
+  }
+  template <bool NT>
+  static void st256(uint8_t *p, __m256i x) {
+    if constexpr (NT) {
+      _mm256_stream_si256(reinterpret_cast<__m256i *>(p), x);
+    } else {
+      _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), x);
+    }
+  }
+  static void stream32(uint8_t *p, U x) { st512<true>(p, x); }
+  static void stream_f16(uint8_t *p, U x) { st256<true>(p, _mm512_cvtps_ph(asf(x), kRne512)); }
+  static void stream_n16(uint8_t *p, U x) { st256<true>(p, _mm512_cvtepi32_epi16(x)); }
 
   // 16 E4M3 codes -> their value / 256 as f32 bits (exact: E4M3 bits shifted into an f16,
   // then the hardware f16 -> f32 widening). ocp: codes 0x7F/0xFF give a quiet NaN.
@@ -94,14 +115,33 @@ struct VAvx512 {
   using Lut = typename std::conditional<OUT == kOutF32, Avx512Lut32, Avx512Lut16>::type;
 
   template <uint32_t OUT>
-  static Lut<OUT> make_lut(const U *v) {
+  TBLOB_VK_INLINE static Lut<OUT> make_lut(const U *v) {
     if constexpr (OUT == kOutF32) {
       return Lut<OUT>{asf(v[0])};
     } else if constexpr (OUT == kOutF16) {
       return Lut<OUT>{_mm512_castsi256_si512(_mm512_cvtps_ph(asf(v[0]), kRne512))};
     } else {
-      return Lut<OUT>{_mm512_castsi256_si512(_mm512_cvtepi32_epi16(Ops<VAvx512>::to_bf16(v[0])))};
+      // make() NaNs are canonical (0x7FC00000), which the integer RNE maps to 0x7FC0 like
+      // convert.h's NaN rule: no NaN select.
+      return Lut<OUT>{_mm512_castsi256_si512(_mm512_cvtepi32_epi16(Ops<VAvx512>::to_bf16<false>(v[0])))};
     }
+  }
+
+  // Two 16-entry 16-bit tables in one: group a's in the low 256 bits, group b's in the high.
+  template <uint32_t OUT>
+  TBLOB_VK_INLINE static Avx512Lut16 make_lut2(const U *a, const U *b) {
+    static_assert(OUT != kOutF32, "16-bit outputs only");
+    const Avx512Lut16 la = make_lut<OUT>(a), lb = make_lut<OUT>(b);
+    return Avx512Lut16{_mm512_inserti64x4(la.t, _mm512_castsi512_si256(lb.t), 1)};
+  }
+  // 32 codes at p, the first 16 through group a's table, the next 16 through group b's.
+  template <bool NT>
+  TBLOB_VK_INLINE static void expand4x2(const uint8_t *p, const Avx512Lut16 &l, uint8_t *dst) {
+    __m128i c0, c1;
+    nibbles(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)), &c0, &c1);
+    const __m512i idx = _mm512_or_si512(_mm512_cvtepu8_epi16(_mm256_set_m128i(c1, c0)),
+                                        _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(16), 1));
+    st512<NT>(dst, _mm512_permutexvar_epi16(idx, l.t));
   }
 
   static void nibbles(__m128i x, __m128i *c0, __m128i *c1) {
@@ -112,34 +152,33 @@ struct VAvx512 {
     *c1 = _mm_unpackhi_epi8(lo, hi);
   }
 
-  template <uint32_t OUT>
-  static void expand4(const uint8_t *p, uint64_t n, const Lut<OUT> &l, uint8_t *dst) {
+  template <uint32_t OUT, bool NT = false>
+  TBLOB_VK_INLINE static void expand4(const uint8_t *p, uint64_t n, const Lut<OUT> &l, uint8_t *dst) {
     uint64_t k = 0;
     if constexpr (OUT == kOutF32) {
       for (; k + 32 <= n; k += 32, p += 16, dst += 128) {
         __m128i c0, c1;
         nibbles(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)), &c0, &c1);
-        _mm512_storeu_ps(dst, _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(c0), l.t));
-        _mm512_storeu_ps(dst + 64, _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(c1), l.t));
+        st512<NT>(dst, _mm512_castps_si512(_mm512_permutexvar_ps(_mm512_cvtepu8_epi32(c0), l.t)));
+        st512<NT>(dst + 64, _mm512_castps_si512(_mm512_permutexvar_ps(_mm512_cvtepu8_epi32(c1), l.t)));
       }
       if (k < n) {
         __m128i c0, c1;
         nibbles(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(p)), &c0, &c1);
-        _mm512_storeu_ps(dst, _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(c0), l.t));
+        st512<NT>(dst, _mm512_castps_si512(_mm512_permutexvar_ps(_mm512_cvtepu8_epi32(c0), l.t)));
       }
     } else {
       for (; k + 32 <= n; k += 32, p += 16, dst += 64) {
         __m128i c0, c1;
         nibbles(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)), &c0, &c1);
         const __m512i idx = _mm512_cvtepu8_epi16(_mm256_set_m128i(c1, c0));
-        _mm512_storeu_si512(dst, _mm512_permutexvar_epi16(idx, l.t));
+        st512<NT>(dst, _mm512_permutexvar_epi16(idx, l.t));
       }
       if (k < n) {
         __m128i c0, c1;
         nibbles(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(p)), &c0, &c1);
         const __m256i idx = _mm256_cvtepu8_epi16(c0);
-        _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst),
-                            _mm256_permutexvar_epi16(idx, _mm512_castsi512_si256(l.t)));
+        st256<NT>(dst, _mm256_permutexvar_epi16(idx, _mm512_castsi512_si256(l.t)));
       }
     }
   }

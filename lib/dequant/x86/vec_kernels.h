@@ -25,11 +25,17 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "core/endian.h"
 #include "dequant/convert.h"
 #include "dequant/kernel_table.h"
 #include "dequant/quant_desc.h"
+
+// Forced inlining for what runs once per group or per vector inside the hot loops: GCC
+// otherwise leaves some of them (the f16-scale table builder, the bf16 table, the f16
+// expansion) out of line, and a call per group costs its spills on top of the call.
+#define TBLOB_VK_INLINE __attribute__((always_inline))
 
 namespace tblob {
 namespace {
@@ -48,6 +54,33 @@ constexpr uint32_t out_bytes() {
   return OUT == kOutF32 ? 4u : 2u;
 }
 
+// Whole-vector stores to the output, plain or non-temporal (NT: the x86 sets' streaming
+// stores, which need dst aligned to the store's width; only the *_nt entries below use them).
+template <class V, bool NT>
+void store32(uint8_t *p, typename V::U x) {
+  if constexpr (NT) {
+    V::stream32(p, x);
+  } else {
+    V::store32(p, x);
+  }
+}
+template <class V, bool NT>
+void store_f16(uint8_t *p, typename V::U x) {
+  if constexpr (NT) {
+    V::stream_f16(p, x);
+  } else {
+    V::store_f16(p, x);
+  }
+}
+template <class V, bool NT>
+void store_n16(uint8_t *p, typename V::U x) {
+  if constexpr (NT) {
+    V::stream_n16(p, x);
+  } else {
+    V::store_n16(p, x);
+  }
+}
+
 // ---- lane-wise helpers over V -----------------------------------------------------------
 template <class V>
 struct Ops {
@@ -55,11 +88,11 @@ struct Ops {
   using F = typename V::F;
   using M = typename V::M;
 
-  static U canon(U x) { return V::sel(V::isnan(V::asf(x)), V::set1(kQNaN), x); }
+  TBLOB_VK_INLINE static U canon(U x) { return V::sel(V::isnan(V::asf(x)), V::set1(kQNaN), x); }
 
   // convert.h f32_to_bf16, lanes (result in the low 16 bits).
   template <bool kMaybeNaN = true>
-  static U to_bf16(U x) {
+  TBLOB_VK_INLINE static U to_bf16(U x) {
     const U lsb = V::band(V::template shr<16>(x), V::set1(1));
     const U r = V::template shr<16>(V::add(x, V::add(V::set1(0x7FFFu), lsb)));
     if (!kMaybeNaN) return r;
@@ -68,11 +101,29 @@ struct Ops {
   }
   // round_to_bf16 (value as f32 bits). NaN lanes keep NaN-ness (callers canonicalise).
   template <bool kMaybeNaN = true>
-  static U round_bf16(U x) {
+  TBLOB_VK_INLINE static U round_bf16(U x) {
     const U lsb = V::band(V::template shr<16>(x), V::set1(1));
     const U r = V::band(V::add(x, V::add(V::set1(0x7FFFu), lsb)), V::set1(0xFFFF0000u));
     if (!kMaybeNaN) return r;
     return V::sel(V::isnan(V::asf(x)), x, r);
+  }
+  // round_f16 in integer code (RNE at bit 13, as round_bf16 at bit 16) for x a multiple of
+  // 2^-24 with |x| < 65520, which is every f32 product q*s and every f32 sum t+b of f16
+  // values below that bound (f32 rounding keeps multiples of 2^-24): there it equals the F16C
+  // round trip, f16 subnormals included (a multiple of 2^-24 below 2^-14 is an f16 subnormal
+  // and the integer rounding, finer there, keeps it), without its conversion uops.
+  static U round_f16_int(U x) {
+    const U lsb = V::band(V::template shr<13>(x), V::set1(1));
+    return V::band(V::add(x, V::add(V::set1(0x0FFFu), lsb)), V::set1(0xFFFFE000u));
+  }
+  // round_bf16 by float arithmetic, for |x| < 2^111 normal, +0, or a multiple of 2^-134:
+  // c = 2^16 times x's power of two (same sign; 2^-111 for subnormals); x + c rounds x to a
+  // multiple of 2^(e-7), i.e. to 8 significant bits, to nearest even (c is an even multiple
+  // of that quantum), and subtracting c again is exact. Four operations instead of five.
+  // (-0 comes out +0.)
+  static U round_bf16_fp(U x) {
+    const U c = V::add(V::band(x, V::set1(0xFF800000u)), V::set1(16u << 23));
+    return V::asu(V::subf(V::addf(V::asf(x), V::asf(c)), V::asf(c)));
   }
   template <uint32_t DT>  // TBLOB_DTYPE_*: rounding of affine arithmetic to the scale dtype
   static U round_s(U x) {
@@ -88,14 +139,14 @@ struct Ops {
   }
 
   // Stores W outputs (f32 bits in, converted to OUT).
-  template <uint32_t OUT, bool kMaybeNaN = true>
-  static void put(uint8_t *dst, U x) {
+  template <uint32_t OUT, bool kMaybeNaN = true, bool NT = false>
+  TBLOB_VK_INLINE static void put(uint8_t *dst, U x) {
     if (OUT == kOutF32) {
-      V::store32(dst, x);
+      store32<V, NT>(dst, x);
     } else if (OUT == kOutF16) {
-      V::store_f16(dst, x);
+      store_f16<V, NT>(dst, x);
     } else {
-      V::store_n16(dst, to_bf16<kMaybeNaN>(x));
+      store_n16<V, NT>(dst, to_bf16<kMaybeNaN>(x));
     }
   }
   // Stores the first n (< W allowed) outputs.
@@ -271,12 +322,12 @@ struct NvScale {
   }
 };
 
-// v = fp4 * s [* g], canonical NaN.
-template <class V>
-typename V::U nv_value(const NvScale &ns, typename V::U fp4, typename V::U s) {
+// v = fp4 * s [* g], canonical NaN (kMaybeNaN false: s and g are finite, so v is not NaN).
+template <class V, bool kMaybeNaN = true>
+TBLOB_VK_INLINE inline typename V::U nv_value(const NvScale &ns, typename V::U fp4, typename V::U s) {
   typename V::U v = V::asu(V::mul(V::asf(fp4), V::asf(s)));
   if (ns.mode == GlobalScaleMode::kMultiplier) v = V::asu(V::mul(V::asf(v), V::asf(V::set1(f32_bits(ns.g)))));
-  return Ops<V>::canon(v);
+  return kMaybeNaN ? Ops<V>::canon(v) : v;
 }
 
 // Plain element types over the element range [rb*cols, re*cols).
@@ -361,11 +412,13 @@ void decode_affine_chunk(const uint8_t *base, uint64_t i0, uint64_t n, uint32_t 
 
 // Group loop of a 4-bit scheme (affine b=4, mxfp4, nvfp4) with a group size that is a
 // multiple of 16: prep(first_group, n, s, b) decodes a chunk of scales, make(s, b, vals)
-// fills the group's 16 results (f32 bits, canonical NaN, 16 / W vectors); V turns them into
-// its lookup table and expands the group's codes.
+// fills the group's 16 results (f32 bits, 16 / W vectors; any NaN is the canonical
+// 0x7FC00000, which V's 16-bit tables rely on to round to bf16 without a NaN rule; for bf16
+// output, any f32 whose RNE to bf16 is the result); V turns them into its lookup table and
+// expands the group's codes.
 // GS: the group size when known at compile time (16, 32, 64: the expansion loop then unrolls
 // fully), else 0 and d.group_size.
-template <class V, uint32_t OUT, uint64_t GS, class Prep, class Make>
+template <class V, uint32_t OUT, bool NT, uint64_t GS, class Prep, class Make>
 void hot_lut4_gs(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, const Prep &prep,
                  const Make &make) {
   using Lut = typename V::template Lut<OUT>;
@@ -376,30 +429,57 @@ void hot_lut4_gs(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, con
   for (uint64_t c0 = 0; c0 < total; c0 += kChunkGroups) {
     const uint64_t n = min_u64(kChunkGroups, total - c0);
     prep(g_first + c0, n, sa, ba);
-    for (uint64_t g = 0; g < n; ++g) {
+    uint64_t g = 0;
+    if constexpr ((V::W == 8 || V::W == 16) && OUT != kOutF32 && (GS == 16 || GS == 0)) {
+      // x86, 16-bit outputs of 16-code groups (nvfp4): two groups per table (AVX2: one per
+      // lane; AVX-512: one per 256-bit half) and per 32-code expansion, instead of a
+      // half-empty table and 16-code tails each.
+      for (; gsize == 16 && g + 2 <= n; g += 2) {
+        typename V::U va[2], vb[2];
+        make(sa[g], ba[g], va);
+        make(sa[g + 1], ba[g + 1], vb);
+        V::template expand4x2<NT>(p, V::template make_lut2<OUT>(va, vb), out);
+        p += 16;
+        out += 32 * out_bytes<OUT>();
+      }
+    }
+    for (; g < n; ++g) {
       typename V::U vals[16 / V::W];
       make(sa[g], ba[g], vals);
+      if constexpr (V::W == 8 && OUT == kOutF32 && GS == 16) {
+        // AVX2, f32, 16-code groups (nvfp4): the byte-plane table (make_lut) costs more than
+        // it saves over so few codes, direct permutes are faster (bench_fill_ratio: nvfp4
+        // 18.3 GB/s vs 17.0 with planes; at 32 codes planes win, mxfp4 6.5 vs 6.1 Gelem/s).
+        V::template expand4_perm_f32<NT>(p, gsize, vals, out);
+        p += gsize / 2;
+        out += gsize * out_bytes<OUT>();
+        continue;
+      }
       const Lut lut = V::template make_lut<OUT>(vals);
-      V::template expand4<OUT>(p, gsize, lut, out);
+      if constexpr (NT) {
+        V::template expand4<OUT, true>(p, gsize, lut, out);
+      } else {
+        V::template expand4<OUT>(p, gsize, lut, out);
+      }
       p += gsize / 2;
       out += gsize * out_bytes<OUT>();
     }
   }
 }
-template <class V, uint32_t OUT, class Prep, class Make>
+template <class V, uint32_t OUT, bool NT, class Prep, class Make>
 void hot_lut4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, const Prep &prep,
               const Make &make) {
   // AVX2 only: the AVX-512 instantiations trip GCC 12's -Wuninitialized inside its intrinsic
   // headers when unrolled, and were not measured.
   if constexpr (V::W == 8) {
     switch (d.group_size) {
-      case 16: return hot_lut4_gs<V, OUT, 16>(d, rb, re, out, prep, make);
-      case 32: return hot_lut4_gs<V, OUT, 32>(d, rb, re, out, prep, make);
-      case 64: return hot_lut4_gs<V, OUT, 64>(d, rb, re, out, prep, make);
+      case 16: return hot_lut4_gs<V, OUT, NT, 16>(d, rb, re, out, prep, make);
+      case 32: return hot_lut4_gs<V, OUT, NT, 32>(d, rb, re, out, prep, make);
+      case 64: return hot_lut4_gs<V, OUT, NT, 64>(d, rb, re, out, prep, make);
       default: break;
     }
   }
-  hot_lut4_gs<V, OUT, 0>(d, rb, re, out, prep, make);
+  hot_lut4_gs<V, OUT, NT, 0>(d, rb, re, out, prep, make);
 }
 
 template <class V>
@@ -415,7 +495,7 @@ void fp4_table(typename V::U *f) {  // f[k] = FP4 decode of codes k*W .. k*W+W-1
   for (int k = 0; k < 16 / V::W; ++k) f[k] = Ops<V>::fp4(V::load32(reinterpret_cast<const uint8_t *>(t + k * V::W)));
 }
 
-template <class V, uint32_t SDT, uint32_t OUT>
+template <class V, uint32_t SDT, uint32_t OUT, bool NT = false>
 void hot_affine4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
   using O = Ops<V>;
   using U = typename V::U;
@@ -425,14 +505,29 @@ void hot_affine4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
     decode_affine_chunk<V, SDT>(d.scales, g0, n, sa);
     decode_affine_chunk<V, SDT>(d.biases, g0, n, ba);
   };
-  auto make = [&q](uint32_t sb, uint32_t bb, U *vals) {
+  auto make = [&q](uint32_t sb, uint32_t bb, U *vals) TBLOB_VK_INLINE {
     const U s = V::set1(sb), bias = V::set1(bb);
-    if (finite_bits(sb) && finite_bits(bb)) {
+    // f16 scales with |s| < 2048 and |b| < 16384 (every real model): |q*s| and |t + b| stay
+    // below 47200, so both roundings are round_f16_int's (q <= 15). AVX2 only: there it beats
+    // the four F16C round trips per group (int4 g32 f16: 4.14 vs 3.85 Gelem/s in cache); on
+    // AVX-512 one round trip covers all 16 entries and is faster (7.6 vs 7.0).
+    if (SDT == TBLOB_DTYPE_F16 && V::W == 8 && (sb & 0x7FFFFFFFu) < 0x45000000u && (bb & 0x7FFFFFFFu) < 0x46800000u) {
+      for (int k = 0; k < 16 / V::W; ++k) {
+        const U t = O::round_f16_int(V::asu(V::mul(V::asf(q[k]), V::asf(s))));
+        vals[k] = O::round_f16_int(V::asu(V::addf(V::asf(t), V::asf(bias))));
+      }
+    } else if (finite_bits(sb) && finite_bits(bb)) {
       for (int k = 0; k < 16 / V::W; ++k) {
         const U p = V::asu(V::mul(V::asf(q[k]), V::asf(s)));
         const U t = SDT == TBLOB_DTYPE_BF16 ? O::template round_bf16<false>(p) : O::template round_s<SDT>(p);
         const U v = V::asu(V::addf(V::asf(t), V::asf(bias)));
-        vals[k] = SDT == TBLOB_DTYPE_BF16 ? O::template round_bf16<false>(v) : O::template round_s<SDT>(v);
+        // bf16 -> bf16: make_lut's RNE to bf16 is this rounding already (a second RNE of an
+        // exact bf16 value changes nothing), so the sum goes in unrounded.
+        if (SDT == TBLOB_DTYPE_BF16 && OUT == kOutBF16) {
+          vals[k] = v;
+        } else {
+          vals[k] = SDT == TBLOB_DTYPE_BF16 ? O::template round_bf16<false>(v) : O::template round_s<SDT>(v);
+        }
       }
     } else {
       for (int k = 0; k < 16 / V::W; ++k) {
@@ -441,10 +536,10 @@ void hot_affine4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
       }
     }
   };
-  hot_lut4<V, OUT>(d, rb, re, out, prep, make);
+  hot_lut4<V, OUT, NT>(d, rb, re, out, prep, make);
 }
 
-template <class V, uint32_t OUT>
+template <class V, uint32_t OUT, bool NT = false>
 void hot_mxfp4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
   using O = Ops<V>;
   using U = typename V::U;
@@ -454,14 +549,18 @@ void hot_mxfp4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
   auto prep = [&](uint64_t g0, uint64_t n, uint32_t *sa, uint32_t *) {
     decode_chunk<V>(d.scales, 1, g0, n, sa, [&](U c) { return O::template round_out<OUT>(O::e8m0(c, ffi, zz)); });
   };
-  auto make = [&f](uint32_t sb, uint32_t, U *vals) {
+  auto make = [&f](uint32_t sb, uint32_t, U *vals) TBLOB_VK_INLINE {
     const U s = V::set1(sb);
-    for (int k = 0; k < 16 / V::W; ++k) vals[k] = O::canon(V::asu(V::mul(V::asf(f[k]), V::asf(s))));
+    if (finite_bits(sb)) {  // FP4 values are finite: no NaN without a non-finite scale
+      for (int k = 0; k < 16 / V::W; ++k) vals[k] = V::asu(V::mul(V::asf(f[k]), V::asf(s)));
+    } else {
+      for (int k = 0; k < 16 / V::W; ++k) vals[k] = O::canon(V::asu(V::mul(V::asf(f[k]), V::asf(s))));
+    }
   };
-  hot_lut4<V, OUT>(d, rb, re, out, prep, make);
+  hot_lut4<V, OUT, NT>(d, rb, re, out, prep, make);
 }
 
-template <class V, uint32_t OUT>
+template <class V, uint32_t OUT, bool NT = false>
 void hot_nvfp4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
   using U = typename V::U;
   U f[16 / V::W];
@@ -474,36 +573,68 @@ void hot_nvfp4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
       return s;
     });
   };
-  auto make = [&](uint32_t sb, uint32_t, U *vals) {
+  const bool g_finite = ns.mode != GlobalScaleMode::kMultiplier || finite_bits(f32_bits(ns.g));
+  auto make = [&](uint32_t sb, uint32_t, U *vals) TBLOB_VK_INLINE {
     const U s = V::set1(sb);
-    for (int k = 0; k < 16 / V::W; ++k) vals[k] = nv_value<V>(ns, f[k], s);
+    if (g_finite && finite_bits(sb)) {
+      for (int k = 0; k < 16 / V::W; ++k) vals[k] = nv_value<V, false>(ns, f[k], s);
+    } else {
+      for (int k = 0; k < 16 / V::W; ++k) vals[k] = nv_value<V>(ns, f[k], s);
+    }
   };
-  hot_lut4<V, OUT>(d, rb, re, out, prep, make);
+  hot_lut4<V, OUT, NT>(d, rb, re, out, prep, make);
 }
 
 // One value of affine int8 for a block lane: round_S(round_S(q*s) + b), OUT conversion fused.
-template <class V, uint32_t SDT, uint32_t OUT, bool kFinite>
-void affine8_store(uint8_t *dst, typename V::U q, typename V::U s, typename V::U bias) {
+template <class V, uint32_t SDT, uint32_t OUT, bool kFinite, bool NT>
+TBLOB_VK_INLINE inline void affine8_store(uint8_t *dst, typename V::U q, typename V::U s, typename V::U bias) {
   using O = Ops<V>;
   using U = typename V::U;
   const U prod = V::asu(V::mul(V::cvt(q), V::asf(s)));
   const U t = kFinite && SDT == TBLOB_DTYPE_BF16 ? O::template round_bf16<false>(prod) : O::template round_s<SDT>(prod);
   const U sum = V::asu(V::addf(V::asf(t), V::asf(bias)));
   if (kFinite && SDT == TBLOB_DTYPE_F16 && OUT == kOutF16) {
-    V::store_f16(dst, sum);  // round to f16 once = round_S then exact conversion
+    store_f16<V, NT>(dst, sum);  // round to f16 once = round_S then exact conversion
     return;
   }
   U v = kFinite && SDT == TBLOB_DTYPE_BF16 ? O::template round_bf16<false>(sum) : O::template round_s<SDT>(sum);
   if (!kFinite) v = O::canon(v);
   if (SDT == TBLOB_DTYPE_BF16 && OUT == kOutBF16) {
-    V::store_n16(dst, V::template shr<16>(v));  // already a bf16 value (canonical NaN too)
+    store_n16<V, NT>(dst, V::template shr<16>(v));  // already a bf16 value (canonical NaN too)
     return;
   }
-  O::template put<OUT, !kFinite>(dst, v);
+  O::template put<OUT, !kFinite, NT>(dst, v);
+}
+
+// bf16 scales and biases below 2^100 in magnitude, b not -0: every q*s and t + b is below
+// 2^109 and either normal or, below 2^-126, a multiple of 2^-133 (t and b are bf16 values),
+// which round_bf16_fp keeps exactly, as round_bf16 does. The one difference, t = +0 for q = 0
+// and s < 0 where round_bf16 gives -0, cannot reach the sum since b is not -0.
+inline bool affine8_bf16_fp_ok(uint32_t sb, uint32_t bb) {
+  return ((sb >> 23) & 0xFFu) <= 226u && ((bb >> 23) & 0xFFu) <= 226u && bb != 0x80000000u;
+}
+// The value of such a group's lane (f32 bits, exactly bf16).
+template <class V>
+TBLOB_VK_INLINE inline typename V::U affine8_bf16_fp(typename V::U q, typename V::U s, typename V::U bias) {
+  using O = Ops<V>;
+  const typename V::U t = O::round_bf16_fp(V::asu(V::mul(V::cvt(q), V::asf(s))));
+  return O::round_bf16_fp(V::asu(V::addf(V::asf(t), V::asf(bias))));
+}
+
+// bf16 output of a finite-group affine int8 lane, in the low 16 bits: with bf16 (or f32)
+// scales the last rounding to the scale dtype and the conversion to bf16 are one RNE.
+template <class V, uint32_t SDT>
+TBLOB_VK_INLINE inline typename V::U affine8_bf16(typename V::U q, typename V::U s, typename V::U bias) {
+  using O = Ops<V>;
+  using U = typename V::U;
+  const U prod = V::asu(V::mul(V::cvt(q), V::asf(s)));
+  const U t = SDT == TBLOB_DTYPE_BF16 ? O::template round_bf16<false>(prod) : O::template round_s<SDT>(prod);
+  const U sum = V::asu(V::addf(V::asf(t), V::asf(bias)));
+  return O::template to_bf16<false>(SDT == TBLOB_DTYPE_F16 ? V::round_f16(sum) : sum);
 }
 
 // MLX affine int8 with the group size a multiple of 16: blocks of 16 codes.
-template <class V, uint32_t SDT, uint32_t OUT>
+template <class V, uint32_t SDT, uint32_t OUT, bool NT = false>
 void hot_affine8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
   using U = typename V::U;
   constexpr int kPer = 16 / V::W;
@@ -517,12 +648,33 @@ void hot_affine8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
     decode_affine_chunk<V, SDT>(d.biases, g_first + c0, n, ba);
     for (uint64_t g = 0; g < n; ++g) {
       const U s = V::set1(sa[g]), bias = V::set1(ba[g]);
-      if (finite_bits(sa[g]) && finite_bits(ba[g])) {
+      if (SDT == TBLOB_DTYPE_BF16 && OUT != kOutF16 && affine8_bf16_fp_ok(sa[g], ba[g])) {
         for (uint64_t j = 0; j < gsize; j += 16, p += 16) {
           U q[kPer];
           V::load8x16(p, q);
+          if constexpr (OUT == kOutF32) {
+            for (int k = 0; k < kPer; ++k, out += V::W * 4) store32<V, NT>(out, affine8_bf16_fp<V>(q[k], s, bias));
+          } else if constexpr (V::W == 8) {  // bf16, AVX2: 16 outputs narrowed and stored at once
+            V::template store_n16x2<NT>(out, V::template shr<16>(affine8_bf16_fp<V>(q[0], s, bias)),
+                                        V::template shr<16>(affine8_bf16_fp<V>(q[1], s, bias)));
+            out += 32;
+          } else {
+            for (int k = 0; k < kPer; ++k, out += V::W * 2) {
+              store_n16<V, NT>(out, V::template shr<16>(affine8_bf16_fp<V>(q[k], s, bias)));
+            }
+          }
+        }
+      } else if (finite_bits(sa[g]) && finite_bits(ba[g])) {
+        for (uint64_t j = 0; j < gsize; j += 16, p += 16) {
+          U q[kPer];
+          V::load8x16(p, q);
+          if constexpr (V::W == 8 && OUT == kOutBF16) {  // AVX2: 16 outputs narrowed and stored at once
+            V::template store_n16x2<NT>(out, affine8_bf16<V, SDT>(q[0], s, bias), affine8_bf16<V, SDT>(q[1], s, bias));
+            out += 32;
+            continue;
+          }
           for (int k = 0; k < kPer; ++k, out += V::W * out_bytes<OUT>()) {
-            affine8_store<V, SDT, OUT, true>(out, q[k], s, bias);
+            affine8_store<V, SDT, OUT, true, NT>(out, q[k], s, bias);
           }
         }
       } else {
@@ -530,7 +682,7 @@ void hot_affine8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
           U q[kPer];
           V::load8x16(p, q);
           for (int k = 0; k < kPer; ++k, out += V::W * out_bytes<OUT>()) {
-            affine8_store<V, SDT, OUT, false>(out, q[k], s, bias);
+            affine8_store<V, SDT, OUT, false, NT>(out, q[k], s, bias);
           }
         }
       }
@@ -543,7 +695,7 @@ void hot_affine8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
 // the same single rounding of the same exact product as E4M3 * s whenever 256 * s is exact
 // (s = 0, inf, NaN, or |s| <= 2^119); other groups take the two-step decode. NaN
 // canonicalisation only when a NaN can arise (OCP E4M3 NaN codes, or a non-finite scale).
-template <class V, uint32_t OUT>
+template <class V, uint32_t OUT, bool NT = false>
 void hot_mxfp8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
   using O = Ops<V>;
   using U = typename V::U;
@@ -563,15 +715,33 @@ void hot_mxfp8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
       const uint32_t sexp = (sb >> 23) & 0xFFu;
       if (sexp <= 246u || sexp == 255u) {
         const U s256 = V::asu(V::mul(V::asf(V::set1(sb)), V::asf(k256)));  // exact here
+        // bf16 output: the scale is a power of two (or 0, inf, NaN), so with sexp >= 10 every
+        // product (|E4M3| >= 2^-9) is normal, zero, inf or NaN with at most 4 significant
+        // bits: its bf16 is its top half (canonical NaN: 0x7FC0, the NaN rule's too).
+        const bool bf16_exact = OUT == kOutBF16 && sexp >= 10u;
         for (int h = 0; h < 2; ++h, p += 16) {
           U e[kPer];
           V::e4m3_div256x16(p, e, !mf);
+          if constexpr (V::W == 8 && OUT == kOutBF16) {  // AVX2: 16 outputs narrowed and stored at once
+            U v[2];
+            for (int k = 0; k < 2; ++k) {
+              v[k] = V::asu(V::mul(V::asf(e[k]), V::asf(s256)));
+              if (may_nan) v[k] = O::canon(v[k]);
+              // a canonical NaN rounds to 0x7FC0 like the NaN rule
+              v[k] = bf16_exact ? V::template shr<16>(v[k]) : O::template to_bf16<false>(v[k]);
+            }
+            V::template store_n16x2<NT>(out, v[0], v[1]);
+            out += 32;
+            continue;
+          }
           for (int k = 0; k < kPer; ++k, out += V::W * out_bytes<OUT>()) {
             const U v = V::asu(V::mul(V::asf(e[k]), V::asf(s256)));
-            if (may_nan) {
-              O::template put<OUT>(out, O::canon(v));
+            if (bf16_exact) {
+              store_n16<V, NT>(out, V::template shr<16>(may_nan ? O::canon(v) : v));
+            } else if (may_nan) {
+              O::template put<OUT, true, NT>(out, O::canon(v));
             } else {
-              O::template put<OUT, false>(out, v);
+              O::template put<OUT, false, NT>(out, v);
             }
           }
         }
@@ -584,9 +754,9 @@ void hot_mxfp8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
         for (int k = 0; k < kPer; ++k, out += V::W * out_bytes<OUT>()) {
           const U v = V::asu(V::mul(V::asf(O::e4m3(c[k], mf)), V::asf(s)));
           if (may_nan) {
-            O::template put<OUT>(out, O::canon(v));
+            O::template put<OUT, true, NT>(out, O::canon(v));
           } else {
-            O::template put<OUT, false>(out, v);
+            O::template put<OUT, false, NT>(out, v);
           }
         }
       }
@@ -668,7 +838,7 @@ void hot_slm1_q4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
   auto prep = [&d](uint64_t g0, uint64_t n, uint32_t *sa, uint32_t *) {
     decode_affine_chunk<V, TBLOB_DTYPE_F32>(d.scales, g0, n, sa);
   };
-  auto make = [&q](uint32_t sb, uint32_t, U *vals) {
+  auto make = [&q](uint32_t sb, uint32_t, U *vals) TBLOB_VK_INLINE {
     const U s = V::set1(sb);
     if (finite_bits(sb)) {
       for (int k = 0; k < 16 / V::W; ++k) vals[k] = V::asu(V::mul(V::asf(q[k]), V::asf(s)));
@@ -676,7 +846,7 @@ void hot_slm1_q4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
       for (int k = 0; k < 16 / V::W; ++k) vals[k] = O::canon(V::asu(V::mul(V::asf(q[k]), V::asf(s))));
     }
   };
-  hot_lut4<V, OUT>(d, rb, re, out, prep, make);
+  hot_lut4<V, OUT, false>(d, rb, re, out, prep, make);
 }
 
 // q4_0, any even block: W columns at a time along each row, lane scales looked up per lane.
@@ -751,6 +921,66 @@ void slm1_q4_entry(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
   if (d.group_size % 16 == 0) return hot_slm1_q4<V, OUT>(d, rb, re, static_cast<uint8_t *>(dst));
   gen_slm1_q4<V, OUT>(d, rb, re, static_cast<uint8_t *>(dst));
 }
+
+// Non-temporal entries (sets whose V has streaming stores): the hot kernels writing the
+// destination directly, which dequant.cpp calls for large outputs with dst aligned to
+// kNtAlign, so decoding overlaps the drain of the stores instead of alternating with a
+// staging copy. Every store of a hot kernel lands on a multiple of its own width from dst
+// (W outputs per put; the 4-bit expansions store whole 32-code runs from each group start)
+// except AVX-512's 64-byte runs of 16-bit outputs in groups that are not a multiple of 32
+// codes (other than lone 16-code groups): those shapes, like the generic kernels, return
+// false without writing and take the staging path.
+template <class V, uint32_t OUT>
+bool affine_nt(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
+  uint8_t *out = static_cast<uint8_t *>(dst);
+  const bool runs_aligned = V::W == 8 || OUT == kOutF32 || d.group_size % 32 == 0 || d.group_size == 16;
+  const bool hot4 = d.bits == 4 && d.group_size % 16 == 0 && runs_aligned;
+  const bool hot8 = d.bits == 8 && d.group_size % 16 == 0;
+  if (!hot4 && !hot8) return false;
+  switch (d.scale_dtype) {
+    case TBLOB_DTYPE_BF16:
+      if (hot4) {
+        hot_affine4<V, TBLOB_DTYPE_BF16, OUT, true>(d, rb, re, out);
+      } else {
+        hot_affine8<V, TBLOB_DTYPE_BF16, OUT, true>(d, rb, re, out);
+      }
+      return true;
+    case TBLOB_DTYPE_F16:
+      if (hot4) {
+        hot_affine4<V, TBLOB_DTYPE_F16, OUT, true>(d, rb, re, out);
+      } else {
+        hot_affine8<V, TBLOB_DTYPE_F16, OUT, true>(d, rb, re, out);
+      }
+      return true;
+    default:
+      if (hot4) {
+        hot_affine4<V, TBLOB_DTYPE_F32, OUT, true>(d, rb, re, out);
+      } else {
+        hot_affine8<V, TBLOB_DTYPE_F32, OUT, true>(d, rb, re, out);
+      }
+      return true;
+  }
+}
+template <class V, uint32_t OUT>
+bool mxfp4_nt(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
+  hot_mxfp4<V, OUT, true>(d, rb, re, static_cast<uint8_t *>(dst));
+  return true;
+}
+template <class V, uint32_t OUT>
+bool mxfp8_nt(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
+  hot_mxfp8<V, OUT, true>(d, rb, re, static_cast<uint8_t *>(dst));
+  return true;
+}
+template <class V, uint32_t OUT>
+bool nvfp4_nt(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
+  hot_nvfp4<V, OUT, true>(d, rb, re, static_cast<uint8_t *>(dst));
+  return true;
+}
+template <class V, class = void>
+struct HasStream : std::false_type {};
+template <class V>
+struct HasStream<V, decltype(void(&V::stream32))> : std::true_type {};
+
 template <class V, uint32_t SCHEME, uint32_t OUT>
 void plain_entry(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
   gen_plain<V, SCHEME, OUT>(d, rb, re, static_cast<uint8_t *>(dst));
@@ -788,6 +1018,18 @@ void fill_table(KernelTable *t) {
   set3(QuantScheme::kF16, &plain_entry<V, kF16, kOutF32>, nullptr, &plain_entry<V, kF16, kOutBF16>);
   set3(QuantScheme::kBF16, &plain_entry<V, kBF16, kOutF32>, &plain_entry<V, kBF16, kOutF16>, nullptr);
   set3(QuantScheme::kF32, nullptr, &plain_entry<V, kF32, kOutF16>, &plain_entry<V, kF32, kOutBF16>);
+  if constexpr (HasStream<V>::value) {
+    auto nt3 = [t](QuantScheme s, DequantNtFn a, DequantNtFn b, DequantNtFn c) {
+      DequantNtFn *row = t->nt[static_cast<uint32_t>(s)];
+      row[kOutF32] = a;
+      row[kOutF16] = b;
+      row[kOutBF16] = c;
+    };
+    nt3(QuantScheme::kMlxAffine, &affine_nt<V, kOutF32>, &affine_nt<V, kOutF16>, &affine_nt<V, kOutBF16>);
+    nt3(QuantScheme::kMxfp4, &mxfp4_nt<V, kOutF32>, &mxfp4_nt<V, kOutF16>, &mxfp4_nt<V, kOutBF16>);
+    nt3(QuantScheme::kMxfp8, &mxfp8_nt<V, kOutF32>, &mxfp8_nt<V, kOutF16>, &mxfp8_nt<V, kOutBF16>);
+    nt3(QuantScheme::kNvfp4, &nvfp4_nt<V, kOutF32>, &nvfp4_nt<V, kOutF16>, &nvfp4_nt<V, kOutBF16>);
+  }
 }
 
 }  // namespace vk
