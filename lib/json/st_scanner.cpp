@@ -69,6 +69,39 @@ inline __attribute__((always_inline)) uint64_t digits_value(const uint8_t *q, ui
 }
 
 #if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+// A shape's dims and closing ']' within the 16 bytes at p (just past '['), from one digit mask
+// and one comma mask: each dim's start and length are bit operations, so the position of ']'
+// (where the rest of the entry continues) waits for one load, not for every number in turn.
+// Digits are the bytes that 0x50 added turns into 0x80..0x89, the ten smallest signed bytes.
+// False (nothing consumed) for anything else: a longer shape, a leading zero, more than
+// max_rank dims; the scalar loop decides those. 32 bytes readable at p.
+inline __attribute__((always_inline)) bool read_dims16(const uint8_t *&p, uint64_t *dims, uint32_t max_rank,
+                                                       uint32_t *rank_out) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
+  const uint32_t digit = static_cast<uint32_t>(
+      _mm_movemask_epi8(_mm_cmpgt_epi8(_mm_set1_epi8(-118), _mm_add_epi8(v, _mm_set1_epi8(0x50)))));
+  const uint32_t comma = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(','))));
+  const uint32_t other = ~(digit | comma);  // bits 16..31 set: ctz is at most 16
+  const uint32_t close = static_cast<uint32_t>(__builtin_ctz(other));
+  if (close >= 16 || p[close] != ']') return false;
+  const uint32_t in = (1u << close) - 1;
+  const uint32_t cs = comma & in;
+  // Digit runs with single commas between: no comma first, last or next to another.
+  if (close != 0 && ((cs & 1) | (cs >> (close - 1)) | (cs & (cs >> 1)))) return false;
+  uint32_t starts = digit & ~(digit << 1) & in;
+  uint32_t rank = 0;
+  while (starts) {
+    const uint32_t s = static_cast<uint32_t>(__builtin_ctz(starts));
+    const uint32_t n = static_cast<uint32_t>(__builtin_ctz(~digit >> s));  // a comma or ']' ends it
+    if (rank >= max_rank || (n > 1 && p[s] == '0')) return false;
+    dims[rank++] = digits_value(p + s, n);
+    starts &= starts - 1;
+  }
+  *rank_out = rank;
+  p += close;
+  return true;
+}
+
 // `A,B]}` (the data_offsets pair and the entry's end) from one 32-byte window: one digit mask
 // gives both lengths at once, so the two values are computed side by side instead of the
 // second number's loads waiting for the first number's length. False (nothing consumed) for
@@ -700,7 +733,12 @@ Status Scanner::fast_members(bool *after_value) {
     const uint8_t *shape_open = v - 1;
     uint32_t rank = 0;
     bool ok = true;
+#if defined(__SSE2__)
+    if (!read_dims16(v, dims_, max_rank, &rank) && *v != ']') {
+#else
     if (*v != ']') {
+#endif
+      rank = 0;
       for (;;) {
         uint64_t d;
         if (rank >= max_rank || read_uint_words(v, &d) != WordNum::kOk) {
