@@ -69,17 +69,25 @@ inline __attribute__((always_inline)) uint64_t digits_value(const uint8_t *q, ui
 }
 
 #if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+// Bit i set when byte i is a digit: the bytes that 0x50 added turns into 0x80..0x89, the ten
+// smallest signed bytes.
+inline __attribute__((always_inline)) uint32_t digit_mask16(__m128i v) {
+  return static_cast<uint32_t>(
+      _mm_movemask_epi8(_mm_cmpgt_epi8(_mm_set1_epi8(-118), _mm_add_epi8(v, _mm_set1_epi8(0x50)))));
+}
+inline __attribute__((always_inline)) uint32_t digit_mask16(const uint8_t *p) {
+  return digit_mask16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+}
+
 // A shape's dims and closing ']' within the 16 bytes at p (just past '['), from one digit mask
 // and one comma mask: each dim's start and length are bit operations, so the position of ']'
 // (where the rest of the entry continues) waits for one load, not for every number in turn.
-// Digits are the bytes that 0x50 added turns into 0x80..0x89, the ten smallest signed bytes.
 // False (nothing consumed) for anything else: a longer shape, a leading zero, more than
 // max_rank dims; the scalar loop decides those. 32 bytes readable at p.
 inline __attribute__((always_inline)) bool read_dims16(const uint8_t *&p, uint64_t *dims, uint32_t max_rank,
                                                        uint32_t *rank_out) {
   const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
-  const uint32_t digit = static_cast<uint32_t>(
-      _mm_movemask_epi8(_mm_cmpgt_epi8(_mm_set1_epi8(-118), _mm_add_epi8(v, _mm_set1_epi8(0x50)))));
+  const uint32_t digit = digit_mask16(v);
   const uint32_t comma = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(','))));
   const uint32_t other = ~(digit | comma);  // bits 16..31 set: ctz is at most 16
   const uint32_t close = static_cast<uint32_t>(__builtin_ctz(other));
@@ -108,12 +116,7 @@ inline __attribute__((always_inline)) bool read_dims16(const uint8_t *&p, uint64
 // anything else, including numbers of more than 16 digits and leading zeros: read_uint and the
 // generic parser decide those. Needs 48 readable bytes at p.
 inline __attribute__((always_inline)) bool read_offset_pair(const uint8_t *&p, uint64_t *a, uint64_t *b) {
-  const __m128i zero = _mm_set1_epi8('0'), nine = _mm_set1_epi8(9);
-  const __m128i x0 = _mm_sub_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)), zero);
-  const __m128i x1 = _mm_sub_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p + 16)), zero);
-  // Digit bytes are 0..9 after the subtraction: min(x, 9) == x exactly for them.
-  const uint32_t digit = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(x0, nine), x0))) |
-                         static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(x1, nine), x1))) << 16;
+  const uint32_t digit = digit_mask16(p) | digit_mask16(p + 16) << 16;
   const uint32_t other = ~digit;
   if (other == 0) return false;
   const uint32_t n1 = static_cast<uint32_t>(__builtin_ctz(other));
