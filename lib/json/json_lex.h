@@ -73,12 +73,7 @@ inline __attribute__((always_inline)) uint32_t special_mask16(const uint8_t *p) 
 // scanner reads plain keys with it directly (scan_string handles everything else).
 inline __attribute__((always_inline)) const uint8_t *skip_plain(const uint8_t *p, const uint8_t *end) {
 #if defined(__SSE2__)
-  while (end - p >= 32) {
-    const uint32_t mask = special_mask16(p) | special_mask16(p + 16) << 16;
-    if (mask != 0) return p + __builtin_ctz(mask);
-    p += 32;
-  }
-  if (end - p >= 16) {
+  while (end - p >= 16) {
     const uint32_t mask = special_mask16(p);
     if (mask != 0) return p + __builtin_ctz(mask);
     p += 16;
