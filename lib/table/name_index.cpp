@@ -5,12 +5,11 @@
 #include <emmintrin.h>
 #endif
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
+#include "table/name_hash.h"
 
 namespace tblob {
 
-uint64_t name_hash(const char *p, size_t n) { return XXH3_64bits(p, n); }
+uint64_t name_hash(const char *p, size_t n) { return name_hash_inline(p, n); }
 
 namespace {
 inline uint64_t load64(const char *p) {

@@ -3,6 +3,7 @@
 
 #include "core/checked.h"
 #include "core/dtype.h"
+#include "table/name_hash.h"
 #include "table/name_index.h"
 #include "core/range_check.h"
 #include "formats/safetensors/safetensors.h"
@@ -51,7 +52,8 @@ class TableSink final : public StSink {
     t.order = entry_field(e.index);
     t.key_offset = entry_field(e.key_offset);
     // Hash the name now, while it is in cache; index_names would read it again otherwise.
-    if (!m_->tensors.push(t) || !m_->scan_names.push(NameRef{name_hash(t.name, t.name_len), t.name, t.name_len}))
+    if (!m_->tensors.push(t) ||
+        !m_->scan_names.push(NameRef{name_hash_inline(t.name, t.name_len), t.name, t.name_len}))
       return oom();
     return TBLOB_OK;
   }
