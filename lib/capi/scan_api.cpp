@@ -257,7 +257,8 @@ TBLOB_API tblob_status tblob_st_scan(const uint8_t *buf, size_t len,
   }
   EventSink sink(callback, user, trecs, mtop, avail);
   tblob::StScanSummary sum;
-  Status s = tblob::st_scan_header(buf, len, limits, &sink, &sum, d);
+  // Neither a callback nor scratch: the sink would only count, which the summary does.
+  Status s = tblob::st_scan_header(buf, len, limits, callback || trecs ? &sink : nullptr, &sum, d);
   if (result) {
     result->whole_table_checked = 0;
     result->header_bytes = sum.header_bytes;
