@@ -625,7 +625,6 @@ inline bool Scanner::parse_tensor(const StringSlice &name, uint64_t key_offset, 
 // Per-tensor part of step 6, in the reference's order, then the sink. e is complete but for
 // dims, elements, bytes and entry_status. Returns the sink's stop, described.
 inline Status Scanner::finish_tensor(StTensorEntry &e) {
-  // Per-tensor part of step 6, in the reference's order.
   e.dims = e.rank <= kInlineRank ? dims_ : nullptr;
   Status st = TBLOB_OK;
   if (e.end < e.begin) {
