@@ -130,18 +130,19 @@ class EventSink final : public tblob::StSink {
     ev.value = nullptr;
     ev.value_len = 0;
     ev.value_has_escapes = 0;
-    ev.index = e.index;
-    ev.name = e.name.ptr;
-    ev.name_len = e.name.len;
+    using tblob::entry_field;
+    ev.index = entry_field(e.index);
+    ev.name = entry_field(e.name.ptr);
+    ev.name_len = entry_field(e.name.len);
     ev.name_has_escapes = e.name.has_escapes;
-    ev.dtype = e.dtype;
-    ev.rank = e.rank;
-    ev.shape = e.dims;
-    ev.shape_json = e.shape_json;
-    ev.shape_json_len = e.shape_json_len;
-    ev.data_begin = e.begin;
-    ev.data_end = e.end;
-    ev.header_offset = e.key_offset;
+    ev.dtype = entry_field(e.dtype);
+    ev.rank = entry_field(e.rank);
+    ev.shape = entry_field(e.dims);
+    ev.shape_json = entry_field(e.shape_json);
+    ev.shape_json_len = entry_field(e.shape_json_len);
+    ev.data_begin = entry_field(e.begin);
+    ev.data_end = entry_field(e.end);
+    ev.header_offset = entry_field(e.key_offset);
     return cb_(user_, &ev) ? TBLOB_E_CANCELLED : TBLOB_OK;
   }
 
@@ -252,7 +253,8 @@ TBLOB_API tblob_status tblob_st_scan(const uint8_t *buf, size_t len,
   }
   EventSink sink(callback, user, trecs, mtop, avail);
   tblob::StScanSummary sum;
-  Status s = tblob::st_scan_header(buf, len, limits, &sink, &sum, d);
+  // Neither a callback nor scratch: the sink would only count, which the summary does.
+  Status s = tblob::st_scan_header(buf, len, limits, callback || trecs ? &sink : nullptr, &sum, d);
   if (result) {
     result->whole_table_checked = 0;
     result->header_bytes = sum.header_bytes;

@@ -57,21 +57,25 @@ struct StringSlice {
   const uint8_t *at = nullptr;  // the opening quote
 };
 
+#if defined(__SSE2__)
+// Bit i set when byte i at p is not a plain string byte: '"', '\\', or below 0x20 or at
+// least 0x80 (the bytes below 0x20 as signed int8: one compare for both).
+inline __attribute__((always_inline)) uint32_t special_mask16(const uint8_t *p) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
+  const __m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                                    _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                                       _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+  return static_cast<uint32_t>(_mm_movemask_epi8(special));
+}
+#endif
+
 // Advances p over plain string bytes (not '"', '\\', < 0x20, >= 0x80). Inline: the
 // scanner reads plain keys with it directly (scan_string handles everything else).
 inline __attribute__((always_inline)) const uint8_t *skip_plain(const uint8_t *p, const uint8_t *end) {
 #if defined(__SSE2__)
-  const __m128i quote = _mm_set1_epi8('"');
-  const __m128i slash = _mm_set1_epi8('\\');
-  const __m128i ctrl = _mm_set1_epi8(0x1F);
   while (end - p >= 16) {
-    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
-    // Bytes >= 0x80 are negative as int8; control bytes are <= 0x1F unsigned.
-    __m128i special = _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, slash));
-    __m128i low = _mm_cmpeq_epi8(_mm_max_epu8(v, ctrl), ctrl);  // v <= 0x1F
-    special = _mm_or_si128(special, low);
-    int mask = _mm_movemask_epi8(special) | _mm_movemask_epi8(v);  // sign bit = >= 0x80
-    if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
+    const uint32_t mask = special_mask16(p);
+    if (mask != 0) return p + __builtin_ctz(mask);
     p += 16;
   }
 #elif defined(__aarch64__) && defined(__ARM_NEON)

@@ -69,18 +69,54 @@ inline __attribute__((always_inline)) uint64_t digits_value(const uint8_t *q, ui
 }
 
 #if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+// Bit i set when byte i is a digit: the bytes that 0x50 added turns into 0x80..0x89, the ten
+// smallest signed bytes.
+inline __attribute__((always_inline)) uint32_t digit_mask16(__m128i v) {
+  return static_cast<uint32_t>(
+      _mm_movemask_epi8(_mm_cmpgt_epi8(_mm_set1_epi8(-118), _mm_add_epi8(v, _mm_set1_epi8(0x50)))));
+}
+inline __attribute__((always_inline)) uint32_t digit_mask16(const uint8_t *p) {
+  return digit_mask16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+}
+
+// A shape's dims and closing ']' within the 16 bytes at p (just past '['), from one digit mask
+// and one comma mask: each dim's start and length are bit operations, so the position of ']'
+// (where the rest of the entry continues) waits for one load, not for every number in turn.
+// False (nothing consumed) for anything else: a longer shape, a leading zero, more than
+// max_rank dims; the scalar loop decides those. 32 bytes readable at p.
+inline __attribute__((always_inline)) bool read_dims16(const uint8_t *&p, uint64_t *dims, uint32_t max_rank,
+                                                       uint32_t *rank_out) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
+  const uint32_t digit = digit_mask16(v);
+  const uint32_t comma = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(','))));
+  const uint32_t other = ~(digit | comma);  // bits 16..31 set: ctz is at most 16
+  const uint32_t close = static_cast<uint32_t>(__builtin_ctz(other));
+  if (close >= 16 || p[close] != ']') return false;
+  const uint32_t in = (1u << close) - 1;
+  const uint32_t cs = comma & in;
+  // Digit runs with single commas between: no comma first, last or next to another.
+  if (close != 0 && ((cs & 1) | (cs >> (close - 1)) | (cs & (cs >> 1)))) return false;
+  uint32_t starts = digit & ~(digit << 1) & in;
+  uint32_t rank = 0;
+  while (starts) {
+    const uint32_t s = static_cast<uint32_t>(__builtin_ctz(starts));
+    const uint32_t n = static_cast<uint32_t>(__builtin_ctz(~digit >> s));  // a comma or ']' ends it
+    if (rank >= max_rank || (n > 1 && p[s] == '0')) return false;
+    dims[rank++] = digits_value(p + s, n);
+    starts &= starts - 1;
+  }
+  *rank_out = rank;
+  p += close;
+  return true;
+}
+
 // `A,B]}` (the data_offsets pair and the entry's end) from one 32-byte window: one digit mask
 // gives both lengths at once, so the two values are computed side by side instead of the
 // second number's loads waiting for the first number's length. False (nothing consumed) for
 // anything else, including numbers of more than 16 digits and leading zeros: read_uint and the
 // generic parser decide those. Needs 48 readable bytes at p.
 inline __attribute__((always_inline)) bool read_offset_pair(const uint8_t *&p, uint64_t *a, uint64_t *b) {
-  const __m128i zero = _mm_set1_epi8('0'), nine = _mm_set1_epi8(9);
-  const __m128i x0 = _mm_sub_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)), zero);
-  const __m128i x1 = _mm_sub_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p + 16)), zero);
-  // Digit bytes are 0..9 after the subtraction: min(x, 9) == x exactly for them.
-  const uint32_t digit = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(x0, nine), x0))) |
-                         static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(x1, nine), x1))) << 16;
+  const uint32_t digit = digit_mask16(p) | digit_mask16(p + 16) << 16;
   const uint32_t other = ~digit;
   if (other == 0) return false;
   const uint32_t n1 = static_cast<uint32_t>(__builtin_ctz(other));
@@ -98,33 +134,42 @@ inline __attribute__((always_inline)) bool read_offset_pair(const uint8_t *&p, u
 }
 #endif
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+enum class WordNum { kOk, kBad, kLong };
+// Up to 15 digits from two word loads; 16 bytes readable at p. kBad: no digit or a leading
+// zero; kLong: 16 digits or more (the caller's byte loop or the generic parser decides).
+inline __attribute__((always_inline)) WordNum read_uint_words(const uint8_t *&p, uint64_t *v) {
+  constexpr uint64_t kZeros = 0x3030303030303030ull;
+  uint64_t a;
+  std::memcpy(&a, p, 8);
+  a ^= kZeros;
+  const uint32_t n = leading_digits(a);
+  if (n == 0 || (n > 1 && (a & 0xFF) == 0)) return WordNum::kBad;
+  if (n < 8) {
+    *v = digits8_value(a << (64 - 8 * n));
+    p += n;
+    return WordNum::kOk;
+  }
+  uint64_t b;
+  std::memcpy(&b, p + 8, 8);
+  b ^= kZeros;
+  const uint32_t m = leading_digits(b);
+  if (m == 8) return WordNum::kLong;
+  static constexpr uint64_t kPow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+  const uint64_t hi = digits8_value(a);
+  *v = m == 0 ? hi : hi * kPow10[m] + digits8_value(b << (64 - 8 * m));
+  p += 8 + m;
+  return WordNum::kOk;
+}
+#endif
+
 inline __attribute__((always_inline)) bool read_uint(const uint8_t *&p, const uint8_t *end, uint64_t *v) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  // Up to 16 digits from two word loads, when 16 bytes remain (the header's closing '}'
+  // Up to 15 digits from two word loads, when 16 bytes remain (the header's closing '}'
   // follows any number, so only the last entries take the byte loop).
   if (end - p >= 16) {
-    constexpr uint64_t kZeros = 0x3030303030303030ull;
-    uint64_t a;
-    std::memcpy(&a, p, 8);
-    a ^= kZeros;
-    const uint32_t n = leading_digits(a);
-    if (n == 0 || (n > 1 && (a & 0xFF) == 0)) return false;
-    if (n < 8) {
-      *v = digits8_value(a << (64 - 8 * n));
-      p += n;
-      return true;
-    }
-    uint64_t b;
-    std::memcpy(&b, p + 8, 8);
-    b ^= kZeros;
-    const uint32_t m = leading_digits(b);
-    if (m < 8) {
-      static constexpr uint64_t kPow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
-      const uint64_t hi = digits8_value(a);
-      *v = m == 0 ? hi : hi * kPow10[m] + digits8_value(b << (64 - 8 * m));
-      p += 8 + m;
-      return true;
-    }
+    const WordNum r = read_uint_words(p, v);
+    if (r != WordNum::kLong) return r == WordNum::kOk;
     // 16 or more digits: the byte loop below.
   }
 #endif
@@ -152,6 +197,18 @@ inline __attribute__((always_inline)) bool same_bytes(const uint8_t *p, const ch
   return diff == 0;
 }
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+inline __attribute__((always_inline)) uint64_t load_word(const void *p) {
+  uint64_t w;
+  std::memcpy(&w, p, 8);
+  return w;
+}
+// n (8..16, a constant at every call) bytes at p equal lit: two overlapping word compares.
+inline __attribute__((always_inline)) bool same_words(const uint8_t *p, const char *lit, size_t n) {
+  return ((load_word(p) ^ load_word(lit)) | (load_word(p + n - 8) ^ load_word(lit + n - 8))) == 0;
+}
+#endif
+
 inline bool key_is(const StringSlice &k, const char *lit, size_t n) {
   return json::decoded_equals(k, lit, n);
 }
@@ -175,6 +232,8 @@ class Scanner {
   inline __attribute__((always_inline)) bool parse_tensor(const StringSlice &name, uint64_t key_offset, Status *immediate);
   bool parse_entry(StTensorEntry *e, uint64_t tensor, const StringSlice &name, Status *immediate);
   bool fast_entry(StTensorEntry *e);
+  inline __attribute__((always_inline)) Status finish_tensor(StTensorEntry &e);
+  Status fast_members(bool *after_value);
   bool parse_u64_array(StTensorEntry *e, bool is_shape, uint64_t tensor,
                        const StringSlice &name, Status *immediate);
   // A sink that stops the scan may have described why already; if not, say where.
@@ -555,7 +614,17 @@ inline bool Scanner::parse_tensor(const StringSlice &name, uint64_t key_offset, 
     // This or an earlier entry has a schema error: the scan will fail; skip the sink.
     return true;
   }
-  // Per-tensor part of step 6, in the reference's order.
+  const Status s = finish_tensor(e);
+  if (s != TBLOB_OK) {
+    *immediate = s;
+    return false;
+  }
+  return true;
+}
+
+// Per-tensor part of step 6, in the reference's order, then the sink. e is complete but for
+// dims, elements, bytes and entry_status. Returns the sink's stop, described.
+inline Status Scanner::finish_tensor(StTensorEntry &e) {
   e.dims = e.rank <= kInlineRank ? dims_ : nullptr;
   Status st = TBLOB_OK;
   if (e.end < e.begin) {
@@ -593,22 +662,138 @@ inline bool Scanner::parse_tensor(const StringSlice &name, uint64_t key_offset, 
   e.entry_status = st;
   if (st != TBLOB_OK && sum_->first_entry_status == TBLOB_OK) {
     sum_->first_entry_status = st;
-    sum_->first_entry_index = tensor;
-    sum_->first_entry_name = name;
-    sum_->first_entry_key_offset = key_offset;
+    sum_->first_entry_index = e.index;
+    sum_->first_entry_name = e.name;
+    sum_->first_entry_key_offset = e.key_offset;
     sum_->first_entry_begin = e.begin;
     sum_->first_entry_end = e.end;
     sum_->first_entry_bytes = e.bytes;
   }
   if (e.end > sum_->max_end) sum_->max_end = e.end;
   if (sink_) {
-    Status s = sink_->on_tensor(e);
-    if (s != TBLOB_OK) {
-      *immediate = stopped_by_sink(s, key_offset, static_cast<int64_t>(tensor));
-      return false;
-    }
+    const Status s = sink_->on_tensor(e);
+    if (s != TBLOB_OK) return stopped_by_sink(s, e.key_offset, static_cast<int64_t>(e.index));
   }
-  return true;
+  return TBLOB_OK;
+}
+
+// Members in the layout every known writer emits, `"name":{"dtype":"X","shape":[..],
+// "data_offsets":[a,b]}` with a plain name and no whitespace, taken one after another while
+// each is followed by `,"`: the key, the entry and the separator are read with the pointer in
+// a register and without per-field bounds checks (the entry must end within kFastMargin bytes
+// of the name's closing quote). c_.p at a key's '"'. Whatever this loop does not take it
+// leaves where it stands for the general path: c_.p at that member's key (*after_value
+// false), or just past an entry not followed by `,"` (*after_value true). Takes nothing
+// while a schema error is pending (the general path skips the sink then). Returns the
+// sink's stop, if any.
+Status Scanner::fast_members(bool *after_value) {
+  *after_value = false;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (deferred_.status != TBLOB_OK || limits_.max_json_depth <= 3) return TBLOB_OK;
+  // 12 + 12 (dtype) + 11 + kFastRank * 17 (dims) + 18 + 48 (the offset pair's window) < 256.
+  constexpr ptrdiff_t kFastMargin = 256;
+  constexpr uint32_t kFastRank = 8;
+  static const char kOpen[] = "\":{\"dtype\":\"";
+  static const char kShape[] = "\",\"shape\":[";
+  static const char kOffsets[] = "],\"data_offsets\":[";
+  const uint32_t max_rank = limits_.max_rank < kFastRank ? limits_.max_rank : kFastRank;
+  const uint8_t *const end = c_.end;
+  const uint8_t *p = c_.p;
+  if (p >= end || *p != '"') return TBLOB_OK;
+  for (;;) {
+    const uint8_t *name = p + 1;
+    const uint8_t *q = json::skip_plain(name, end);
+    if (end - q < kFastMargin || *q != '"' || !same_words(q, kOpen, 12)) break;
+    const size_t name_len = static_cast<size_t>(q - name);
+    if (name_len > limits_.max_name_bytes || (name_len == 12 && std::memcmp(name, "__metadata__", 12) == 0))
+      break;
+    const uint64_t tensor = sum_->tensor_count;
+    if (tensor >= limits_.max_tensors) break;
+    const uint8_t *v = q + 12;
+    uint32_t dtype;
+    const uint64_t w = load_word(v);
+    // The common dtypes with their closing quote, as little-endian words.
+    if ((w & 0xFFFFFFFFFFull) == 0x2236314642ull) {  // BF16"
+      dtype = TBLOB_DTYPE_BF16;
+      v += 4;
+    } else if ((w & 0xFFFFFFFFull) == 0x22323346ull) {  // F32"
+      dtype = TBLOB_DTYPE_F32;
+      v += 3;
+    } else if ((w & 0xFFFFFFFFull) == 0x22363146ull) {  // F16"
+      dtype = TBLOB_DTYPE_F16;
+      v += 3;
+    } else {
+      const uint8_t *t = v;
+      while (t - v <= 11 && *t != '"' && *t != '\\') ++t;
+      if (*t != '"') break;
+      dtype = dtype_from_name(reinterpret_cast<const char *>(v), static_cast<size_t>(t - v));
+      if (dtype == TBLOB_DTYPE_INVALID) break;
+      v = t;
+    }
+    if (!same_words(v, kShape, 11)) break;
+    v += 11;
+    const uint8_t *shape_open = v - 1;
+    uint32_t rank = 0;
+    bool ok = true;
+#if defined(__SSE2__)
+    if (!read_dims16(v, dims_, max_rank, &rank) && *v != ']') {
+#else
+    if (*v != ']') {
+#endif
+      rank = 0;
+      for (;;) {
+        uint64_t d;
+        if (rank >= max_rank || read_uint_words(v, &d) != WordNum::kOk) {
+          ok = false;
+          break;
+        }
+        dims_[rank++] = d;
+        if (*v != ',') break;
+        ++v;
+      }
+    }
+    if (!ok || !same_bytes(v, kOffsets, 18)) break;
+    const uint8_t *shape_close = v + 1;
+    v += 18;
+    uint64_t begin, stop;
+#if defined(__SSE2__)
+    if (!read_offset_pair(v, &begin, &stop)) {
+#else
+    {
+#endif
+      if (read_uint_words(v, &begin) != WordNum::kOk || *v != ',') break;
+      ++v;
+      if (read_uint_words(v, &stop) != WordNum::kOk || v[0] != ']' || v[1] != '}') break;
+      v += 2;
+    }
+    // The whole member is read: commit it.
+    sum_->tensor_count = tensor + 1;
+    StTensorEntry e;
+    e.index = tensor;
+    e.name.ptr = reinterpret_cast<const char *>(name);
+    e.name.len = name_len;
+    e.name.has_escapes = false;
+    e.name.at = p;
+    e.dtype = dtype;
+    e.rank = rank;
+    e.shape_json = reinterpret_cast<const char *>(shape_open);
+    e.shape_json_len = static_cast<size_t>(shape_close - shape_open);
+    e.begin = begin;
+    e.end = stop;
+    e.elements = e.bytes = 0;
+    e.key_offset = c_.offset(p);
+    c_.p = v;
+    const Status s = finish_tensor(e);
+    if (s != TBLOB_OK) return s;
+    if (v[0] != ',' || v[1] != '"') {
+      *after_value = true;
+      return TBLOB_OK;
+    }
+    p = v + 1;
+  }
+  c_.p = p;
+#endif
+  return TBLOB_OK;
 }
 
 Status Scanner::run(size_t len) {
@@ -682,55 +867,60 @@ Status Scanner::json_stage() {
     ++c_.p;
   } else {
     for (;;) {
-      if (c_.p >= c_.end || *c_.p != '"') {
-        ok = c_.fail(Err::kGrammar, c_.p, "expected key");
-        break;
-      }
-      const uint64_t key_offset = c_.offset(c_.p);
-      StringSlice k;
-      // A key of plain bytes followed directly by ':' (every writer's output) is read here;
-      // escapes, non-ASCII bytes and whitespace take the general path.
-      const uint8_t *close = json::skip_plain(c_.p + 1, c_.end);
-      if (c_.end - close >= 2 && close[0] == '"' && close[1] == ':') {
-        k.ptr = reinterpret_cast<const char *>(c_.p + 1);
-        k.len = static_cast<size_t>(close - c_.p - 1);
-        k.has_escapes = false;
-        k.at = c_.p;
-        c_.p = close + 2;
-        json::skip_ws(c_);
-      } else {
-        StringSlice general;  // k itself never has its address taken, so it stays in registers
-        if (!json::scan_string(c_, &general)) {
-          ok = false;
+      bool after_value = false;
+      if ((immediate = fast_members(&after_value)) != TBLOB_OK) return immediate;
+      if (!after_value) {
+        if (c_.p >= c_.end || *c_.p != '"') {
+          ok = c_.fail(Err::kGrammar, c_.p, "expected key");
           break;
         }
-        if (!expect_colon()) {
-          ok = false;
-          break;
+        const uint64_t key_offset = c_.offset(c_.p);
+        StringSlice k;
+        // A key of plain bytes followed directly by ':' (every writer's output) is read here;
+        // escapes, non-ASCII bytes and whitespace take the general path.
+        const uint8_t *close = json::skip_plain(c_.p + 1, c_.end);
+        if (c_.end - close >= 2 && close[0] == '"' && close[1] == ':') {
+          k.ptr = reinterpret_cast<const char *>(c_.p + 1);
+          k.len = static_cast<size_t>(close - c_.p - 1);
+          k.has_escapes = false;
+          k.at = c_.p;
+          c_.p = close + 2;
+          json::skip_ws(c_);
+        } else {
+          StringSlice general;  // k itself never has its address taken, so it stays in registers
+          if (!json::scan_string(c_, &general)) {
+            ok = false;
+            break;
+          }
+          if (!expect_colon()) {
+            ok = false;
+            break;
+          }
+          k = general;
         }
-        k = general;
-      }
-      const bool is_metadata = k.len == 12 && !k.has_escapes ? std::memcmp(k.ptr, "__metadata__", 12) == 0
-                                                               : key_is(StringSlice(k), "__metadata__", 12);
-      // The reserved key is neither a tensor name nor a metadata key: no name limit.
-      if (!is_metadata && (k.has_escapes || k.len > limits_.max_name_bytes) &&
-          (immediate = limit_name(StringSlice(k))) != TBLOB_OK)
-        return immediate;
-      if (is_metadata) {
-        if (seen_metadata)
-          return diag_.fail(TBLOB_E_METADATA, key_offset, -1,
-                            "duplicate __metadata__ at byte %llu",
-                            static_cast<unsigned long long>(key_offset));
-        seen_metadata = true;
-        if (!parse_metadata(&immediate)) {
+        // Plain keys compare inline; only an escaped key takes the decoding compare.
+        const bool is_metadata = !k.has_escapes ? k.len == 12 && std::memcmp(k.ptr, "__metadata__", 12) == 0
+                                                : key_is(StringSlice(k), "__metadata__", 12);
+        // The reserved key is neither a tensor name nor a metadata key: no name limit.
+        if (!is_metadata && (k.has_escapes || k.len > limits_.max_name_bytes) &&
+            (immediate = limit_name(StringSlice(k))) != TBLOB_OK)
+          return immediate;
+        if (is_metadata) {
+          if (seen_metadata)
+            return diag_.fail(TBLOB_E_METADATA, key_offset, -1,
+                              "duplicate __metadata__ at byte %llu",
+                              static_cast<unsigned long long>(key_offset));
+          seen_metadata = true;
+          if (!parse_metadata(&immediate)) {
+            if (immediate != TBLOB_OK) return immediate;
+            ok = false;
+            break;
+          }
+        } else if (!parse_tensor(k, key_offset, &immediate)) {
           if (immediate != TBLOB_OK) return immediate;
           ok = false;
           break;
         }
-      } else if (!parse_tensor(k, key_offset, &immediate)) {
-        if (immediate != TBLOB_OK) return immediate;
-        ok = false;
-        break;
       }
       json::skip_ws(c_);
       if (c_.p >= c_.end) {

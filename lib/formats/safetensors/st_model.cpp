@@ -3,6 +3,7 @@
 
 #include "core/checked.h"
 #include "core/dtype.h"
+#include "table/name_hash.h"
 #include "table/name_index.h"
 #include "core/range_check.h"
 #include "formats/safetensors/safetensors.h"
@@ -40,17 +41,19 @@ class TableSink final : public StSink {
     t.dtype = e.dtype;
     t.file_index = file_;
     t.entry_status = e.entry_status;
-    t.begin = e.begin;
-    t.end = e.end;
-    t.file_offset = data_offset_ + e.begin;  // wraps only for offsets the range checks reject
-    in_order_ = in_order_ && (e.begin > prev_begin_ || (e.begin == prev_begin_ && e.end >= prev_end_));
-    prev_begin_ = e.begin;
-    prev_end_ = e.end;
-    t.elements = e.elements;
-    t.order = e.index;
-    t.key_offset = e.key_offset;
+    const uint64_t begin = entry_field(e.begin), end = entry_field(e.end);
+    t.begin = begin;
+    t.end = end;
+    t.file_offset = data_offset_ + begin;  // wraps only for offsets the range checks reject
+    in_order_ = in_order_ && (begin > prev_begin_ || (begin == prev_begin_ && end >= prev_end_));
+    prev_begin_ = begin;
+    prev_end_ = end;
+    t.elements = entry_field(e.elements);
+    t.order = entry_field(e.index);
+    t.key_offset = entry_field(e.key_offset);
     // Hash the name now, while it is in cache; index_names would read it again otherwise.
-    if (!m_->tensors.push(t) || !m_->scan_names.push(NameRef{name_hash(t.name, t.name_len), t.name, t.name_len}))
+    if (!m_->tensors.push(t) ||
+        !m_->scan_names.push(NameRef{name_hash(t.name, t.name_len), t.name, t.name_len}))
       return oom();
     return TBLOB_OK;
   }
