@@ -1,7 +1,7 @@
 // SLM1 benchmarks (Google Benchmark), public API only:
 //   - lookup latency, ns per tblob_tensor_find, over 100,000 tensors: an SLM1 file with a sorted
 //     directory (binary search over the mapped directory), the same entries unsorted (the
-//     (hash, index) array built at open), and a 100,000-tensor safetensors model (the XXH3
+//     (hash, index) array built at open), and a 100,000-tensor safetensors model (the
 //     name index); names are looked up in a shuffled order so that each probe is a cold-ish
 //     access, as a loader resolving a model's tensors does;
 //   - open + validate of a 10,000-tensor SLM1 file (header, tokenizer, directory, data
