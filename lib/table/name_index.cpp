@@ -61,7 +61,8 @@ bool NameIndex::allocate(const Allocator *a, size_t n, NameFn get, const void *c
   }
   mem_ = a->alloc(bytes_for(cap));
   if (!mem_) return false;
-  slots_ = static_cast<Slot *>(mem_);
+  const uintptr_t base = reinterpret_cast<uintptr_t>(mem_);
+  slots_ = reinterpret_cast<Slot *>((base + kSlotAlign - 1) & ~uintptr_t{kSlotAlign - 1});
   tags_ = reinterpret_cast<uint8_t *>(slots_ + cap);
   std::memset(tags_, 0, cap + kGroup);
   mask_ = cap - 1;
@@ -114,6 +115,7 @@ bool NameIndex::build(const Allocator *a, size_t n, NameFn get, const void *ctx,
 }
 
 bool NameIndex::same_long_name(const Slot &slot, const char *p, size_t n) const {
+  if (slot.len != kLongName) return slot.len == n && equal_bytes(p, slot.name.at, n);
   const char *q;
   size_t qlen;
   get_(ctx_, slot.pos, &q, &qlen);
@@ -121,7 +123,7 @@ bool NameIndex::same_long_name(const Slot &slot, const char *p, size_t n) const 
 }
 
 inline bool NameIndex::same_name(const Slot &slot, const char *p, size_t n) const {
-  if (slot.len != kLongName) return slot.len == n && equal_bytes(p, slot.name, n);
+  if (slot.len <= kInline) return slot.len == n && equal_bytes(p, slot.name.bytes, n);
   return same_long_name(slot, p, n);
 }
 
@@ -172,9 +174,13 @@ inline void NameIndex::insert(size_t i, uint64_t h, const char *p, size_t n) {
 #endif
   tags_[s] = tag;
   if (s < kGroup) tags_[mask_ + 1 + s] = tag;  // the mirror that group loads read past the end
-  slots_[s].name = p;
-  slots_[s].pos = static_cast<uint32_t>(i);
-  slots_[s].len = n < kLongName ? static_cast<uint32_t>(n) : kLongName;
+  Slot &slot = slots_[s];
+  slot.pos = static_cast<uint32_t>(i);
+  slot.len = n < kLongName ? static_cast<uint32_t>(n) : kLongName;
+  if (n <= kInline)
+    std::memcpy(slot.name.bytes, p, n);
+  else
+    slot.name.at = p;
 }
 
 // One call with the hash inlined: a lookup is a few dozen instructions, and a second call

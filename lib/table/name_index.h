@@ -48,29 +48,39 @@ class NameIndex {
  private:
   // Two arrays of `cap` entries (cap >= 1.25 n). tags_[s] is 0 for an empty slot, else 0x80 |
   // the hash's top seven bits: one byte per slot, so the probe of a 100,000-name index reads a
-  // 128 KiB array that stays in L2, 16 tags per compare, and a miss touches nothing else (a
-  // false tag match costs one slot read, 1 in 128 probed tags). slots_[s] holds the name's address, length and position, read only on a
-  // tag match: a hit reads one slot and the name's bytes (not the caller's row). Slots are
-  // written only when filled, so build clears only the tag bytes.
+  // 128 KiB array, 16 tags per compare, and a miss touches nothing else (a false tag match
+  // costs one slot read, 1 in 128 probed tags). slots_[s] is one cache line holding the
+  // position, the length and, for names of up to kInline bytes, the name itself: a hit reads
+  // the tag and the slot (both asked for at once) and nothing else, where a slot pointing at
+  // the name made a cold hit wait for a second cache miss after the first. Longer names keep
+  // their address there and are compared where they are. Slots are written only when filled,
+  // so build clears only the tag bytes.
+  static constexpr size_t kInline = 56;
   struct Slot {
-    const char *name;
     uint32_t pos;
     uint32_t len;  // kLongName: kLongName bytes or more, the length comes from get()
+    union {
+      char bytes[kInline];  // len <= kInline: the name
+      const char *at;       // longer: its address
+    } name;
   };
+  static_assert(sizeof(Slot) == 64, "a slot is one cache line");
   static constexpr uint32_t kLongName = UINT32_MAX;
   // Lookups compare kGroup tags at once; the first kGroup tags are mirrored after the last so
   // that a group starting near the end reads the wrapped-around slots.
   static constexpr size_t kGroup = 16;
-  static size_t bytes_for(size_t cap) { return cap * (sizeof(Slot) + 1) + kGroup; }
+  // Slots start on a cache line: kSlotAlign - 1 spare bytes to round the block's start up.
+  static constexpr size_t kSlotAlign = 64;
+  static size_t bytes_for(size_t cap) { return cap * (sizeof(Slot) + 1) + kGroup + kSlotAlign - 1; }
   static uint8_t tag_of(uint64_t h) { return static_cast<uint8_t>(0x80u | (h >> 57)); }
   bool same_name(const Slot &slot, const char *p, size_t n) const;
-  // Names of kLongName bytes or more, read through get(): out of line, so the usual compare
-  // keeps its registers.
+  // Names longer than kInline, compared where they are (through get() at kLongName bytes or
+  // more): out of line, so the usual compare keeps its registers.
   __attribute__((noinline, cold)) bool same_long_name(const Slot &slot, const char *p, size_t n) const;
   void insert(size_t i, uint64_t h, const char *p, size_t n);
   bool allocate(const Allocator *a, size_t n, NameFn get, const void *ctx);
   const Allocator *a_ = nullptr;
-  void *mem_ = nullptr;  // one block: cap slots, then cap + kGroup tag bytes
+  void *mem_ = nullptr;  // one block: cap slots (from its first 64-byte boundary), then cap + kGroup tag bytes
   Slot *slots_ = nullptr;
   uint8_t *tags_ = nullptr;
   size_t mask_ = 0;
