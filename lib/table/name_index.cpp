@@ -46,6 +46,20 @@ inline bool equal_bytes(const char *a, const char *b, size_t n) {
     if (a[i] != b[i]) return false;
   return true;
 }
+// Copies a name of n <= 56 bytes into a slot, inline: a call to memcpy per insert was 2% of
+// opening a 20,000-tensor header. Overlapping 8-byte moves cover the tail.
+inline void copy_short(char *dst, const char *src, size_t n) {
+  if (n >= 8) {
+    size_t i = 0;
+    for (; i + 8 < n; i += 8) std::memcpy(dst + i, src + i, 8);
+    std::memcpy(dst + n - 8, src + n - 8, 8);
+  } else if (n >= 4) {
+    std::memcpy(dst, src, 4);
+    std::memcpy(dst + n - 4, src + n - 4, 4);
+  } else {
+    for (size_t i = 0; i < n; ++i) dst[i] = src[i];
+  }
+}
 }  // namespace
 
 bool NameIndex::allocate(const Allocator *a, size_t n, NameFn get, const void *ctx) {
@@ -178,7 +192,7 @@ inline void NameIndex::insert(size_t i, uint64_t h, const char *p, size_t n) {
   slot.pos = static_cast<uint32_t>(i);
   slot.len = n < kLongName ? static_cast<uint32_t>(n) : kLongName;
   if (n <= kInline)
-    std::memcpy(slot.name.bytes, p, n);
+    copy_short(slot.name.bytes, p, n);
   else
     slot.name.at = p;
 }
