@@ -51,7 +51,7 @@ class NameIndex {
   // 128 KiB array, 16 tags per compare, and a miss touches nothing else (a false tag match
   // costs one slot read, 1 in 128 probed tags). slots_[s] is one cache line holding the
   // position, the length and, for names of up to kInline bytes, the name itself: a hit reads
-  // the tag and the slot (both asked for at once) and nothing else, where a slot pointing at
+  // the tag and the slot and nothing else, where a slot pointing at
   // the name made a cold hit wait for a second cache miss after the first. Longer names keep
   // their address there and are compared where they are. Slots are written only when filled,
   // so build clears only the tag bytes.
