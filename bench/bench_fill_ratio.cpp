@@ -146,11 +146,12 @@ __attribute__((target("avx2"))) void stream_fill(uint8_t *dst, size_t n) {
 }
 
 // The fill, reading `in` bytes of the three input arrays front to back alongside, in step
-// with the output (every 8 KiB of output reads its share of the input).
+// with the output (every 2 KiB of output reads its share of the input: of 512 B, 2 KiB and
+// 8 KiB steps, 2 KiB moved the most bytes; 8-bit cases 0.83 of the fill against 0.70 at 8 KiB).
 __attribute__((target("avx2"))) uint64_t stream_fill_reading(uint8_t *dst, size_t n, const Input &in) {
   const uint8_t *src[3] = {in.codes.p, in.scales.p, in.biases.p};
   const uint64_t len[3] = {in.d.data_bytes, in.d.scales_bytes, in.d.biases_bytes};
-  constexpr size_t kChunk = 8192;
+  constexpr size_t kChunk = 2048;
   const size_t chunks = n / kChunk;
   __m256i acc = _mm256_setzero_si256();
   uint64_t at[3] = {0, 0, 0};
