@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "dequant/x86/vec_kernels.h"
+#include "dequant/x86/x86_stores.h"
 
 namespace tblob {
 namespace {
@@ -79,23 +80,7 @@ struct VAvx2 {
     _mm_storeu_si128(reinterpret_cast<__m128i *>(p), _mm256_cvtps_ph(asf(x), kRne));
   }
   static void store_n16(uint8_t *p, U x) { _mm_storeu_si128(reinterpret_cast<__m128i *>(p), narrow16(x)); }
-  // Non-temporal forms (p aligned to the store's width).
-  template <bool NT>
-  static void st256(uint8_t *p, __m256i x) {
-    if constexpr (NT) {
-      _mm256_stream_si256(reinterpret_cast<__m256i *>(p), x);
-    } else {
-      _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), x);
-    }
-  }
-  template <bool NT>
-  static void st128(uint8_t *p, __m128i x) {
-    if constexpr (NT) {
-      _mm_stream_si128(reinterpret_cast<__m128i *>(p), x);
-    } else {
-      _mm_storeu_si128(reinterpret_cast<__m128i *>(p), x);
-    }
-  }
+  // Non-temporal forms: st128 / st256 (x86_stores.h).
   static void stream32(uint8_t *p, U x) { st256<true>(p, x); }
   // Low 16 bits of the lanes of a, then of b (lanes hold values < 65536): 16 outputs.
   template <bool NT>

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "dequant/x86/vec_kernels.h"
+#include "dequant/x86/x86_stores.h"
 
 namespace tblob {
 namespace {
@@ -78,14 +79,6 @@ struct VAvx512 {
       _mm512_stream_si512(reinterpret_cast<__m512i *>(p), x);
     } else {
       _mm512_storeu_si512(p, x);
-    }
-  }
-  template <bool NT>
-  static void st256(uint8_t *p, __m256i x) {
-    if constexpr (NT) {
-      _mm256_stream_si256(reinterpret_cast<__m256i *>(p), x);
-    } else {
-      _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), x);
     }
   }
   static void stream32(uint8_t *p, U x) { st512<true>(p, x); }
