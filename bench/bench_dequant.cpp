@@ -30,6 +30,7 @@
 #include "dequant/dispatch.h"
 #include "dequant/quant_desc.h"
 #include "dequant/scalar/scalar.h"
+#include "stream_fill.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -295,42 +296,13 @@ void bm_memset(benchmark::State &state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * part));
 }
 
-// The plain streaming-store loop: the ceiling for writing 256 MiB without reading it.
-void stream_fill(uint8_t *dst, size_t part) {
-#if defined(__x86_64__) && defined(__AVX__)
-  {
-    const __m256i z = _mm256_set1_epi32(0x3F800000);
-    for (size_t i = 0; i < part; i += 128) {
-      _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + i), z);
-      _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + i + 32), z);
-      _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + i + 64), z);
-      _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + i + 96), z);
-    }
-    _mm_sfence();
-  }
-#elif defined(__x86_64__)
-  {
-    const __m128i z = _mm_set1_epi32(0x3F800000);
-    for (size_t i = 0; i < part; i += 64) {
-      _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i), z);
-      _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i + 16), z);
-      _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i + 32), z);
-      _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i + 48), z);
-    }
-    _mm_sfence();
-  }
-#else
-    std::memset(dst, 0x3F, part);
-#endif
-}
-
 void bm_stream(benchmark::State &state) {
   const size_t part = kLargeBytes / static_cast<size_t>(state.threads());
   uint8_t *dst = large_out().p + part * static_cast<size_t>(state.thread_index());
   BestOf b;
   for (auto _ : state) {
     b.start();
-    stream_fill(dst, part);
+    bench::stream_fill(dst, part);
     benchmark::ClobberMemory();
     b.stop();
   }
@@ -351,7 +323,7 @@ void bm_ratio(benchmark::State &state, const KernelTable *k, const Case *c) {
   BestOf bs, bk;
   for (auto _ : state) {
     bs.start();
-    stream_fill(dst, kLargeBytes);
+    bench::stream_fill(dst, kLargeBytes);
     benchmark::ClobberMemory();
     bs.stop();
     bk.start();

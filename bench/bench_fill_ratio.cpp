@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "stream_fill.h"
 #include "tensorblob.h"
 
 namespace {
@@ -134,17 +135,6 @@ Input *make(const Case &c) {
   return in;
 }
 
-__attribute__((target("avx2"))) void stream_fill(uint8_t *dst, size_t n) {
-  const __m256i v = _mm256_set1_epi32(0x3f800001);
-  for (size_t i = 0; i < n; i += 128) {
-    _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + i), v);
-    _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + i + 32), v);
-    _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + i + 64), v);
-    _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + i + 96), v);
-  }
-  _mm_sfence();
-}
-
 // The fill, reading `in` bytes of the three input arrays front to back alongside, in step
 // with the output (every 2 KiB of output reads its share of the input: of 512 B, 2 KiB and
 // 8 KiB steps, 2 KiB moved the most bytes; 8-bit cases 0.83 of the fill against 0.70 at 8 KiB).
@@ -238,7 +228,7 @@ int main(int argc, char **argv) {
       }
       double bk = 1e30, bf = 1e30, bc = 1e30;
       for (int r = 0; r < reps; ++r) {
-        bf = std::min(bf, seconds([&] { stream_fill(out.p, kOutBytes); }));
+        bf = std::min(bf, seconds([&] { bench::stream_fill(out.p, kOutBytes); }));
         bk = std::min(bk, seconds([&] {
                         if (tblob_quant_dequantize(&in->d, g_out, 0, TBLOB_ALL_ROWS, out.p, kOutBytes,
                                                    &diag) != TBLOB_OK) {

@@ -28,6 +28,7 @@
 #include <immintrin.h>
 #endif
 
+#include "stream_fill.h"
 #include "tensorblob.h"
 
 namespace {
@@ -61,31 +62,13 @@ struct Best {
   }
 };
 
-// The plain streaming-store loop: the ceiling for writing memory without reading it.
-__attribute__((target("avx2"))) void stream_fill_avx2(uint8_t *dst, size_t n) {
-#if defined(__x86_64__)
-  const __m256i z = _mm256_set1_epi32(0x3F800000);
-  size_t i = 0;
-  for (; i + 128 <= n; i += 128) {
-    _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + i), z);
-    _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + i + 32), z);
-    _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + i + 64), z);
-    _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + i + 96), z);
-  }
-  _mm_sfence();
-  if (i < n) std::memset(dst + i, 0x3F, n - i);
-#else
-  std::memset(dst, 0x3F, n);
-#endif
-}
-
 struct FillPart {
   uint8_t *p;
   size_t n;
 };
 void *fill_main(void *a) {
   FillPart *f = static_cast<FillPart *>(a);
-  stream_fill_avx2(f->p, f->n);
+  bench::stream_fill(f->p, f->n);
   return nullptr;
 }
 
