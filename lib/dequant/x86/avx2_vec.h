@@ -238,7 +238,9 @@ struct VAvx2 {
     const __m256i sl = _mm256_setr_epi32(28, 24, 20, 16, 12, 8, 4, 0);
     const __m256 lo = asf(v[0]), hi = asf(v[1]);
     for (uint64_t k = 0; k < n; k += 8, p += 4, dst += 32) {
-      const __m256i w = _mm256_castps_si256(_mm256_broadcast_ss(reinterpret_cast<const float *>(p)));
+      uint32_t d;  // codes may sit at any byte: a memcpy, not a float load (UBSan: alignment)
+      std::memcpy(&d, p, 4);
+      const __m256i w = _mm256_set1_epi32(static_cast<int>(d));
       const __m256i i = _mm256_srlv_epi32(w, sr);
       const __m256 sel = _mm256_castsi256_ps(_mm256_sllv_epi32(w, sl));
       st256<NT>(dst, _mm256_castps_si256(_mm256_blendv_ps(_mm256_permutevar8x32_ps(lo, i),
