@@ -15,7 +15,6 @@
 //   bench_dequant --benchmark_min_time=0.3 --benchmark_filter='large/'
 // bench/README-dequant.md has the numbers and the MLX peer (bench/mlx_peer.py).
 #include <benchmark/benchmark.h>
-#include <sys/mman.h>
 
 #include <chrono>
 
@@ -30,7 +29,7 @@
 #include "dequant/dispatch.h"
 #include "dequant/quant_desc.h"
 #include "dequant/scalar/scalar.h"
-#include "stream_fill.h"
+#include "bench_util.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -50,37 +49,14 @@ constexpr uint64_t kLargeElems = uint64_t{64} << 20;       // 64 Mi elements
 constexpr uint64_t kLargeRows = kLargeElems / kCols;
 constexpr size_t kLargeBytes = size_t{256} << 20;          // 256 MiB of f32
 
-// Big buffers: mmap, transparent huge pages when available, pre-faulted.
-struct Big {
-  uint8_t *p = nullptr;
-  size_t n = 0;
-  explicit Big(size_t bytes) : n(bytes) {
-    void *m = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED) {
-      std::fprintf(stderr, "mmap of %zu bytes failed\n", n);
-      std::abort();
-    }
-    p = static_cast<uint8_t *>(m);
-#ifdef MADV_HUGEPAGE
-    madvise(p, n, MADV_HUGEPAGE);
-#endif
-    std::memset(p, 1, n);
-  }
-  ~Big() { munmap(p, n); }
-};
+using bench::Big;
+using bench::xs;
 
 Big &large_out() {
   static Big b(kLargeBytes + 4096);
   return b;
 }
 
-uint64_t xs_state = 0x9E3779B97F4A7C15ull;
-uint64_t xs() {
-  xs_state ^= xs_state << 13;
-  xs_state ^= xs_state >> 7;
-  xs_state ^= xs_state << 17;
-  return xs_state;
-}
 
 struct Case {
   const char *name;

@@ -15,7 +15,6 @@
 // ceiling write the same 128 MiB).
 //   bench_fill_ratio [-r 5] [-w] [-s avx2,avx512] [-c case,...] [-o f32|f16|bf16]
 #include <immintrin.h>
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
@@ -27,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "stream_fill.h"
+#include "bench_util.h"
 #include "tensorblob.h"
 
 namespace {
@@ -37,28 +36,9 @@ constexpr uint64_t kRows = 8192, kCols = 8192;
 uint32_t g_out = TBLOB_DTYPE_F32;
 size_t kOutBytes = kRows * kCols * 4;
 
-struct Big {
-  uint8_t *p = nullptr;
-  size_t n = 0;
-  explicit Big(size_t bytes) : n(bytes ? bytes : 1) {
-    void *m = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED) std::abort();
-    p = static_cast<uint8_t *>(m);
-    madvise(p, n, MADV_HUGEPAGE);
-    std::memset(p, 1, n);  // pre-faulted
-  }
-  ~Big() { munmap(p, n); }
-  Big(const Big &) = delete;
-  Big &operator=(const Big &) = delete;
-};
 
-uint64_t xs_state = 0x9E3779B97F4A7C15ull;
-uint64_t xs() {
-  xs_state ^= xs_state << 13;
-  xs_state ^= xs_state >> 7;
-  xs_state ^= xs_state << 17;
-  return xs_state;
-}
+using bench::Big;
+using bench::xs;
 
 struct Case {
   const char *name;

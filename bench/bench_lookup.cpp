@@ -28,21 +28,11 @@
 
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "tensorblob.h"
 
 namespace {
 
-std::vector<char> read_all(const char *path) {
-  std::vector<char> out;
-  FILE *f = std::fopen(path, "rb");
-  if (!f) return out;
-  std::fseek(f, 0, SEEK_END);
-  out.resize(static_cast<size_t>(std::ftell(f)));
-  std::fseek(f, 0, SEEK_SET);
-  if (std::fread(out.data(), 1, out.size(), f) != out.size()) out.clear();
-  std::fclose(f);
-  return out;
-}
 
 double cpu_ns() {
   timespec ts;
@@ -75,7 +65,7 @@ std::vector<char> make_slm1(const std::vector<std::string_view> &names) {
   const std::string path = std::string(t && *t ? t : "/tmp") + "/bench_lookup_" + std::to_string(getpid()) + ".slm";
   if (tblob_slm1_writer_finish(w, path.c_str(), &d) != TBLOB_OK) die("slm1 finish", d);
   tblob_slm1_writer_free(w);
-  std::vector<char> bytes = read_all(path.c_str());
+  std::vector<char> bytes = bench::read_file<char>(path.c_str());
   ::unlink(path.c_str());
   return bytes;
 }
@@ -104,8 +94,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   const int rounds = argc > 3 ? std::atoi(argv[3]) : 7;
-  std::vector<char> text = read_all(argv[1]);
-  std::vector<char> st = read_all(argv[2]);
+  std::vector<char> text = bench::read_file<char>(argv[1]);
+  std::vector<char> st = bench::read_file<char>(argv[2]);
   if (text.empty() || st.empty()) {
     std::fprintf(stderr, "cannot read the inputs\n");
     return 1;

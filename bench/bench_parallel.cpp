@@ -28,7 +28,7 @@
 #include <immintrin.h>
 #endif
 
-#include "stream_fill.h"
+#include "bench_util.h"
 #include "tensorblob.h"
 
 namespace {
@@ -94,13 +94,7 @@ uint8_t *arena(size_t n) {
   return static_cast<uint8_t *>(p);
 }
 
-uint64_t xs_state = 0x9E3779B97F4A7C15ull;
-uint64_t xs() {
-  xs_state ^= xs_state << 13;
-  xs_state ^= xs_state >> 7;
-  xs_state ^= xs_state << 17;
-  return xs_state;
-}
+using bench::xs;
 
 // An Ollama combined blob with one quantized tensor "w" (rows x cols) in memory.
 std::string one_tensor(const char *qt, uint32_t bits, uint32_t group, bool affine, uint64_t rows, uint64_t cols) {

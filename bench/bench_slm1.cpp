@@ -19,6 +19,7 @@
 
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "tensorblob.h"
 
 namespace {
@@ -28,17 +29,6 @@ std::string tmp_dir() {
   return t && *t ? t : "/tmp";
 }
 
-std::vector<uint8_t> read_all(const std::string &path) {
-  std::vector<uint8_t> out;
-  FILE *f = std::fopen(path.c_str(), "rb");
-  if (!f) return out;
-  std::fseek(f, 0, SEEK_END);
-  out.resize(static_cast<size_t>(std::ftell(f)));
-  std::fseek(f, 0, SEEK_SET);
-  if (std::fread(out.data(), 1, out.size(), f) != out.size()) out.clear();
-  std::fclose(f);
-  return out;
-}
 
 std::string tensor_name(size_t i) {
   // Realistic names: a layer index and a role, 25-40 bytes.
@@ -83,7 +73,7 @@ std::vector<uint8_t> make_slm1(size_t n, uint64_t rows, uint64_t cols) {
     std::abort();
   }
   tblob_slm1_writer_free(w);
-  std::vector<uint8_t> bytes = read_all(path);
+  std::vector<uint8_t> bytes = bench::read_file(path.c_str());
   ::unlink(path.c_str());
   return bytes;
 }
