@@ -135,47 +135,34 @@ Status parse_name(const char *p, size_t n, ModelName *out, const Diag &diag) {
   return TBLOB_OK;
 }
 
-size_t format_full_name(const ModelName &n, char *buf) {
-  size_t k = 0;
-  std::memcpy(buf + k, n.host, n.host_len);
-  k += n.host_len;
-  buf[k++] = '/';
-  std::memcpy(buf + k, n.ns, n.ns_len);
-  k += n.ns_len;
-  buf[k++] = '/';
-  std::memcpy(buf + k, n.model, n.model_len);
-  k += n.model_len;
-  buf[k++] = ':';
-  std::memcpy(buf + k, n.tag, n.tag_len);
-  k += n.tag_len;
-  buf[k] = '\0';
-  return k;
+namespace {
+// Appends `len` bytes of `part` then `sep` (when not '\0') at buf + *k.
+void put_part(char *buf, size_t *k, const char *part, size_t len, char sep) {
+  std::memcpy(buf + *k, part, len);
+  *k += len;
+  if (sep != '\0') buf[(*k)++] = sep;
 }
 
-size_t format_short_name(const ModelName &n, char *buf) {
-  size_t k = 0;
-  const bool default_host = n.host_len == sizeof(kDefaultHost) - 1 &&
+// host/namespace/model:tag; `omit_defaults` drops the default host, and the default namespace
+// when the host is also the default (the form `ollama list` shows).
+size_t format_name(const ModelName &n, char *buf, bool omit_defaults) {
+  const bool default_host = omit_defaults && n.host_len == sizeof(kDefaultHost) - 1 &&
                             std::memcmp(n.host, kDefaultHost, n.host_len) == 0;
-  const bool default_ns = n.ns_len == sizeof(kDefaultNamespace) - 1 &&
+  const bool default_ns = omit_defaults && n.ns_len == sizeof(kDefaultNamespace) - 1 &&
                           std::memcmp(n.ns, kDefaultNamespace, n.ns_len) == 0;
-  if (!default_host) {
-    std::memcpy(buf + k, n.host, n.host_len);
-    k += n.host_len;
-    buf[k++] = '/';
-  }
-  if (!default_host || !default_ns) {
-    std::memcpy(buf + k, n.ns, n.ns_len);
-    k += n.ns_len;
-    buf[k++] = '/';
-  }
-  std::memcpy(buf + k, n.model, n.model_len);
-  k += n.model_len;
-  buf[k++] = ':';
-  std::memcpy(buf + k, n.tag, n.tag_len);
-  k += n.tag_len;
+  size_t k = 0;
+  if (!default_host) put_part(buf, &k, n.host, n.host_len, '/');
+  if (!default_host || !default_ns) put_part(buf, &k, n.ns, n.ns_len, '/');
+  put_part(buf, &k, n.model, n.model_len, ':');
+  put_part(buf, &k, n.tag, n.tag_len, '\0');
   buf[k] = '\0';
   return k;
 }
+}  // namespace
+
+size_t format_full_name(const ModelName &n, char *buf) { return format_name(n, buf, false); }
+
+size_t format_short_name(const ModelName &n, char *buf) { return format_name(n, buf, true); }
 
 }  // namespace ollama
 }  // namespace tblob
