@@ -2,6 +2,8 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 
 #include "cli.h"
 #include "commands.h"
@@ -12,15 +14,14 @@
 
 namespace tbcli {
 
-namespace {
-
-// Base name of a file path (for the "file" field of sharded models).
 const char *base_name(const char *p, size_t n, size_t *len) {
   size_t i = n;
   while (i > 0 && p[i - 1] != '/') --i;
   *len = n - i;
   return p + i;
 }
+
+namespace {
 
 // A quantized logical tensor (resolved companions): scheme, bits, group size, logical shape
 // and its companions. Nothing for other tensors.
@@ -78,6 +79,8 @@ void text_quant(const tblob_model *m, uint64_t i) {
 // The server's side of a failed read of a URL (the library sees only the status).
 std::string remote_detail(const char *path) { return is_url(path) ? http_last_error() : std::string(); }
 
+}  // namespace
+
 void json_error(JsonWriter &w, const char *path, const tblob_diag &d) {
   w.raw("{");
   w.key("path");
@@ -97,9 +100,9 @@ void json_error(JsonWriter &w, const char *path, const tblob_diag &d) {
   w.raw("}}");
 }
 
-void json_model(JsonWriter &w, const char *path, const tblob_model *m) {
-  const bool sharded = tblob_model_file_count(m) > 1 ||
-                       tblob_model_format(m) == TBLOB_FORMAT_SAFETENSORS_SHARDED;
+void json_model(JsonWriter &w, const char *path, const tblob_model *m, bool every_file) {
+  const bool with_file = every_file || tblob_model_file_count(m) > 1 ||
+                         tblob_model_format(m) == TBLOB_FORMAT_SAFETENSORS_SHARDED;
   w.raw("{");
   w.key("path");
   w.str(path);
@@ -125,7 +128,7 @@ void json_model(JsonWriter &w, const char *path, const tblob_model *m) {
     w.u64(t.data_offset);
     w.lit(",\"length\":");
     w.u64(t.data_length);
-    if (sharded) {
+    if (with_file) {
       const char *fp;
       size_t fl;
       if (tblob_model_file_path(m, t.file_index, &fp, &fl, nullptr) == TBLOB_OK) {
@@ -139,18 +142,25 @@ void json_model(JsonWriter &w, const char *path, const tblob_model *m) {
     w.maybe_flush();
   }
   w.raw("],\"metadata\":{");
+  // Each key once (the first file or blob that has it): shards and blobs may repeat keys.
   const uint64_t nm = tblob_metadata_count(m);
+  std::unordered_set<std::string_view> seen;
+  bool first = true;
   for (uint64_t i = 0; i < nm; ++i) {
     const char *k, *v;
     size_t kl, vl;
     if (tblob_metadata_at(m, i, &k, &kl, &v, &vl, nullptr) != TBLOB_OK) continue;
-    if (i) w.raw(',');
+    if (!seen.insert(std::string_view(k, kl)).second) continue;
+    if (!first) w.raw(',');
+    first = false;
     w.str(k, kl);
     w.raw(':');
     w.str(v, vl);
   }
   w.raw("}}");
 }
+
+namespace {
 
 void text_model(const char *path, const tblob_model *m) {
   const uint64_t n = tblob_model_tensor_count(m);
@@ -217,7 +227,7 @@ int cmd_inspect(const Args &a) {
       continue;
     }
     if (json) {
-      json_model(w, path, m);
+      json_model(w, path, m, false);
       if (remote) {
         w.unput();
         json_fetched(w, before);

@@ -192,75 +192,6 @@ int gc_entry(void *user, const tblob_gc_entry *e) {
   return 0;
 }
 
-// ---- inspect --store ---------------------------------------------------------------------------
-
-const char *base_name(const char *p, size_t n, size_t *len) {
-  size_t i = n;
-  while (i > 0 && p[i - 1] != '/') --i;
-  *len = n - i;
-  return p + i;
-}
-
-void json_store_model(JsonWriter &w, const std::string &path, const tblob_model *m) {
-  w.raw('{');
-  w.key("path");
-  w.str(path.c_str());
-  w.raw(",\"ok\":true,");
-  w.key("format");
-  w.str(tblob_format_name(tblob_model_format(m)));
-  w.raw(",\"tensors\":[");
-  const uint64_t n = tblob_model_tensor_count(m);
-  for (uint64_t i = 0; i < n; ++i) {
-    tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
-    if (tblob_tensor_at(m, i, &t, nullptr) != TBLOB_OK) continue;
-    if (i) w.raw(',');
-    w.raw('{');
-    w.key("name");
-    w.str(t.name, t.name_len);
-    w.field("dtype", tblob_dtype_name(t.dtype));
-    w.raw(",\"shape\":[");
-    for (uint32_t k = 0; k < t.rank; ++k) {
-      if (k) w.raw(',');
-      w.u64(t.shape[k]);
-    }
-    w.raw("],");
-    w.key("offset");
-    w.u64(t.data_offset);
-    w.field_u64("length", t.data_length);
-    const char *fp;
-    size_t fl;
-    if (tblob_model_file_path(m, t.file_index, &fp, &fl, nullptr) == TBLOB_OK) {
-      size_t bl;
-      const char *b = base_name(fp, fl, &bl);
-      w.field("file", b, bl);
-    }
-    w.raw('}');
-  }
-  // Model-wide metadata: each key once (the first blob that has it); every blob's own
-  // __metadata__ follows under "blobs".
-  w.raw("],\"metadata\":{");
-  const uint64_t nm = tblob_metadata_count(m);
-  bool first = true;
-  for (uint64_t i = 0; i < nm; ++i) {
-    const char *k, *v;
-    size_t kl, vl;
-    if (tblob_metadata_at(m, i, &k, &kl, &v, &vl, nullptr) != TBLOB_OK) continue;
-    bool dup = false;
-    for (uint64_t j = 0; j < i && !dup; ++j) {
-      const char *k2, *v2;
-      size_t kl2, vl2;
-      if (tblob_metadata_at(m, j, &k2, &kl2, &v2, &vl2, nullptr) == TBLOB_OK && kl2 == kl && std::memcmp(k, k2, kl) == 0) dup = true;
-    }
-    if (dup) continue;
-    if (!first) w.raw(',');
-    first = false;
-    w.str(k, kl);
-    w.raw(':');
-    w.str(v, vl);
-  }
-  w.raw("}}");
-}
-
 }  // namespace
 
 // The store of a store command (--store DIR is required), or nullptr with *rc set.
@@ -338,6 +269,8 @@ bool parse_layer_spec(const char *spec, tblob_store_open_options *o) {
   return false;
 }
 
+// ---- inspect --store ---------------------------------------------------------------------------
+
 int cmd_store_inspect(const Args &a) {
   tblob_store_open_options opts;
   tblob_store_open_options_init(&opts, sizeof(opts));
@@ -356,19 +289,7 @@ int cmd_store_inspect(const Args &a) {
     if (st != TBLOB_OK) {
       rc = kExitInvalid;
       if (a.json) {
-        w.raw('{');
-        w.key("path");
-        w.str(path.c_str());
-        w.raw(",\"ok\":false,");
-        w.raw("\"error\":{");
-        w.key("status");
-        w.str(tblob_status_name(st));
-        w.field("message", d.message);
-        w.raw(',');
-        w.key("offset");
-        if (d.offset == TBLOB_NO_OFFSET) w.raw("null");
-        else w.u64(d.offset);
-        w.raw("}}");
+        json_error(w, path.c_str(), d);
         w.flush_line(stdout);
       } else {
         std::fprintf(stderr, "%s: %s: %s\n", path.c_str(), tblob_status_name(st), d.message);
@@ -376,7 +297,7 @@ int cmd_store_inspect(const Args &a) {
       continue;
     }
     if (a.json) {
-      json_store_model(w, path, m);
+      json_model(w, path.c_str(), m, true);
       w.flush_line(stdout);
     } else {
       const uint64_t n = tblob_model_tensor_count(m);

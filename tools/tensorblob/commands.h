@@ -2,6 +2,7 @@
 // process exit code: 0 success, 1 invalid input found (diff: different), 2 usage error
 // (diff: trouble).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 #include "tensorblob.h"
@@ -13,9 +14,16 @@ constexpr int kExitInvalid = 1;
 constexpr int kExitUsage = 2;
 
 struct Args;
+class JsonWriter;
 
 int cmd_inspect(const Args &a);         // files (cmd_inspect.cpp)
 int cmd_verify_model(const Args &a, const char *path);  // `verify PATH` of a non-UQFF model
+// inspect --json objects (cmd_inspect.cpp), shared with inspect --store: a model's tensors
+// (with their file when `every_file` or the model has several) and metadata, or the error.
+void json_model(JsonWriter &w, const char *path, const tblob_model *m, bool every_file);
+void json_error(JsonWriter &w, const char *path, const tblob_diag &d);
+// The last component of the path p[0..n) (its length in *len).
+const char *base_name(const char *p, size_t n, size_t *len);
 int cmd_dequant(const Args &a);         // any model, or --store DIR MODEL (cmd_dequant.cpp)
 int cmd_diff(const Args &a);            // cmd_diff.cpp
 // Ollama stores (cmd_ollama.cpp, when ollama is built).
