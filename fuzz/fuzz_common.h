@@ -269,6 +269,21 @@ inline bool is_known_status(tblob_status s) {
   return std::strcmp(tblob_status_name(s), "TBLOB_E_UNKNOWN_STATUS") != 0;
 }
 
+// The diag contract of a call that returned s: the same status, a NUL-terminated message
+// (non-empty on failure) and, unless file_len is SIZE_MAX, an offset inside the input.
+inline void check_diag(const tblob_diag &d, tblob_status s, size_t file_len = SIZE_MAX) {
+  FUZZ_ASSERT_MSG(d.status == s, "diag.status %d, returned %d", d.status, s);
+  FUZZ_ASSERT(std::memchr(d.message, '\0', sizeof(d.message)) != nullptr);
+  if (s != TBLOB_OK) {
+    FUZZ_ASSERT_MSG(d.message[0] != '\0', "%s without a message", tblob_status_name(s));
+    if (file_len != SIZE_MAX)
+      FUZZ_ASSERT_MSG(d.offset == TBLOB_NO_OFFSET || d.offset <= file_len,
+                      "%s: diag offset %llu beyond the %zu-byte buffer (%s)", tblob_status_name(s),
+                      static_cast<unsigned long long>(d.offset), file_len, d.message);
+  }
+  consume(touch(d.message, std::strlen(d.message)));
+}
+
 }  // namespace fuzz
 
 #endif  // TENSORBLOB_FUZZ_COMMON_H

@@ -33,17 +33,6 @@ namespace {
 
 constexpr uint64_t kMaxOutElems = uint64_t{1} << 20;  // 4 MiB of f32: under -malloc_limit_mb
 
-void check_diag(const tblob_diag &d, tblob_status s, size_t file_len) {
-  FUZZ_ASSERT_MSG(d.status == s, "diag.status %d, returned %d", d.status, s);
-  FUZZ_ASSERT(std::memchr(d.message, '\0', sizeof(d.message)) != nullptr);
-  if (s != TBLOB_OK) {
-    FUZZ_ASSERT_MSG(d.message[0] != '\0', "%s without a message", tblob_status_name(s));
-    FUZZ_ASSERT_MSG(d.offset == TBLOB_NO_OFFSET || d.offset <= file_len,
-                    "%s: diag offset %llu beyond the %zu-byte buffer (%s)", tblob_status_name(s),
-                    static_cast<unsigned long long>(d.offset), file_len, d.message);
-  }
-}
-
 struct View {
   uint64_t begin, end;
 };
@@ -66,7 +55,7 @@ void dequant_all(const tblob_model *m, uint8_t variant) {
     if (s == TBLOB_OK) FUZZ_ASSERT(need == bytes);
     FUZZ_ASSERT_MSG(s == TBLOB_OK || s == TBLOB_E_NOT_DEQUANTIZABLE || s == TBLOB_E_UNSUPPORTED,
                     "tensor %llu: %s (%s)", static_cast<unsigned long long>(i), tblob_status_name(s), d.message);
-    check_diag(d, s, SIZE_MAX);
+    fuzz::check_diag(d, s);
     FUZZ_ASSERT_MSG(a[bytes] == 0xA5, "dequantize wrote past the buffer");
     if (s != TBLOB_OK) continue;
     if (variant == 1 && bytes > 0) {
@@ -212,7 +201,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     tblob_diag d = TBLOB_DIAG_INIT;
     sm = tblob_model_open_memory(file.ptr, file.len, &opts, &m, &d);
     FUZZ_ASSERT_MSG(fuzz::is_known_status(sm), "unknown status %d", sm);
-    check_diag(d, sm, file.len);
+    fuzz::check_diag(d, sm, file.len);
     if (fa.failed())
       FUZZ_ASSERT_MSG(sm == TBLOB_E_OUT_OF_MEMORY, "allocation %u failed but open returned %s", p.fail_at,
                       tblob_status_name(sm));

@@ -120,19 +120,6 @@ struct Walk {
   uint64_t rows = 0;
 };
 
-void check_diag(const tblob_diag &d, tblob_status s, size_t file_len, bool check_offset) {
-  FUZZ_ASSERT_MSG(d.status == s, "diag.status %d, returned %d", d.status, s);
-  FUZZ_ASSERT(std::memchr(d.message, '\0', sizeof(d.message)) != nullptr);
-  if (s != TBLOB_OK) {
-    FUZZ_ASSERT_MSG(d.message[0] != '\0', "%s without a message", tblob_status_name(s));
-    if (check_offset)
-      FUZZ_ASSERT_MSG(d.offset == TBLOB_NO_OFFSET || d.offset <= file_len,
-                      "%s: diag offset %llu beyond the %zu-byte buffer (%s)", tblob_status_name(s),
-                      static_cast<unsigned long long>(d.offset), file_len, d.message);
-  }
-  fuzz::consume(fuzz::touch(d.message, std::strlen(d.message)));
-}
-
 // `file` is the input; `in_place` when the model borrows that very buffer.
 Walk walk_model(const tblob_model *m, const uint8_t *file, size_t len, bool in_place,
                 const tblob_open_options &opts) {
@@ -371,7 +358,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     tblob_diag d = TBLOB_DIAG_INIT;
     sm = tblob_model_open_memory(file.ptr, file.len, &opts, &m, &d);
     FUZZ_ASSERT_MSG(fuzz::is_known_status(sm), "unknown status %d", sm);
-    check_diag(d, sm, file.len, true);
+    fuzz::check_diag(d, sm, file.len);
     mem_failed = fa.failed();
     if (mem_failed)
       FUZZ_ASSERT_MSG(sm == TBLOB_E_OUT_OF_MEMORY, "allocation %u failed but open returned %s",
@@ -413,7 +400,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const tblob_status sp = tblob_model_open(tmp.path(), &opts, &m, &d);
     FUZZ_ASSERT_MSG(fuzz::is_known_status(sp), "unknown status %d", sp);
     const bool other = !plainly_safetensors(file.ptr, file.len);
-    check_diag(d, sp, file.len, !other);
+    fuzz::check_diag(d, sp, other ? SIZE_MAX : file.len);
     if (fa.failed())
       FUZZ_ASSERT_MSG(sp == TBLOB_E_OUT_OF_MEMORY, "allocation %u failed but open_path returned %s",
                       p.fail_at, tblob_status_name(sp));

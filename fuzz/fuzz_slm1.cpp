@@ -46,17 +46,6 @@ uint32_t flags_for(uint8_t variant) {
   }
 }
 
-void check_diag(const tblob_diag &d, tblob_status s, size_t file_len) {
-  FUZZ_ASSERT_MSG(d.status == s, "diag.status %d, returned %d", d.status, s);
-  FUZZ_ASSERT(std::memchr(d.message, '\0', sizeof(d.message)) != nullptr);
-  if (s != TBLOB_OK) {
-    FUZZ_ASSERT_MSG(d.message[0] != '\0', "%s without a message", tblob_status_name(s));
-    FUZZ_ASSERT_MSG(d.offset == TBLOB_NO_OFFSET || d.offset <= file_len,
-                    "%s: diag offset %llu beyond the %zu-byte buffer (%s)", tblob_status_name(s),
-                    static_cast<unsigned long long>(d.offset), file_len, d.message);
-  }
-}
-
 struct Region {
   uint64_t begin, end;
 };
@@ -211,7 +200,7 @@ OpenResult open_once(const fuzz::Params &p, const fuzz::ExactCopy &file, uint32_
   OpenResult r;
   r.status = tblob_slm1_open_memory(file.ptr, file.len, &opts, &so, &m, &d);
   FUZZ_ASSERT_MSG(fuzz::is_known_status(r.status), "unknown status %d", r.status);
-  check_diag(d, r.status, file.len);
+  fuzz::check_diag(d, r.status, file.len);
   r.alloc_failed = fa.failed();
   if (r.alloc_failed)
     FUZZ_ASSERT_MSG(r.status == TBLOB_E_OUT_OF_MEMORY, "allocation %u failed but open returned %s",
