@@ -10,36 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "../common/temp_tree.h"
 #include "store_writer.h"
 #include "tensorblob.h"
 
 namespace tt {
 
-inline std::string temp_dir(const char *tag) {
-  const char *base = std::getenv("TMPDIR");
-  std::string t = std::string(base && *base ? base : "/tmp") + "/ollama-" + tag + "-XXXXXX";
-  std::vector<char> buf(t.begin(), t.end());
-  buf.push_back('\0');
-  if (!::mkdtemp(buf.data())) return "";
-  return buf.data();
-}
-
-inline void rm_rf(const std::string &p) {
-  struct stat st;
-  if (::lstat(p.c_str(), &st) != 0) return;
-  if (S_ISDIR(st.st_mode)) {
-    if (DIR *d = ::opendir(p.c_str())) {
-      while (struct dirent *e = ::readdir(d)) {
-        if (!std::strcmp(e->d_name, ".") || !std::strcmp(e->d_name, "..")) continue;
-        rm_rf(p + "/" + e->d_name);
-      }
-      ::closedir(d);
-    }
-    ::rmdir(p.c_str());
-  } else {
-    ::unlink(p.c_str());
-  }
-}
+inline std::string temp_dir(const char *tag) { return make_temp_dir(std::string("ollama-") + tag + "-"); }
 
 // Every path under root with size and mtime: a snapshot to compare.
 inline std::string tree(const std::string &root) {

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/temp_tree.h"
 #include "st_builder.h"
 #include "tensorblob.h"
 
@@ -27,18 +28,13 @@ namespace sth {
 // Temporary directory, removed recursively at exit.
 class TempDir {
  public:
-  TempDir() {
-    const char *base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/tblob_test_XXXXXX";
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    if (!mkdtemp(buf.data())) {
+  TempDir() : path_(tt::make_temp_dir("tblob_test_")) {
+    if (path_.empty()) {
       std::perror("mkdtemp");
       std::abort();
     }
-    path_ = buf.data();
   }
-  ~TempDir() { remove_tree(path_); }
+  ~TempDir() { tt::rm_rf(path_); }
   TempDir(const TempDir &) = delete;
   TempDir &operator=(const TempDir &) = delete;
 
@@ -61,23 +57,6 @@ class TempDir {
     const std::string p = sub(name);
     ::mkdir(p.c_str(), 0700);
     return p;
-  }
-
-  static void remove_tree(const std::string &p) {
-    struct stat st;
-    if (::lstat(p.c_str(), &st) != 0) return;
-    if (S_ISDIR(st.st_mode)) {
-      if (DIR *d = ::opendir(p.c_str())) {
-        while (struct dirent *e = ::readdir(d)) {
-          if (!std::strcmp(e->d_name, ".") || !std::strcmp(e->d_name, "..")) continue;
-          remove_tree(p + "/" + e->d_name);
-        }
-        ::closedir(d);
-      }
-      ::rmdir(p.c_str());
-    } else {
-      ::unlink(p.c_str());
-    }
   }
 
  private:
