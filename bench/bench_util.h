@@ -100,4 +100,53 @@ inline void stream_fill(uint8_t *dst, size_t n) {
   if (done < n) std::memset(dst + done, 0x3F, n - done);
 }
 
+// The fill that also reads input arrays front to back, in step with the output: every 2 KiB
+// of output reads its share of each array (of 512 B, 2 KiB and 8 KiB steps, 2 KiB moved the
+// most bytes; the 8-bit cases of bench_fill_ratio 0.83 of the fill against 0.70 at 8 KiB).
+// The bound of a decoder that reads `len` bytes to write `n`. Returns a checksum of the reads
+// (so they stay). AVX2 only; elsewhere the plain fill after one pass over the input.
+struct Stream {
+  const uint8_t *p;
+  uint64_t len;
+};
+#if defined(__x86_64__)
+__attribute__((target("avx2"))) inline uint64_t stream_fill_reading_avx2(uint8_t *dst, size_t n, const Stream *in,
+                                                                         int count) {
+  constexpr size_t kChunk = 2048;
+  const size_t chunks = n / kChunk;
+  __m256i acc = _mm256_setzero_si256();
+  uint64_t at[4] = {0, 0, 0, 0};
+  for (size_t c = 0; c < chunks; ++c) {
+    for (int k = 0; k < count; ++k) {
+      const uint64_t end = in[k].len * (c + 1) / chunks & ~uint64_t{31};
+      for (; at[k] < end; at[k] += 32)
+        acc = _mm256_add_epi64(acc, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(in[k].p + at[k])));
+    }
+    const __m256i v = _mm256_set1_epi32(0x3f800001);
+    uint8_t *d = dst + c * kChunk;
+    for (size_t i = 0; i < kChunk; i += 128) {
+      _mm256_stream_si256(reinterpret_cast<__m256i *>(d + i), v);
+      _mm256_stream_si256(reinterpret_cast<__m256i *>(d + i + 32), v);
+      _mm256_stream_si256(reinterpret_cast<__m256i *>(d + i + 64), v);
+      _mm256_stream_si256(reinterpret_cast<__m256i *>(d + i + 96), v);
+    }
+  }
+  _mm_sfence();
+  if (chunks * kChunk < n) std::memset(dst + chunks * kChunk, 0x3F, n - chunks * kChunk);
+  return static_cast<uint64_t>(_mm256_extract_epi64(acc, 0) ^ _mm256_extract_epi64(acc, 3));
+}
+#endif
+
+// count <= 4 arrays.
+inline uint64_t stream_fill_reading(uint8_t *dst, size_t n, const Stream *in, int count) {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx2")) return stream_fill_reading_avx2(dst, n, in, count);
+#endif
+  uint64_t sum = 0;
+  for (int k = 0; k < count; ++k)
+    for (uint64_t i = 0; i < in[k].len; i += 64) sum += in[k].p[i];
+  stream_fill(dst, n);
+  return sum;
+}
+
 }  // namespace bench
