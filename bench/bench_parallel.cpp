@@ -12,8 +12,7 @@
 //       one pre-faulted arena (default 512 MiB), against a T-thread streaming fill of the same
 //       bytes into the same arena, the same fill also reading the model file in step (the bytes
 //       any dequantizer moves: the machine's bound), and the same dequantization on 1 thread.
-//       The first pass after
-//       open (which also faults the mapped file in) is reported on its own.
+//       The first pass after open (which also faults the mapped file in) is reported on its own.
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/mman.h>
