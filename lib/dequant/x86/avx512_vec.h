@@ -25,6 +25,7 @@ constexpr int kRne512 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 
 struct VAvx512 {
   static constexpr int W = 16;
+  static constexpr bool kPairs = true;  // make_pair / expand4_pair: two groups per table
   using U = __m512i;
   using F = __m512;
   using M = __mmask16;
@@ -127,14 +128,51 @@ struct VAvx512 {
     const Avx512Lut16 la = make_lut<OUT>(a), lb = make_lut<OUT>(b);
     return Avx512Lut16{_mm512_inserti64x4(la.t, _mm512_castsi512_si256(lb.t), 1)};
   }
+  // The same from values given as f32 bits (canonical NaN) whose bf16 is their top half when
+  // kExact (the low 16 bits are zero: exact products of FP4 values and power-of-two or
+  // 4-significant-bit scales), else rounded first (the integer RNE keeps 0x7FC00000 and
+  // infinities); one vpermt2w then picks both groups' top halves, in place of two narrowings.
+  template <uint32_t OUT, bool kExact>
+  TBLOB_VK_INLINE static Avx512Lut16 make_pair(const U *a, const U *b) {
+    if constexpr (OUT == kOutBF16) {
+      U x = a[0], y = b[0];
+      if (!kExact) {
+        x = Ops<VAvx512>::round_bf16<false>(x);
+        y = Ops<VAvx512>::round_bf16<false>(y);
+      }
+      return Avx512Lut16{_mm512_permutex2var_epi16(x, odd_words(), y)};
+    } else {
+      return make_lut2<OUT>(a, b);
+    }
+  }
+  static __m512i odd_words() {  // word i: 2i + 1 (the first table), 32 + 2i + 1 (the second)
+    return _mm512_set_epi16(63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37, 35, 33, 31, 29, 27, 25, 23,
+                            21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+  }
+  // vpermw indices of the 32 4-bit codes in the 16 bytes at p, in output order: byte b
+  // zero-extended to a dword, (b | b << 12) & 0x000F000F holds its low nibble in the low word
+  // and its high nibble in the high word. vpermw reads bits 0-4 of each word, so bit 4 (the
+  // table's upper 16 entries) is set by the caller where wanted.
+  TBLOB_VK_INLINE static __m512i nib_idx(const uint8_t *p) {
+    const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+    return _mm512_ternarylogic_epi32(b, _mm512_slli_epi32(b, 12), _mm512_set1_epi32(0x000F000F), 0xA8);  // (b|c)&m
+  }
   // 32 codes at p, the first 16 through group a's table, the next 16 through group b's.
   template <bool NT>
   TBLOB_VK_INLINE static void expand4x2(const uint8_t *p, const Avx512Lut16 &l, uint8_t *dst) {
-    __m128i c0, c1;
-    nibbles(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)), &c0, &c1);
-    const __m512i idx = _mm512_or_si512(_mm512_cvtepu8_epi16(_mm256_set_m128i(c1, c0)),
-                                        _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(16), 1));
-    st512<NT>(dst, _mm512_permutexvar_epi16(idx, l.t));
+    const __m512i hi = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(16), 1);
+    st512<NT>(dst, _mm512_permutexvar_epi16(_mm512_or_si512(nib_idx(p), hi), l.t));
+  }
+  // gsize (a multiple of 32) codes at p through group a's table, then gsize through group b's.
+  template <bool NT>
+  TBLOB_VK_INLINE static void expand4_pair(const uint8_t *p, uint64_t gsize, const Avx512Lut16 &l, uint8_t *dst) {
+    for (uint64_t k = 0; k < gsize; k += 32, p += 16, dst += 64) {
+      st512<NT>(dst, _mm512_permutexvar_epi16(nib_idx(p), l.t));
+    }
+    const __m512i hi = _mm512_set1_epi16(16);
+    for (uint64_t k = 0; k < gsize; k += 32, p += 16, dst += 64) {
+      st512<NT>(dst, _mm512_permutexvar_epi16(_mm512_or_si512(nib_idx(p), hi), l.t));
+    }
   }
 
   static void nibbles(__m128i x, __m128i *c0, __m128i *c1) {
@@ -162,10 +200,7 @@ struct VAvx512 {
       }
     } else {
       for (; k + 32 <= n; k += 32, p += 16, dst += 64) {
-        __m128i c0, c1;
-        nibbles(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)), &c0, &c1);
-        const __m512i idx = _mm512_cvtepu8_epi16(_mm256_set_m128i(c1, c0));
-        st512<NT>(dst, _mm512_permutexvar_epi16(idx, l.t));
+        st512<NT>(dst, _mm512_permutexvar_epi16(nib_idx(p), l.t));
       }
       if (k < n) {
         __m128i c0, c1;

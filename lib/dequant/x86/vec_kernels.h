@@ -418,7 +418,12 @@ void decode_affine_chunk(const uint8_t *base, uint64_t i0, uint64_t n, uint32_t 
 // expands the group's codes.
 // GS: the group size when known at compile time (16, 32, 64: the expansion loop then unrolls
 // fully), else 0 and d.group_size.
-template <class V, uint32_t OUT, bool NT, uint64_t GS, class Prep, class Make>
+template <class V, class = void>
+struct HasPairs : std::false_type {};
+template <class V>
+struct HasPairs<V, typename std::enable_if<V::kPairs>::type> : std::true_type {};
+
+template <class V, uint32_t OUT, bool NT, uint64_t GS, bool kExact, class Prep, class Make>
 void hot_lut4_gs(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, const Prep &prep,
                  const Make &make) {
   using Lut = typename V::template Lut<OUT>;
@@ -430,10 +435,28 @@ void hot_lut4_gs(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, con
     const uint64_t n = min_u64(kChunkGroups, total - c0);
     prep(g_first + c0, n, sa, ba);
     uint64_t g = 0;
-    if constexpr ((V::W == 8 || V::W == 16) && OUT != kOutF32 && (GS == 16 || GS == 0)) {
-      // x86, 16-bit outputs of 16-code groups (nvfp4): two groups per table (AVX2: one per
-      // lane; AVX-512: one per 256-bit half) and per 32-code expansion, instead of a
-      // half-empty table and 16-code tails each.
+    if constexpr (HasPairs<V>::value && OUT != kOutF32) {
+      // AVX-512, 16-bit outputs: two groups per table (one per 256-bit half), built by one
+      // permute of both groups' values (make_pair); 16-code groups (nvfp4) share each 32-code
+      // expansion, longer ones expand group a then group b (expand4_pair).
+      if (gsize == 16 || gsize % 32 == 0) {
+        for (; g + 2 <= n; g += 2) {
+          typename V::U va[16 / V::W], vb[16 / V::W];
+          make(sa[g], ba[g], va);
+          make(sa[g + 1], ba[g + 1], vb);
+          const auto lut = V::template make_pair<OUT, kExact>(va, vb);
+          if (gsize == 16) {
+            V::template expand4x2<NT>(p, lut, out);
+          } else {
+            V::template expand4_pair<NT>(p, gsize, lut, out);
+          }
+          p += gsize;
+          out += 2 * gsize * out_bytes<OUT>();
+        }
+      }
+    } else if constexpr (V::W == 8 && OUT != kOutF32 && (GS == 16 || GS == 0)) {
+      // AVX2, 16-bit outputs of 16-code groups (nvfp4): two groups per table (one per lane)
+      // and per 32-code expansion, instead of a half-empty table and 16-code tails each.
       for (; gsize == 16 && g + 2 <= n; g += 2) {
         typename V::U va[2], vb[2];
         make(sa[g], ba[g], va);
@@ -466,20 +489,21 @@ void hot_lut4_gs(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, con
     }
   }
 }
-template <class V, uint32_t OUT, bool NT, class Prep, class Make>
+// kExact: make's finite values are exact bf16 values (V::make_pair takes their top halves).
+template <class V, uint32_t OUT, bool NT, bool kExact = false, class Prep, class Make>
 void hot_lut4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, const Prep &prep,
               const Make &make) {
   // AVX2 only: the AVX-512 instantiations trip GCC 12's -Wuninitialized inside its intrinsic
   // headers when unrolled, and were not measured.
   if constexpr (V::W == 8) {
     switch (d.group_size) {
-      case 16: return hot_lut4_gs<V, OUT, NT, 16>(d, rb, re, out, prep, make);
-      case 32: return hot_lut4_gs<V, OUT, NT, 32>(d, rb, re, out, prep, make);
-      case 64: return hot_lut4_gs<V, OUT, NT, 64>(d, rb, re, out, prep, make);
+      case 16: return hot_lut4_gs<V, OUT, NT, 16, kExact>(d, rb, re, out, prep, make);
+      case 32: return hot_lut4_gs<V, OUT, NT, 32, kExact>(d, rb, re, out, prep, make);
+      case 64: return hot_lut4_gs<V, OUT, NT, 64, kExact>(d, rb, re, out, prep, make);
       default: break;
     }
   }
-  hot_lut4_gs<V, OUT, NT, 0>(d, rb, re, out, prep, make);
+  hot_lut4_gs<V, OUT, NT, 0, kExact>(d, rb, re, out, prep, make);
 }
 
 template <class V>
@@ -557,7 +581,10 @@ void hot_mxfp4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
       for (int k = 0; k < 16 / V::W; ++k) vals[k] = O::canon(V::asu(V::mul(V::asf(f[k]), V::asf(s))));
     }
   };
-  hot_lut4<V, OUT, NT>(d, rb, re, out, prep, make);
+  // Exact bf16 values: an FP4 value (2 significant bits, 0.5..6) times a power of two is
+  // exact in f32 down to 2^-128 (s >= 2^-127) and overflows to inf, and the few significant
+  // bits leave the low 16 bits zero; NaN is canonical.
+  hot_lut4<V, OUT, NT, true>(d, rb, re, out, prep, make);
 }
 
 template <class V, uint32_t OUT, bool NT = false>
@@ -582,7 +609,14 @@ void hot_nvfp4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
       for (int k = 0; k < 16 / V::W; ++k) vals[k] = nv_value<V>(ns, f[k], s);
     }
   };
-  hot_lut4<V, OUT, NT>(d, rb, re, out, prep, make);
+  // Without a global scale the values are exact bf16 values: an E4M3 scale (at most 4
+  // significant bits, 2^-9 <= |s| <= 480) times an FP4 value (2 bits, 0.5..6) is exact and
+  // normal in f32 with at most 6 significant bits; NaN scales give the canonical NaN.
+  if (ns.mode == GlobalScaleMode::kNone) {
+    hot_lut4<V, OUT, NT, true>(d, rb, re, out, prep, make);
+  } else {
+    hot_lut4<V, OUT, NT>(d, rb, re, out, prep, make);
+  }
 }
 
 // One value of affine int8 for a block lane: round_S(round_S(q*s) + b), OUT conversion fused.
