@@ -647,6 +647,24 @@ TBLOB_VK_INLINE inline void affine8_store(uint8_t *dst, typename V::U q, typenam
 inline bool affine8_bf16_fp_ok(uint32_t sb, uint32_t bb) {
   return ((sb >> 23) & 0xFFu) <= 226u && ((bb >> 23) & 0xFFu) <= 226u && bb != 0x80000000u;
 }
+// Groups for V::affine8_bf16_x32 (sets with kBf16Pack: vcvtne2ps2bf16, which reads subnormal
+// inputs as zero): s and b each zero or 2^-119 <= |x| < 2^100 (exponent field 8..226). Then
+// for q in 0..255, q*s is zero or normal (|q*s| >= |s|) and below 2^108, t = round(q*s) is
+// zero or a multiple of s's bf16 quantum, b one of b's, both at least 2^-126, so t + b (f32
+// rounding keeps that: its quantum there is coarser) is zero or normal, and below 2^109: no
+// subnormal, infinity or NaN ever reaches the conversion.
+inline bool affine8_bf16_pack_ok(uint32_t sb, uint32_t bb) {
+  auto ok = [](uint32_t x) {
+    const uint32_t e = (x >> 23) & 0xFFu;
+    return (x & 0x7FFFFFFFu) == 0 || (e >= 8u && e <= 226u);
+  };
+  return ok(sb) && ok(bb);
+}
+template <class V, class = void>
+struct HasBf16Pack : std::false_type {};
+template <class V>
+struct HasBf16Pack<V, typename std::enable_if<V::kBf16Pack>::type> : std::true_type {};
+
 // The value of such a group's lane (f32 bits, exactly bf16).
 template <class V>
 TBLOB_VK_INLINE inline typename V::U affine8_bf16_fp(typename V::U q, typename V::U s, typename V::U bias) {
@@ -682,6 +700,12 @@ void hot_affine8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
     decode_affine_chunk<V, SDT>(d.biases, g_first + c0, n, ba);
     for (uint64_t g = 0; g < n; ++g) {
       const U s = V::set1(sa[g]), bias = V::set1(ba[g]);
+      if constexpr (HasBf16Pack<V>::value && SDT == TBLOB_DTYPE_BF16 && OUT == kOutBF16) {
+        if (gsize % 32 == 0 && affine8_bf16_pack_ok(sa[g], ba[g])) {
+          for (uint64_t j = 0; j < gsize; j += 32, p += 32, out += 64) V::template affine8_bf16_x32<NT>(p, s, bias, out);
+          continue;
+        }
+      }
       if (SDT == TBLOB_DTYPE_BF16 && OUT != kOutF16 && affine8_bf16_fp_ok(sa[g], ba[g])) {
         for (uint64_t j = 0; j < gsize; j += 16, p += 16) {
           U q[kPer];
