@@ -26,6 +26,7 @@ constexpr int kRne512 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 struct VAvx512 {
   static constexpr int W = 16;
   static constexpr bool kPairs = true;  // make_pair / expand4_pair: two groups per table
+  using Lut16 = Avx512Lut16;
   using U = __m512i;
   using F = __m512;
   using M = __mmask16;

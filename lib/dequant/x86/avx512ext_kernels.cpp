@@ -8,6 +8,8 @@
 // subnormal inputs as zero and quiets NaNs its own way (convert.h's f32_to_bf16 keeps
 // subnormals): it is used only for affine groups whose arithmetic cannot produce a
 // subnormal, an infinity or a NaN (affine8_bf16_pack_ok).
+#include <cstring>
+
 #include "dequant/x86/avx512_vec.h"
 #include "dequant/x86/x86_kernels.h"
 
@@ -38,6 +40,24 @@ struct VAvx512Ext : VAvx512 {
     const __m512 even = _mm512_castsi512_ps(_mm512_slli_epi32(t, 16));
     const __m512 odd = _mm512_castsi512_ps(_mm512_and_si512(t, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))));
     st512<NT>(dst, pack_bf16(_mm512_add_ps(odd, bf), _mm512_add_ps(even, bf)));
+  }
+  // The bf16 table of two affine int4 groups (scales sp[0..1], biases bp[0..1] as f32 bits,
+  // both accepted by affine8_bf16_pack_ok): group a's 16 entries in words 0-15, b's in 16-31.
+  // The same interleave as affine8_bf16_x32: the first pack's lanes alternate a's and b's
+  // entries (q = lane / 2 and 8 + lane / 2, the scale pair broadcast as a qword), so its
+  // dword view gives a's rounded products (low words) and b's (high words) in order.
+  TBLOB_VK_INLINE static Avx512Lut16 affine4_bf16_pair(const uint32_t *sp, const uint32_t *bp) {
+    uint64_t s2;
+    std::memcpy(&s2, sp, 8);
+    const __m512 s = _mm512_castsi512_ps(_mm512_set1_epi64(static_cast<long long>(s2)));
+    const __m512 qlo = _mm512_set_ps(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
+    const __m512 qhi = _mm512_set_ps(15, 15, 14, 14, 13, 13, 12, 12, 11, 11, 10, 10, 9, 9, 8, 8);
+    const __m512i t = pack_bf16(_mm512_mul_ps(qhi, s), _mm512_mul_ps(qlo, s));
+    const __m512 a = _mm512_castsi512_ps(_mm512_slli_epi32(t, 16));
+    const __m512 b = _mm512_castsi512_ps(_mm512_and_si512(t, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))));
+    const __m512 ba = _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<int>(bp[0])));
+    const __m512 bb = _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<int>(bp[1])));
+    return Avx512Lut16{pack_bf16(_mm512_add_ps(b, bb), _mm512_add_ps(a, ba))};
   }
   static __m512i lo_idx() {  // dword 2i: byte i, dword 2i + 1: byte 16 + i (i < 8)
     return _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);

@@ -423,9 +423,35 @@ struct HasPairs : std::false_type {};
 template <class V>
 struct HasPairs<V, typename std::enable_if<V::kPairs>::type> : std::true_type {};
 
-template <class V, uint32_t OUT, bool NT, uint64_t GS, bool kExact, class Prep, class Make>
+// Groups for V::affine8_bf16_x32 and V::affine4_bf16_pair (sets with kBf16Pack: vcvtne2ps2bf16, which reads subnormal
+// inputs as zero): s and b each zero or 2^-119 <= |x| < 2^100 (exponent field 8..226). Then
+// for q in 0..255, q*s is zero or normal (|q*s| >= |s|) and below 2^108, t = round(q*s) is
+// zero or a multiple of s's bf16 quantum, b one of b's, both at least 2^-126, so t + b (f32
+// rounding keeps that: its quantum there is coarser) is zero or normal, and below 2^109: no
+// subnormal, infinity or NaN ever reaches the conversion.
+inline bool affine8_bf16_pack_ok(uint32_t sb, uint32_t bb) {
+  auto ok = [](uint32_t x) {
+    const uint32_t e = (x >> 23) & 0xFFu;
+    return (x & 0x7FFFFFFFu) == 0 || (e >= 8u && e <= 226u);
+  };
+  return ok(sb) && ok(bb);
+}
+template <class V, class = void>
+struct HasBf16Pack : std::false_type {};
+template <class V>
+struct HasBf16Pack<V, typename std::enable_if<V::kBf16Pack>::type> : std::true_type {};
+
+// The default pair hook of hot_lut4: no two-group table of the scheme's own.
+struct NoPair {
+  template <class L>
+  bool operator()(const uint32_t *, const uint32_t *, L *) const {
+    return false;
+  }
+};
+
+template <class V, uint32_t OUT, bool NT, uint64_t GS, bool kExact, class Prep, class Make, class Pair>
 void hot_lut4_gs(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, const Prep &prep,
-                 const Make &make) {
+                 const Make &make, const Pair &pair) {
   using Lut = typename V::template Lut<OUT>;
   const uint64_t gsize = GS != 0 ? GS : d.group_size, ngroups = d.cols / gsize;
   const uint64_t total = (re - rb) * ngroups, g_first = rb * ngroups;
@@ -441,10 +467,13 @@ void hot_lut4_gs(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, con
       // expansion, longer ones expand group a then group b (expand4_pair).
       if (gsize == 16 || gsize % 32 == 0) {
         for (; g + 2 <= n; g += 2) {
-          typename V::U va[16 / V::W], vb[16 / V::W];
-          make(sa[g], ba[g], va);
-          make(sa[g + 1], ba[g + 1], vb);
-          const auto lut = V::template make_pair<OUT, kExact>(va, vb);
+          typename V::Lut16 lut;
+          if (!pair(sa + g, ba + g, &lut)) {
+            typename V::U va[16 / V::W], vb[16 / V::W];
+            make(sa[g], ba[g], va);
+            make(sa[g + 1], ba[g + 1], vb);
+            lut = V::template make_pair<OUT, kExact>(va, vb);
+          }
           if (gsize == 16) {
             V::template expand4x2<NT>(p, lut, out);
           } else {
@@ -490,20 +519,22 @@ void hot_lut4_gs(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, con
   }
 }
 // kExact: make's finite values are exact bf16 values (V::make_pair takes their top halves).
-template <class V, uint32_t OUT, bool NT, bool kExact = false, class Prep, class Make>
+// pair(s, b, &lut): the two-group table of groups with scales s[0..1], biases b[0..1] built by
+// the scheme itself (true), or false for make + make_pair.
+template <class V, uint32_t OUT, bool NT, bool kExact = false, class Prep, class Make, class Pair = NoPair>
 void hot_lut4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, const Prep &prep,
-              const Make &make) {
+              const Make &make, const Pair &pair = Pair()) {
   // AVX2 only: the AVX-512 instantiations trip GCC 12's -Wuninitialized inside its intrinsic
   // headers when unrolled, and were not measured.
   if constexpr (V::W == 8) {
     switch (d.group_size) {
-      case 16: return hot_lut4_gs<V, OUT, NT, 16, kExact>(d, rb, re, out, prep, make);
-      case 32: return hot_lut4_gs<V, OUT, NT, 32, kExact>(d, rb, re, out, prep, make);
-      case 64: return hot_lut4_gs<V, OUT, NT, 64, kExact>(d, rb, re, out, prep, make);
+      case 16: return hot_lut4_gs<V, OUT, NT, 16, kExact>(d, rb, re, out, prep, make, pair);
+      case 32: return hot_lut4_gs<V, OUT, NT, 32, kExact>(d, rb, re, out, prep, make, pair);
+      case 64: return hot_lut4_gs<V, OUT, NT, 64, kExact>(d, rb, re, out, prep, make, pair);
       default: break;
     }
   }
-  hot_lut4_gs<V, OUT, NT, 0, kExact>(d, rb, re, out, prep, make);
+  hot_lut4_gs<V, OUT, NT, 0, kExact>(d, rb, re, out, prep, make, pair);
 }
 
 template <class V>
@@ -560,7 +591,18 @@ void hot_affine4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
       }
     }
   };
-  hot_lut4<V, OUT, NT>(d, rb, re, out, prep, make);
+  if constexpr (HasBf16Pack<V>::value && SDT == TBLOB_DTYPE_BF16 && OUT == kOutBF16) {
+    // Both roundings of two groups' 32 entries by two vcvtne2ps2bf16 (affine4_bf16_pair), for
+    // pairs of groups whose arithmetic stays normal (the int8 guard covers q <= 15).
+    auto pair = [](const uint32_t *sp, const uint32_t *bp, typename V::Lut16 *l) TBLOB_VK_INLINE {
+      if (!affine8_bf16_pack_ok(sp[0], bp[0]) || !affine8_bf16_pack_ok(sp[1], bp[1])) return false;
+      *l = V::affine4_bf16_pair(sp, bp);
+      return true;
+    };
+    hot_lut4<V, OUT, NT>(d, rb, re, out, prep, make, pair);
+  } else {
+    hot_lut4<V, OUT, NT>(d, rb, re, out, prep, make);
+  }
 }
 
 template <class V, uint32_t OUT, bool NT = false>
@@ -647,24 +689,6 @@ TBLOB_VK_INLINE inline void affine8_store(uint8_t *dst, typename V::U q, typenam
 inline bool affine8_bf16_fp_ok(uint32_t sb, uint32_t bb) {
   return ((sb >> 23) & 0xFFu) <= 226u && ((bb >> 23) & 0xFFu) <= 226u && bb != 0x80000000u;
 }
-// Groups for V::affine8_bf16_x32 (sets with kBf16Pack: vcvtne2ps2bf16, which reads subnormal
-// inputs as zero): s and b each zero or 2^-119 <= |x| < 2^100 (exponent field 8..226). Then
-// for q in 0..255, q*s is zero or normal (|q*s| >= |s|) and below 2^108, t = round(q*s) is
-// zero or a multiple of s's bf16 quantum, b one of b's, both at least 2^-126, so t + b (f32
-// rounding keeps that: its quantum there is coarser) is zero or normal, and below 2^109: no
-// subnormal, infinity or NaN ever reaches the conversion.
-inline bool affine8_bf16_pack_ok(uint32_t sb, uint32_t bb) {
-  auto ok = [](uint32_t x) {
-    const uint32_t e = (x >> 23) & 0xFFu;
-    return (x & 0x7FFFFFFFu) == 0 || (e >= 8u && e <= 226u);
-  };
-  return ok(sb) && ok(bb);
-}
-template <class V, class = void>
-struct HasBf16Pack : std::false_type {};
-template <class V>
-struct HasBf16Pack<V, typename std::enable_if<V::kBf16Pack>::type> : std::true_type {};
-
 // The value of such a group's lane (f32 bits, exactly bf16).
 template <class V>
 TBLOB_VK_INLINE inline typename V::U affine8_bf16_fp(typename V::U q, typename V::U s, typename V::U bias) {
