@@ -482,6 +482,17 @@ TEST_P(Kernels, MxNvfp4EveryScaleByte) {
                            GlobalScaleMode::kNone, 0, true, &data, &sc);
       for (int slot = 0; slot < 3; ++slot) expect_same(*k_, *t, slot, 0, 256, 0);
     }
+    {
+      // mxfp8: every scale byte with every code (8 groups a row, codes 0..255 in order): the
+      // avx512 bf16 bit assembly's bounds (scale 2^-117..2^119) with subnormal, NaN and
+      // largest codes on both sides.
+      std::vector<uint8_t> data(256 * 256), sc8(256 * 8);
+      for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i);
+      for (size_t i = 0; i < sc8.size(); ++i) sc8[i] = static_cast<uint8_t>(i / 8);
+      auto t = make_tensor(r, QuantScheme::kMxfp8, 0, 32, TBLOB_DTYPE_F8_E8M0, 256, 256, special,
+                           GlobalScaleMode::kNone, 0, true, &data, &sc8);
+      for (int slot = 0; slot < 3; ++slot) expect_same(*k_, *t, slot, 0, 256, 0);
+    }
     for (int gm = 0; gm < 3; ++gm) {
       for (int rep = 0; rep < 4; ++rep) {
         std::vector<uint8_t> data(256 * 8);

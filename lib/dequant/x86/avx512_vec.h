@@ -100,6 +100,28 @@ struct VAvx512 {
     out[0] = _mm512_castps_si512(_mm512_cvtph_ps(h));
   }
 
+  // mxfp8 to bf16 by bit assembly, for a scale 2^k with sexp = k + 127 in 10..246: every
+  // E4M3 value (2^-9 <= |x| <= 480, at most 4 significant bits) times 2^k is then a normal
+  // bf16, exact. A normal code (exponent field E >= 1, mantissa m) is (E + 120 + k) << 7 |
+  // m << 4, i.e. (code & 0x7F) << 4 plus (sexp - 7) << 7; a subnormal one (m * 2^-9) comes
+  // from an 8-entry table of m * 2^-9's bits plus k << 7 (0 stays 0); then the sign; OCP NaN
+  // codes (ocp: 0x7F / 0xFF) give the canonical NaN 0x7FC0 as the NaN rule does. 32 codes at p.
+  static constexpr bool kMx8Bits = true;
+  template <bool NT>
+  TBLOB_VK_INLINE static void mxfp8_bf16_x32(const uint8_t *p, uint32_t sexp, bool ocp, uint8_t *dst) {
+    const __m512i w = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
+    const __m512i m4 = _mm512_and_si512(_mm512_slli_epi16(w, 4), _mm512_set1_epi16(0x07F0));  // (code & 0x7F) << 4
+    __m512i r = _mm512_add_epi16(m4, _mm512_set1_epi16(static_cast<short>((sexp - 7u) << 7)));
+    const __m512i sub_base = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x3C60,
+                                              0x3C40, 0x3C20, 0x3C00, 0x3BC0, 0x3B80, 0x3B00, 0);
+    const __m512i sub = _mm512_maskz_add_epi16(0xFEu, sub_base, _mm512_set1_epi16(static_cast<short>(static_cast<uint16_t>((sexp - 127u) << 7))));
+    // subnormal lanes (E = 0): w's bits 0-4 are m, the table index
+    r = _mm512_mask_permutexvar_epi16(r, _mm512_cmplt_epu16_mask(m4, _mm512_set1_epi16(0x80)), w, sub);
+    r = _mm512_ternarylogic_epi32(r, _mm512_slli_epi16(w, 8), _mm512_set1_epi16(static_cast<short>(0x8000)), 0xF8);  // r | sign
+    if (ocp) r = _mm512_mask_mov_epi16(r, _mm512_cmpeq_epi16_mask(m4, _mm512_set1_epi16(0x07F0)), _mm512_set1_epi16(0x7FC0));
+    st512<NT>(dst, r);
+  }
+
   static U gather2(const uint8_t *w, U off) {
     const __m512i win = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i *>(w)));
     const __m512i ctrl = _mm512_add_epi32(_mm512_add_epi32(_mm512_slli_epi32(off, 8), off), set1(0x80800100u));

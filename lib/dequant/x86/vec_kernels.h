@@ -772,6 +772,11 @@ void hot_affine8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
   }
 }
 
+template <class V, class = void>
+struct HasMx8Bits : std::false_type {};
+template <class V>
+struct HasMx8Bits<V, typename std::enable_if<V::kMx8Bits>::type> : std::true_type {};
+
 // mxfp8: E4M3 * round_O(E8M0), 32 codes per scale, blocks of 16. The fast path decodes
 // E4M3 / 256 exactly through the f16 widening and multiplies once by s' = 256 * s, which is
 // the same single rounding of the same exact product as E4M3 * s whenever 256 * s is exact
@@ -795,6 +800,14 @@ void hot_mxfp8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
       const uint32_t sb = sa[g];
       const bool may_nan = !mf || !finite_bits(sb);
       const uint32_t sexp = (sb >> 23) & 0xFFu;
+      if constexpr (HasMx8Bits<V>::value && OUT == kOutBF16) {
+        if (sexp >= 10u && sexp <= 246u) {
+          V::template mxfp8_bf16_x32<NT>(p, sexp, !mf, out);
+          p += 32;
+          out += 64;
+          continue;
+        }
+      }
       if (sexp <= 246u || sexp == 255u) {
         const U s256 = V::asu(V::mul(V::asf(V::set1(sb)), V::asf(k256)));  // exact here
         // bf16 output: the scale is a power of two (or 0, inf, NaN), so with sexp >= 10 every
