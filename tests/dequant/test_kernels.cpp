@@ -5,7 +5,8 @@
 // non-temporal (staged, streamed) path, misaligned destinations, and guard pages on both
 // sides of every input range; SLM1 q8_0 / q4_0 with special f32 scales, -128 / -8 codes,
 // odd shapes and unaligned inputs. Sets the host lacks are skipped (GTEST_SKIP), sets compiled out
-// are skipped too. Also the dispatch rules: TBLOB_KERNEL, set_kernel, "unavailable".
+// are skipped too. "avx512-plain" is the avx512 table without its AVX512_BF16 + VBMI entries
+// (what a CPU without them runs), tested when this host has them. Also the dispatch rules: TBLOB_KERNEL, set_kernel, "unavailable".
 //
 // TBLOB_TEST_SEED (environment) changes the random seed; TBLOB_TEST_SCALE=N multiplies the
 // number of random cases.

@@ -1,7 +1,8 @@
 // AVX-512 (F + BW + VL) vector abstraction for vec_kernels.h: 16 lanes of 32 bits. Include
 // only from a translation unit compiled with -mavx512f -mavx512bw -mavx512vl
-// (x86/avx512_kernels.cpp). AVX512_BF16's vcvtneps2bf16 is deliberately not used: it flushes
-// subnormals, so it cannot match convert.h's f32_to_bf16.
+// (x86/avx512_kernels.cpp). AVX512_BF16's conversions flush subnormal inputs, so they cannot
+// match convert.h's f32_to_bf16 in general: only x86/avx512ext_kernels.cpp uses them, for
+// groups whose arithmetic provably stays normal.
 #pragma once
 #include <immintrin.h>
 
