@@ -924,6 +924,35 @@ TEST(Dispatch, TablesComplete) {
   }
 }
 
+// The avx512 set takes its AVX512_BF16 + VBMI entries exactly when it says so, only on a CPU
+// whose /proc/cpuinfo lists both flags (the kernel's own reading of cpuid), and the plain
+// variant is a distinct, complete table with the same name.
+TEST(Dispatch, Avx512ExtensionEntries) {
+  const KernelTable *wide = kernel_supported("avx512") ? kernel_table_by_name("avx512") : nullptr;
+  const KernelTable *plain = avx512_plain_kernel_table();
+  if (wide == nullptr) {
+    EXPECT_EQ(plain, nullptr);
+    EXPECT_FALSE(avx512_ext_entries());
+    GTEST_SKIP() << "this host cannot run avx512";
+  }
+  ASSERT_NE(plain, nullptr);
+  EXPECT_STREQ(plain->name, "avx512");
+  const uint32_t affine = static_cast<uint32_t>(QuantScheme::kMlxAffine);
+  EXPECT_EQ(wide->rows[affine][kOutBF16] != plain->rows[affine][kOutBF16], avx512_ext_entries());
+  EXPECT_EQ(wide->nt[affine][kOutBF16] != plain->nt[affine][kOutBF16], avx512_ext_entries());
+  EXPECT_EQ(wide->rows[affine][kOutF32], plain->rows[affine][kOutF32]);  // only bf16 outputs differ
+  if (!avx512_ext_entries()) return;
+  FILE *f = std::fopen("/proc/cpuinfo", "r");
+  if (f == nullptr) GTEST_SKIP() << "no /proc/cpuinfo";
+  std::string text;
+  char buf[4096];
+  size_t got;
+  while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, got);
+  std::fclose(f);
+  EXPECT_NE(text.find(" avx512_bf16"), std::string::npos);
+  EXPECT_NE(text.find(" avx512vbmi"), std::string::npos);
+}
+
 TEST(Dispatch, SetKernelErrorsKeepTheActiveSet) {
   ASSERT_EQ(set_kernel("scalar"), TBLOB_OK);
   EXPECT_EQ(set_kernel(nullptr), TBLOB_E_INVALID_ARGUMENT);

@@ -1,8 +1,9 @@
 // Entries of the "avx512" kernel set that need AVX512_BF16 and AVX512_VBMI besides F+BW+VL:
-// vec_kernels.h instantiated with VAvx512Ext, written over the avx512 table by dispatch.cpp
-// only when cpuid reports both (the plain avx512 entries stay for CPUs without them). Compiled
-// with the avx512 flags plus -mavx512bf16 -mavx512vbmi -ffp-contract=off, in a translation
-// unit of its own so that no entry of the plain set can pick up these instructions.
+// vec_kernels.h's MLX affine to bf16 entries instantiated with VAvx512Ext, which dispatch.cpp
+// writes over the avx512 table only when cpuid reports both (the plain avx512 entries stay for
+// CPUs without them). Compiled with the avx512 flags plus -mavx512bf16 -mavx512vbmi
+// -ffp-contract=off, in a translation unit of its own so that no entry of the plain set can
+// pick up these instructions.
 //
 // vcvtne2ps2bf16 rounds 32 f32 lanes to bf16 to nearest even in one instruction, but reads
 // subnormal inputs as zero and quiets NaNs its own way (convert.h's f32_to_bf16 keeps
@@ -70,6 +71,12 @@ struct VAvx512Ext : VAvx512 {
 }  // namespace vk
 }  // namespace
 
-void avx512ext_fill_kernels(KernelTable *t) { vk::fill_table<vk::VAvx512Ext>(t); }
+// Only the slots whose kernels use the extensions (MLX affine to bf16: the int4 / int8 paths
+// for bf16 scales); the rest of the avx512 table stays as it is.
+void avx512ext_fill_kernels(KernelTable *t) {
+  constexpr uint32_t affine = static_cast<uint32_t>(QuantScheme::kMlxAffine);
+  t->rows[affine][kOutBF16] = &vk::affine_entry<vk::VAvx512Ext, kOutBF16>;
+  t->nt[affine][kOutBF16] = &vk::affine_nt<vk::VAvx512Ext, kOutBF16>;
+}
 
 }  // namespace tblob
