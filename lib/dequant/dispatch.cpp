@@ -32,6 +32,7 @@ namespace {
 // ---- CPU features (cached once; "detected" bit is the sentinel) ----------------------------
 constexpr uint32_t kFeatAvx2 = 1u << 0;    // AVX2 + FMA + F16C, YMM state enabled by the OS
 constexpr uint32_t kFeatAvx512 = 1u << 1;  // AVX-512 F+BW+VL, ZMM/opmask state enabled
+constexpr uint32_t kFeatAvx512Ext = 1u << 2;  // + AVX512_BF16 + AVX512_VBMI (avx512ext_fill_kernels)
 constexpr uint32_t kFeatDetected = 1u << 31;
 std::atomic<uint32_t> g_features{0};
 
@@ -54,6 +55,10 @@ uint32_t detect_features() {
         const bool avx512f = (b7 >> 16) & 1u, avx512bw = (b7 >> 30) & 1u, avx512vl = (b7 >> 31) & 1u;
         if (avx2 && f16c && fma) f |= kFeatAvx2;
         if ((f & kFeatAvx2) && zmm_state && avx512f && avx512bw && avx512vl) f |= kFeatAvx512;
+        unsigned a71 = 0, b71 = 0, c71 = 0, d71 = 0;
+        const bool vbmi = (c7 >> 1) & 1u;
+        const bool bf16 = a7 >= 1 && __get_cpuid_count(7, 1, &a71, &b71, &c71, &d71) && ((a71 >> 5) & 1u);
+        if ((f & kFeatAvx512) && vbmi && bf16) f |= kFeatAvx512Ext;
       }
     }
   }
@@ -117,8 +122,19 @@ const KernelTable &avx2_table() {
 #endif
 #if defined(TBLOB_DEQUANT_AVX512)
 Once<KernelTable> g_avx512_table;
+Once<KernelTable> g_avx512_base_table;
+// With AVX512_BF16 + VBMI, their entries replace some of the plain ones (same set name).
+void avx512_fill(KernelTable *t) {
+  avx512_fill_kernels(t);
+#if defined(TBLOB_DEQUANT_AVX512EXT)
+  if ((features() & kFeatAvx512Ext) != 0) avx512ext_fill_kernels(t);
+#endif
+}
 const KernelTable &avx512_table() {
-  return g_avx512_table.get([](KernelTable *t) { make_table(t, "avx512", &avx512_fill_kernels); });
+  return g_avx512_table.get([](KernelTable *t) { make_table(t, "avx512", &avx512_fill); });
+}
+const KernelTable &avx512_base_table() {
+  return g_avx512_base_table.get([](KernelTable *t) { make_table(t, "avx512", &avx512_fill_kernels); });
 }
 #endif
 #if defined(TBLOB_DEQUANT_NEON)
@@ -243,6 +259,21 @@ const KernelTable *active_kernel_table() {
 const KernelTable *kernel_table_by_name(const char *name) {
   if (!kernel_supported(name)) return nullptr;
   return &find_set(name)->table();
+}
+
+const KernelTable *avx512_plain_kernel_table() {
+#if defined(TBLOB_DEQUANT_AVX512)
+  if (runs_avx512()) return &avx512_base_table();
+#endif
+  return nullptr;
+}
+
+bool avx512_ext_entries() {
+#if defined(TBLOB_DEQUANT_AVX512EXT)
+  return (features() & kFeatAvx512Ext) != 0;
+#else
+  return false;
+#endif
 }
 
 const ggml::Kernels *active_ggml_kernels() {

@@ -1,7 +1,8 @@
 // Kernel-set selection for dequantization: which KernelTable dequantize_rows() uses, and which
 // GGML block set (dequant/ggml/ggml.h) goes with it. This is the one place that asks the CPU.
 //
-// Sets, best first: "avx512" (x86-64: AVX-512 F+BW+VL, with AVX2/FMA/F16C), "avx2" (x86-64:
+// Sets, best first: "avx512" (x86-64: AVX-512 F+BW+VL, with AVX2/FMA/F16C; a few entries use
+// AVX512_BF16 + VBMI when cpuid reports them too), "avx2" (x86-64:
 // AVX2 + FMA + F16C), "neon" (arm64 baseline), "scalar" (the reference, always there). A set is compiled in
 // unless its meson option (simd_x86 / simd_neon) is disabled; an x86 set is runnable when cpuid
 // reports the instructions AND xgetbv reports that the OS saves the register state.
@@ -35,6 +36,13 @@ struct Kernels;
 // instructions this CPU/OS does not provide. (Dequantization range -70..-99; pinned in
 // tensorblob.h by the C API.)
 constexpr tblob_status kStatusKernelUnavailable = TBLOB_E_KERNEL_UNAVAILABLE;
+
+// The avx512 set without the entries that need AVX512_BF16 + VBMI (what a CPU without them
+// runs), nullptr when this host cannot run avx512 or it is compiled out: for tests, so that
+// both variants are compared with scalar on a host that has the extensions.
+const KernelTable *avx512_plain_kernel_table();
+// Whether the avx512 set on this host uses those entries (compiled in and cpuid reports both).
+bool avx512_ext_entries();
 
 // Kernel sets compiled into this build, best first; the last is "scalar".
 uint32_t compiled_kernel_count();

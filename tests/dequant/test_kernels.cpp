@@ -5,7 +5,8 @@
 // non-temporal (staged, streamed) path, misaligned destinations, and guard pages on both
 // sides of every input range; SLM1 q8_0 / q4_0 with special f32 scales, -128 / -8 codes,
 // odd shapes and unaligned inputs. Sets the host lacks are skipped (GTEST_SKIP), sets compiled out
-// are skipped too. Also the dispatch rules: TBLOB_KERNEL, set_kernel, "unavailable".
+// are skipped too. "avx512-plain" is the avx512 table without its AVX512_BF16 + VBMI entries
+// (what a CPU without them runs), tested when this host has them. Also the dispatch rules: TBLOB_KERNEL, set_kernel, "unavailable".
 //
 // TBLOB_TEST_SEED (environment) changes the random seed; TBLOB_TEST_SCALE=N multiplies the
 // number of random cases.
@@ -276,6 +277,16 @@ class Kernels : public ::testing::TestWithParam<const char *> {
  protected:
   void SetUp() override {
     const char *name = GetParam();
+    if (std::strcmp(name, "avx512-plain") == 0) {
+      // The avx512 set as a CPU without AVX512_BF16 + VBMI runs it (on one with them, the
+      // dispatched avx512 table has those entries, so both variants get compared).
+      if (!avx512_ext_entries()) GTEST_SKIP() << "avx512 on this host has no AVX512_BF16/VBMI entries";
+      k_ = avx512_plain_kernel_table();
+      ASSERT_NE(k_, nullptr);
+      ASSERT_NE(k_, kernel_table_by_name("avx512"));
+      ASSERT_STREQ(k_->name, "avx512");
+      return;
+    }
     bool compiled = false;
     for (uint32_t i = 0; i < compiled_kernel_count(); ++i) {
       if (std::strcmp(compiled_kernel_name(i), name) == 0) compiled = true;
@@ -361,16 +372,19 @@ TEST_P(Kernels, AffineSpecialScaleBiasGrid) {
 }
 
 // Every f16 / bf16 scale (all 65536 bit patterns: subnormals, both sides of the bounds of
-// AVX2's integer f16 rounding (|s| < 2048) and of the float bf16 rounding (2^-100 <= |s| <
-// 2^100), inf, NaN) against biases at the edges of those paths (0, -0, subnormals, the bias
+// AVX2's integer f16 rounding (|s| < 2048), of the float bf16 rounding (2^-100 <= |s| <
+// 2^100) and of the AVX512_BF16 int8 path (2^-119 <= |s| < 2^100), inf, NaN) against biases at the edges of those paths (0, -0, subnormals, the bias
 // bounds, the largest finite values, ordinary values), int4 and int8 g32, codes cycling
 // through every value: f32 and 16-bit outputs against the scalar reference.
 TEST_P(Kernels, AffineEveryHalfScale) {
   Rng r(seed_base() ^ 0xA3);
   const uint16_t f16_biases[] = {0x0000, 0x8000, 0x0001, 0x83FF, 0x0400, 0x3C00, 0xBC00, 0x2E66,
                                  0xA51F, 0x73FF, 0xF3FF, 0x7400, 0xF400, 0x7BFF, 0xFBFF};
+  // (0x0400 / 0x03FF: 2^-119 and just below, 0x717F / 0x7180: just below 2^100 and 2^100,
+  // the bounds of the avx512 AVX512_BF16 int8 path; inf and NaN biases too.)
   const uint16_t bf16_biases[] = {0x0000, 0x8000, 0x0001, 0x8001, 0x0D80, 0x8D80, 0x0D7F, 0x7100,
-                                  0xF17F, 0x7180, 0x7800, 0xF7F0, 0x3F80, 0xBCA4, 0x7F7F, 0xFF7F};
+                                  0xF17F, 0x7180, 0x7800, 0xF7F0, 0x3F80, 0xBCA4, 0x7F7F, 0xFF7F,
+                                  0x0400, 0x8400, 0x03FF, 0x83FF, 0x717F, 0xF180, 0x7F80, 0xFFC0};
   for (uint32_t sdt : {TBLOB_DTYPE_F16, TBLOB_DTYPE_BF16}) {
     const bool h = sdt == TBLOB_DTYPE_F16;
     for (uint32_t bits : {4u, 8u}) {
@@ -396,6 +410,39 @@ TEST_P(Kernels, AffineEveryHalfScale) {
         if (HasFatalFailure()) return;
       }
     }
+  }
+}
+
+// int8 / int4 with bf16 scales and biases at the bounds of the avx512 AVX512_BF16 paths (zero or
+// 2^-119 <= |x| < 2^100 for both: vcvtne2ps2bf16 reads subnormals as zero), just inside and
+// just outside, with subnormals, inf and NaN: every pair, every code under each, bf16
+// (and f32, f16) output against scalar. Pairs like s = -0x1.fcp-120, b = 0x1p-119 make
+// t + b = 2^-127, a subnormal, when the scale is let in one step early.
+TEST_P(Kernels, AffineBf16PackEdges) {
+  Rng r(seed_base() ^ 0xA4);
+  const uint16_t edges[] = {0x0000, 0x8000, 0x0001, 0x8001, 0x007F, 0x0080, 0x0380, 0x03FF, 0x83FF,
+                            0x0400, 0x8400, 0x0401, 0x8401, 0x047F, 0x84FF, 0x717F, 0xF17F, 0x7180,
+                            0xF180, 0x7F7F, 0x7F80, 0xFF80, 0x7FC0, 0x3F80, 0xBF81};
+  const size_t ne = sizeof(edges) / sizeof(edges[0]);
+  const uint64_t rows = ne * ne, cols = 256;
+  for (uint32_t bits : {8u, 4u}) {
+    std::vector<uint8_t> data(rows * cols * bits / 8);
+    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i);
+    auto t = make_tensor(r, QuantScheme::kMlxAffine, bits, 32, TBLOB_DTYPE_BF16, rows, cols, 0, GlobalScaleMode::kNone,
+                         0.0, true, &data);
+    uint8_t *sc = const_cast<uint8_t *>(t->d.scales);
+    uint8_t *bi = const_cast<uint8_t *>(t->d.biases);
+    for (uint64_t row = 0; row < rows; ++row) {
+      for (uint64_t g = 0; g < cols / 32; ++g) {
+        const uint16_t sv = edges[row / ne], bv = edges[row % ne];
+        sc[2 * (row * 8 + g)] = static_cast<uint8_t>(sv);
+        sc[2 * (row * 8 + g) + 1] = static_cast<uint8_t>(sv >> 8);
+        bi[2 * (row * 8 + g)] = static_cast<uint8_t>(bv);
+        bi[2 * (row * 8 + g) + 1] = static_cast<uint8_t>(bv >> 8);
+      }
+    }
+    for (int slot = 0; slot < 3; ++slot) expect_same(*k_, *t, slot, 0, rows, static_cast<size_t>(slot));
+    if (HasFatalFailure()) return;
   }
 }
 
@@ -434,6 +481,17 @@ TEST_P(Kernels, MxNvfp4EveryScaleByte) {
       for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(fp8 ? i * 7 + (i >> 5) : i * 3 + (i >> 4));
       auto t = make_tensor(r, s, 0, 32, TBLOB_DTYPE_F8_E8M0, 256, 32, special,
                            GlobalScaleMode::kNone, 0, true, &data, &sc);
+      for (int slot = 0; slot < 3; ++slot) expect_same(*k_, *t, slot, 0, 256, 0);
+    }
+    {
+      // mxfp8: every scale byte with every code (8 groups a row, codes 0..255 in order): the
+      // avx512 bf16 bit assembly's bounds (scale 2^-117..2^119) with subnormal, NaN and
+      // largest codes on both sides.
+      std::vector<uint8_t> data(256 * 256), sc8(256 * 8);
+      for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i);
+      for (size_t i = 0; i < sc8.size(); ++i) sc8[i] = static_cast<uint8_t>(i / 8);
+      auto t = make_tensor(r, QuantScheme::kMxfp8, 0, 32, TBLOB_DTYPE_F8_E8M0, 256, 256, special,
+                           GlobalScaleMode::kNone, 0, true, &data, &sc8);
       for (int slot = 0; slot < 3; ++slot) expect_same(*k_, *t, slot, 0, 256, 0);
     }
     for (int gm = 0; gm < 3; ++gm) {
@@ -771,7 +829,7 @@ TEST_P(Kernels, NonTemporalKernelSlots) {
     int slot;
     bool taken;
   };
-  const bool wide = std::strcmp(GetParam(), "avx512") == 0;
+  const bool wide = std::strncmp(GetParam(), "avx512", 6) == 0;
   const Case cases[] = {{3, 32, 0, false}, {4, 48, 0, true}, {4, 48, 2, !wide}, {4, 32, 1, true}, {8, 48, 2, true}};
   for (const Case &c : cases) {
     auto t = make_tensor(r, QuantScheme::kMlxAffine, c.bits, c.g, TBLOB_DTYPE_BF16, 2, c.g * 4, kSpecialMlx, GlobalScaleMode::kNone,
@@ -789,6 +847,7 @@ TEST_P(Kernels, NonTemporalKernelSlots) {
 
 // dequantize_rows() (the dispatched entry point) uses the forced set and matches scalar.
 TEST_P(Kernels, ForcedThroughDequantizeRows) {
+  if (std::strcmp(GetParam(), "avx512-plain") == 0) GTEST_SKIP() << "not a set of its own";
   ASSERT_EQ(set_kernel(GetParam()), TBLOB_OK);
   EXPECT_STREQ(active_kernel_name(), GetParam());
   EXPECT_EQ(active_kernel_table(), k_);
@@ -803,10 +862,12 @@ TEST_P(Kernels, ForcedThroughDequantizeRows) {
   EXPECT_EQ(set_kernel("auto"), TBLOB_OK);
 }
 
-const char *const kSimdSets[] = {"avx512", "avx2", "neon"};
+const char *const kSimdSets[] = {"avx512", "avx512-plain", "avx2", "neon"};
 INSTANTIATE_TEST_SUITE_P(Sets, Kernels, ::testing::ValuesIn(kSimdSets),
                          [](const ::testing::TestParamInfo<const char *> &i) {
-                           return std::string(i.param);
+                           std::string n = i.param;
+                           for (char &c : n) c = c == '-' ? '_' : c;
+                           return n;
                          });
 
 // ---- dispatch rules ---------------------------------------------------------------------------
@@ -861,6 +922,35 @@ TEST(Dispatch, TablesComplete) {
       }
     }
   }
+}
+
+// The avx512 set takes its AVX512_BF16 + VBMI entries exactly when it says so, only on a CPU
+// whose /proc/cpuinfo lists both flags (the kernel's own reading of cpuid), and the plain
+// variant is a distinct, complete table with the same name.
+TEST(Dispatch, Avx512ExtensionEntries) {
+  const KernelTable *wide = kernel_supported("avx512") ? kernel_table_by_name("avx512") : nullptr;
+  const KernelTable *plain = avx512_plain_kernel_table();
+  if (wide == nullptr) {
+    EXPECT_EQ(plain, nullptr);
+    EXPECT_FALSE(avx512_ext_entries());
+    GTEST_SKIP() << "this host cannot run avx512";
+  }
+  ASSERT_NE(plain, nullptr);
+  EXPECT_STREQ(plain->name, "avx512");
+  const uint32_t affine = static_cast<uint32_t>(QuantScheme::kMlxAffine);
+  EXPECT_EQ(wide->rows[affine][kOutBF16] != plain->rows[affine][kOutBF16], avx512_ext_entries());
+  EXPECT_EQ(wide->nt[affine][kOutBF16] != plain->nt[affine][kOutBF16], avx512_ext_entries());
+  EXPECT_EQ(wide->rows[affine][kOutF32], plain->rows[affine][kOutF32]);  // only bf16 outputs differ
+  if (!avx512_ext_entries()) return;
+  FILE *f = std::fopen("/proc/cpuinfo", "r");
+  if (f == nullptr) GTEST_SKIP() << "no /proc/cpuinfo";
+  std::string text;
+  char buf[4096];
+  size_t got;
+  while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, got);
+  std::fclose(f);
+  EXPECT_NE(text.find(" avx512_bf16"), std::string::npos);
+  EXPECT_NE(text.find(" avx512vbmi"), std::string::npos);
 }
 
 TEST(Dispatch, SetKernelErrorsKeepTheActiveSet) {

@@ -1,7 +1,8 @@
 // AVX-512 (F + BW + VL) vector abstraction for vec_kernels.h: 16 lanes of 32 bits. Include
 // only from a translation unit compiled with -mavx512f -mavx512bw -mavx512vl
-// (x86/avx512_kernels.cpp). AVX512_BF16's vcvtneps2bf16 is deliberately not used: it flushes
-// subnormals, so it cannot match convert.h's f32_to_bf16.
+// (x86/avx512_kernels.cpp). AVX512_BF16's conversions flush subnormal inputs, so they cannot
+// match convert.h's f32_to_bf16 in general: only x86/avx512ext_kernels.cpp uses them, for
+// groups whose arithmetic provably stays normal.
 #pragma once
 #include <immintrin.h>
 
@@ -25,6 +26,8 @@ constexpr int kRne512 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 
 struct VAvx512 {
   static constexpr int W = 16;
+  static constexpr bool kPairs = true;  // make_pair / expand4_pair: two groups per table
+  using Lut16 = Avx512Lut16;
   using U = __m512i;
   using F = __m512;
   using M = __mmask16;
@@ -98,6 +101,28 @@ struct VAvx512 {
     out[0] = _mm512_castps_si512(_mm512_cvtph_ps(h));
   }
 
+  // mxfp8 to bf16 by bit assembly, for a scale 2^k with sexp = k + 127 in 10..246: every
+  // E4M3 value (2^-9 <= |x| <= 480, at most 4 significant bits) times 2^k is then a normal
+  // bf16, exact. A normal code (exponent field E >= 1, mantissa m) is (E + 120 + k) << 7 |
+  // m << 4, i.e. (code & 0x7F) << 4 plus (sexp - 7) << 7; a subnormal one (m * 2^-9) comes
+  // from an 8-entry table of m * 2^-9's bits plus k << 7 (0 stays 0); then the sign; OCP NaN
+  // codes (ocp: 0x7F / 0xFF) give the canonical NaN 0x7FC0 as the NaN rule does. 32 codes at p.
+  static constexpr bool kMx8Bits = true;
+  template <bool NT>
+  TBLOB_VK_INLINE static void mxfp8_bf16_x32(const uint8_t *p, uint32_t sexp, bool ocp, uint8_t *dst) {
+    const __m512i w = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
+    const __m512i m4 = _mm512_and_si512(_mm512_slli_epi16(w, 4), _mm512_set1_epi16(0x07F0));  // (code & 0x7F) << 4
+    __m512i r = _mm512_add_epi16(m4, _mm512_set1_epi16(static_cast<short>((sexp - 7u) << 7)));
+    const __m512i sub_base = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x3C60,
+                                              0x3C40, 0x3C20, 0x3C00, 0x3BC0, 0x3B80, 0x3B00, 0);
+    const __m512i sub = _mm512_maskz_add_epi16(0xFEu, sub_base, _mm512_set1_epi16(static_cast<short>(static_cast<uint16_t>((sexp - 127u) << 7))));
+    // subnormal lanes (E = 0): w's bits 0-4 are m, the table index
+    r = _mm512_mask_permutexvar_epi16(r, _mm512_cmplt_epu16_mask(m4, _mm512_set1_epi16(0x80)), w, sub);
+    r = _mm512_ternarylogic_epi32(r, _mm512_slli_epi16(w, 8), _mm512_set1_epi16(static_cast<short>(0x8000)), 0xF8);  // r | sign
+    if (ocp) r = _mm512_mask_mov_epi16(r, _mm512_cmpeq_epi16_mask(m4, _mm512_set1_epi16(0x07F0)), _mm512_set1_epi16(0x7FC0));
+    st512<NT>(dst, r);
+  }
+
   static U gather2(const uint8_t *w, U off) {
     const __m512i win = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i *>(w)));
     const __m512i ctrl = _mm512_add_epi32(_mm512_add_epi32(_mm512_slli_epi32(off, 8), off), set1(0x80800100u));
@@ -127,14 +152,51 @@ struct VAvx512 {
     const Avx512Lut16 la = make_lut<OUT>(a), lb = make_lut<OUT>(b);
     return Avx512Lut16{_mm512_inserti64x4(la.t, _mm512_castsi512_si256(lb.t), 1)};
   }
+  // The same from values given as f32 bits (canonical NaN) whose bf16 is their top half when
+  // kExact (the low 16 bits are zero: exact products of FP4 values and power-of-two or
+  // 4-significant-bit scales), else rounded first (the integer RNE keeps 0x7FC00000 and
+  // infinities); one vpermt2w then picks both groups' top halves, in place of two narrowings.
+  template <uint32_t OUT, bool kExact>
+  TBLOB_VK_INLINE static Avx512Lut16 make_pair(const U *a, const U *b) {
+    if constexpr (OUT == kOutBF16) {
+      U x = a[0], y = b[0];
+      if (!kExact) {
+        x = Ops<VAvx512>::round_bf16<false>(x);
+        y = Ops<VAvx512>::round_bf16<false>(y);
+      }
+      return Avx512Lut16{_mm512_permutex2var_epi16(x, odd_words(), y)};
+    } else {
+      return make_lut2<OUT>(a, b);
+    }
+  }
+  static __m512i odd_words() {  // word i: 2i + 1 (the first table), 32 + 2i + 1 (the second)
+    return _mm512_set_epi16(63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37, 35, 33, 31, 29, 27, 25, 23,
+                            21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+  }
+  // vpermw indices of the 32 4-bit codes in the 16 bytes at p, in output order: byte b
+  // zero-extended to a dword, (b | b << 12) & 0x000F000F holds its low nibble in the low word
+  // and its high nibble in the high word. vpermw reads bits 0-4 of each word, so bit 4 (the
+  // table's upper 16 entries) is set by the caller where wanted.
+  TBLOB_VK_INLINE static __m512i nib_idx(const uint8_t *p) {
+    const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+    return _mm512_ternarylogic_epi32(b, _mm512_slli_epi32(b, 12), _mm512_set1_epi32(0x000F000F), 0xA8);  // (b|c)&m
+  }
   // 32 codes at p, the first 16 through group a's table, the next 16 through group b's.
   template <bool NT>
   TBLOB_VK_INLINE static void expand4x2(const uint8_t *p, const Avx512Lut16 &l, uint8_t *dst) {
-    __m128i c0, c1;
-    nibbles(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)), &c0, &c1);
-    const __m512i idx = _mm512_or_si512(_mm512_cvtepu8_epi16(_mm256_set_m128i(c1, c0)),
-                                        _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(16), 1));
-    st512<NT>(dst, _mm512_permutexvar_epi16(idx, l.t));
+    const __m512i hi = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(16), 1);
+    st512<NT>(dst, _mm512_permutexvar_epi16(_mm512_or_si512(nib_idx(p), hi), l.t));
+  }
+  // gsize (a multiple of 32) codes at p through group a's table, then gsize through group b's.
+  template <bool NT>
+  TBLOB_VK_INLINE static void expand4_pair(const uint8_t *p, uint64_t gsize, const Avx512Lut16 &l, uint8_t *dst) {
+    for (uint64_t k = 0; k < gsize; k += 32, p += 16, dst += 64) {
+      st512<NT>(dst, _mm512_permutexvar_epi16(nib_idx(p), l.t));
+    }
+    const __m512i hi = _mm512_set1_epi16(16);
+    for (uint64_t k = 0; k < gsize; k += 32, p += 16, dst += 64) {
+      st512<NT>(dst, _mm512_permutexvar_epi16(_mm512_or_si512(nib_idx(p), hi), l.t));
+    }
   }
 
   static void nibbles(__m128i x, __m128i *c0, __m128i *c1) {
@@ -162,10 +224,7 @@ struct VAvx512 {
       }
     } else {
       for (; k + 32 <= n; k += 32, p += 16, dst += 64) {
-        __m128i c0, c1;
-        nibbles(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)), &c0, &c1);
-        const __m512i idx = _mm512_cvtepu8_epi16(_mm256_set_m128i(c1, c0));
-        st512<NT>(dst, _mm512_permutexvar_epi16(idx, l.t));
+        st512<NT>(dst, _mm512_permutexvar_epi16(nib_idx(p), l.t));
       }
       if (k < n) {
         __m128i c0, c1;

@@ -418,9 +418,40 @@ void decode_affine_chunk(const uint8_t *base, uint64_t i0, uint64_t n, uint32_t 
 // expands the group's codes.
 // GS: the group size when known at compile time (16, 32, 64: the expansion loop then unrolls
 // fully), else 0 and d.group_size.
-template <class V, uint32_t OUT, bool NT, uint64_t GS, class Prep, class Make>
+template <class V, class = void>
+struct HasPairs : std::false_type {};
+template <class V>
+struct HasPairs<V, typename std::enable_if<V::kPairs>::type> : std::true_type {};
+
+// Groups for V::affine8_bf16_x32 and V::affine4_bf16_pair (sets with kBf16Pack: vcvtne2ps2bf16, which reads subnormal
+// inputs as zero): s and b each zero or 2^-119 <= |x| < 2^100 (exponent field 8..226). Then
+// for q in 0..255, q*s is zero or normal (|q*s| >= |s|) and below 2^108, t = round(q*s) is
+// zero or a multiple of s's bf16 quantum, b one of b's, both at least 2^-126, so t + b (f32
+// rounding keeps that: its quantum there is coarser) is zero or normal, and below 2^109: no
+// subnormal, infinity or NaN ever reaches the conversion.
+inline bool affine8_bf16_pack_ok(uint32_t sb, uint32_t bb) {
+  auto ok = [](uint32_t x) {
+    const uint32_t e = (x >> 23) & 0xFFu;
+    return (x & 0x7FFFFFFFu) == 0 || (e >= 8u && e <= 226u);
+  };
+  return ok(sb) && ok(bb);
+}
+template <class V, class = void>
+struct HasBf16Pack : std::false_type {};
+template <class V>
+struct HasBf16Pack<V, typename std::enable_if<V::kBf16Pack>::type> : std::true_type {};
+
+// The default pair hook of hot_lut4: no two-group table of the scheme's own.
+struct NoPair {
+  template <class L>
+  bool operator()(const uint32_t *, const uint32_t *, L *) const {
+    return false;
+  }
+};
+
+template <class V, uint32_t OUT, bool NT, uint64_t GS, bool kExact, class Prep, class Make, class Pair>
 void hot_lut4_gs(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, const Prep &prep,
-                 const Make &make) {
+                 const Make &make, const Pair &pair) {
   using Lut = typename V::template Lut<OUT>;
   const uint64_t gsize = GS != 0 ? GS : d.group_size, ngroups = d.cols / gsize;
   const uint64_t total = (re - rb) * ngroups, g_first = rb * ngroups;
@@ -430,10 +461,31 @@ void hot_lut4_gs(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, con
     const uint64_t n = min_u64(kChunkGroups, total - c0);
     prep(g_first + c0, n, sa, ba);
     uint64_t g = 0;
-    if constexpr ((V::W == 8 || V::W == 16) && OUT != kOutF32 && (GS == 16 || GS == 0)) {
-      // x86, 16-bit outputs of 16-code groups (nvfp4): two groups per table (AVX2: one per
-      // lane; AVX-512: one per 256-bit half) and per 32-code expansion, instead of a
-      // half-empty table and 16-code tails each.
+    if constexpr (HasPairs<V>::value && OUT != kOutF32) {
+      // AVX-512, 16-bit outputs: two groups per table (one per 256-bit half), built by one
+      // permute of both groups' values (make_pair); 16-code groups (nvfp4) share each 32-code
+      // expansion, longer ones expand group a then group b (expand4_pair).
+      if (gsize == 16 || gsize % 32 == 0) {
+        for (; g + 2 <= n; g += 2) {
+          typename V::Lut16 lut;
+          if (!pair(sa + g, ba + g, &lut)) {
+            typename V::U va[16 / V::W], vb[16 / V::W];
+            make(sa[g], ba[g], va);
+            make(sa[g + 1], ba[g + 1], vb);
+            lut = V::template make_pair<OUT, kExact>(va, vb);
+          }
+          if (gsize == 16) {
+            V::template expand4x2<NT>(p, lut, out);
+          } else {
+            V::template expand4_pair<NT>(p, gsize, lut, out);
+          }
+          p += gsize;
+          out += 2 * gsize * out_bytes<OUT>();
+        }
+      }
+    } else if constexpr (V::W == 8 && OUT != kOutF32 && (GS == 16 || GS == 0)) {
+      // AVX2, 16-bit outputs of 16-code groups (nvfp4): two groups per table (one per lane)
+      // and per 32-code expansion, instead of a half-empty table and 16-code tails each.
       for (; gsize == 16 && g + 2 <= n; g += 2) {
         typename V::U va[2], vb[2];
         make(sa[g], ba[g], va);
@@ -466,20 +518,23 @@ void hot_lut4_gs(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, con
     }
   }
 }
-template <class V, uint32_t OUT, bool NT, class Prep, class Make>
+// kExact: make's finite values are exact bf16 values (V::make_pair takes their top halves).
+// pair(s, b, &lut): the two-group table of groups with scales s[0..1], biases b[0..1] built by
+// the scheme itself (true), or false for make + make_pair.
+template <class V, uint32_t OUT, bool NT, bool kExact = false, class Prep, class Make, class Pair = NoPair>
 void hot_lut4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, const Prep &prep,
-              const Make &make) {
+              const Make &make, const Pair &pair = Pair()) {
   // AVX2 only: the AVX-512 instantiations trip GCC 12's -Wuninitialized inside its intrinsic
   // headers when unrolled, and were not measured.
   if constexpr (V::W == 8) {
     switch (d.group_size) {
-      case 16: return hot_lut4_gs<V, OUT, NT, 16>(d, rb, re, out, prep, make);
-      case 32: return hot_lut4_gs<V, OUT, NT, 32>(d, rb, re, out, prep, make);
-      case 64: return hot_lut4_gs<V, OUT, NT, 64>(d, rb, re, out, prep, make);
+      case 16: return hot_lut4_gs<V, OUT, NT, 16, kExact>(d, rb, re, out, prep, make, pair);
+      case 32: return hot_lut4_gs<V, OUT, NT, 32, kExact>(d, rb, re, out, prep, make, pair);
+      case 64: return hot_lut4_gs<V, OUT, NT, 64, kExact>(d, rb, re, out, prep, make, pair);
       default: break;
     }
   }
-  hot_lut4_gs<V, OUT, NT, 0>(d, rb, re, out, prep, make);
+  hot_lut4_gs<V, OUT, NT, 0, kExact>(d, rb, re, out, prep, make, pair);
 }
 
 template <class V>
@@ -536,7 +591,18 @@ void hot_affine4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
       }
     }
   };
-  hot_lut4<V, OUT, NT>(d, rb, re, out, prep, make);
+  if constexpr (HasBf16Pack<V>::value && SDT == TBLOB_DTYPE_BF16 && OUT == kOutBF16) {
+    // Both roundings of two groups' 32 entries by two vcvtne2ps2bf16 (affine4_bf16_pair), for
+    // pairs of groups whose arithmetic stays normal (the int8 guard covers q <= 15).
+    auto pair = [](const uint32_t *sp, const uint32_t *bp, typename V::Lut16 *l) TBLOB_VK_INLINE {
+      if (!affine8_bf16_pack_ok(sp[0], bp[0]) || !affine8_bf16_pack_ok(sp[1], bp[1])) return false;
+      *l = V::affine4_bf16_pair(sp, bp);
+      return true;
+    };
+    hot_lut4<V, OUT, NT>(d, rb, re, out, prep, make, pair);
+  } else {
+    hot_lut4<V, OUT, NT>(d, rb, re, out, prep, make);
+  }
 }
 
 template <class V, uint32_t OUT, bool NT = false>
@@ -557,7 +623,10 @@ void hot_mxfp4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
       for (int k = 0; k < 16 / V::W; ++k) vals[k] = O::canon(V::asu(V::mul(V::asf(f[k]), V::asf(s))));
     }
   };
-  hot_lut4<V, OUT, NT>(d, rb, re, out, prep, make);
+  // Exact bf16 values: an FP4 value (2 significant bits, 0.5..6) times a power of two is
+  // exact in f32 down to 2^-128 (s >= 2^-127) and overflows to inf, and the few significant
+  // bits leave the low 16 bits zero; NaN is canonical.
+  hot_lut4<V, OUT, NT, true>(d, rb, re, out, prep, make);
 }
 
 template <class V, uint32_t OUT, bool NT = false>
@@ -582,7 +651,14 @@ void hot_nvfp4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
       for (int k = 0; k < 16 / V::W; ++k) vals[k] = nv_value<V>(ns, f[k], s);
     }
   };
-  hot_lut4<V, OUT, NT>(d, rb, re, out, prep, make);
+  // Without a global scale the values are exact bf16 values: an E4M3 scale (at most 4
+  // significant bits, 2^-9 <= |s| <= 480) times an FP4 value (2 bits, 0.5..6) is exact and
+  // normal in f32 with at most 6 significant bits; NaN scales give the canonical NaN.
+  if (ns.mode == GlobalScaleMode::kNone) {
+    hot_lut4<V, OUT, NT, true>(d, rb, re, out, prep, make);
+  } else {
+    hot_lut4<V, OUT, NT>(d, rb, re, out, prep, make);
+  }
 }
 
 // One value of affine int8 for a block lane: round_S(round_S(q*s) + b), OUT conversion fused.
@@ -648,6 +724,12 @@ void hot_affine8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
     decode_affine_chunk<V, SDT>(d.biases, g_first + c0, n, ba);
     for (uint64_t g = 0; g < n; ++g) {
       const U s = V::set1(sa[g]), bias = V::set1(ba[g]);
+      if constexpr (HasBf16Pack<V>::value && SDT == TBLOB_DTYPE_BF16 && OUT == kOutBF16) {
+        if (gsize % 32 == 0 && affine8_bf16_pack_ok(sa[g], ba[g])) {
+          for (uint64_t j = 0; j < gsize; j += 32, p += 32, out += 64) V::template affine8_bf16_x32<NT>(p, s, bias, out);
+          continue;
+        }
+      }
       if (SDT == TBLOB_DTYPE_BF16 && OUT != kOutF16 && affine8_bf16_fp_ok(sa[g], ba[g])) {
         for (uint64_t j = 0; j < gsize; j += 16, p += 16) {
           U q[kPer];
@@ -690,6 +772,11 @@ void hot_affine8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
   }
 }
 
+template <class V, class = void>
+struct HasMx8Bits : std::false_type {};
+template <class V>
+struct HasMx8Bits<V, typename std::enable_if<V::kMx8Bits>::type> : std::true_type {};
+
 // mxfp8: E4M3 * round_O(E8M0), 32 codes per scale, blocks of 16. The fast path decodes
 // E4M3 / 256 exactly through the f16 widening and multiplies once by s' = 256 * s, which is
 // the same single rounding of the same exact product as E4M3 * s whenever 256 * s is exact
@@ -713,6 +800,14 @@ void hot_mxfp8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
       const uint32_t sb = sa[g];
       const bool may_nan = !mf || !finite_bits(sb);
       const uint32_t sexp = (sb >> 23) & 0xFFu;
+      if constexpr (HasMx8Bits<V>::value && OUT == kOutBF16) {
+        if (sexp >= 10u && sexp <= 246u) {
+          V::template mxfp8_bf16_x32<NT>(p, sexp, !mf, out);
+          p += 32;
+          out += 64;
+          continue;
+        }
+      }
       if (sexp <= 246u || sexp == 255u) {
         const U s256 = V::asu(V::mul(V::asf(V::set1(sb)), V::asf(k256)));  // exact here
         // bf16 output: the scale is a power of two (or 0, inf, NaN), so with sexp >= 10 every

@@ -16,5 +16,8 @@ void avx2_stream_copy(void *dst, const void *src, size_t n);
 // AVX-512 F + BW + VL (x86/avx512_kernels.cpp).
 void avx512_fill_kernels(KernelTable *t);
 void avx512_stream_copy(void *dst, const void *src, size_t n);
+// The avx512 entries that also need AVX512_BF16 + AVX512_VBMI (MLX affine to bf16), written
+// over an avx512 table (x86/avx512ext_kernels.cpp).
+void avx512ext_fill_kernels(KernelTable *t);
 
 }  // namespace tblob
