@@ -52,9 +52,9 @@ inline __attribute__((always_inline)) uint64_t digits8_value(uint64_t x) {
   return (x * 42949672960001ull) >> 32;
 }
 
-// A plain JSON unsigned integer of at most 19 digits (so it cannot overflow); advances p.
-// Leading zeros and longer numbers return false (the generic parser reports them).
-// The value of the n (1..16) digits at q, when 16 bytes are readable at q.
+#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+// The value of the n (1..16) digits at q, when 16 bytes are readable at q (the SSE2 readers'
+// only: unused, it would be a warning elsewhere).
 inline __attribute__((always_inline)) uint64_t digits_value(const uint8_t *q, uint32_t n) {
   constexpr uint64_t kZeros = 0x3030303030303030ull;
   static constexpr uint64_t kPow10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
@@ -68,7 +68,6 @@ inline __attribute__((always_inline)) uint64_t digits_value(const uint8_t *q, ui
   return digits8_value(a) * kPow10[n - 8] + digits8_value(b << (64 - 8 * (n - 8)));
 }
 
-#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 // Bit i set when byte i is a digit: the bytes that 0x50 added turns into 0x80..0x89, the ten
 // smallest signed bytes.
 inline __attribute__((always_inline)) uint32_t digit_mask16(__m128i v) {
@@ -233,11 +232,13 @@ inline __attribute__((always_inline)) bool dims_elements(const uint64_t *dims, u
   return overflow;
 }
 
+constexpr uint32_t kFastRank = 8;  // the fast loop's own rank limit
+
+#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 // Shapes repeat (every layer of a model has the same few), so the fast path keeps the
 // results of its last shapes by the 16 bytes that follow '[': a shape that closes within them
 // is a function of those bytes alone (read_dims16), so equal bytes give the same dims, rank,
 // length and element count without reading any number. Direct-mapped by a hash of the bytes.
-constexpr uint32_t kFastRank = 8;
 constexpr uint32_t kShapeMemoSlots = 16;
 struct ShapeMemo {
   uint64_t lo, hi;     // the 16 bytes after '['
@@ -250,6 +251,7 @@ struct ShapeMemo {
 inline __attribute__((always_inline)) uint32_t shape_memo_slot(uint64_t lo, uint64_t hi) {
   return static_cast<uint32_t>(((lo ^ (hi << 1)) * 0x9E3779B97F4A7C15ull) >> 60);
 }
+#endif
 
 inline bool key_is(const StringSlice &k, const char *lit, size_t n) {
   return json::decoded_equals(k, lit, n);
@@ -300,10 +302,12 @@ class Scanner {
   const Diag &diag_;
   DeferredError deferred_;
   uint64_t dims_[kInlineRank];
+#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
   // Every slot starts as what read_dims16 gives for its bytes ("]" and zeros: rank 0), so a
   // lookup never needs a validity flag.
   ShapeMemo memo_[kShapeMemoSlots];
   bool memo_ready_ = false;
+#endif
 };
 
 Status Scanner::grammar_error() {
