@@ -52,9 +52,9 @@ inline __attribute__((always_inline)) uint64_t digits8_value(uint64_t x) {
   return (x * 42949672960001ull) >> 32;
 }
 
-// A plain JSON unsigned integer of at most 19 digits (so it cannot overflow); advances p.
-// Leading zeros and longer numbers return false (the generic parser reports them).
-// The value of the n (1..16) digits at q, when 16 bytes are readable at q.
+#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+// The value of the n (1..16) digits at q, when 16 bytes are readable at q (the SSE2 readers'
+// only: unused, it would be a warning elsewhere).
 inline __attribute__((always_inline)) uint64_t digits_value(const uint8_t *q, uint32_t n) {
   constexpr uint64_t kZeros = 0x3030303030303030ull;
   static constexpr uint64_t kPow10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
@@ -68,7 +68,6 @@ inline __attribute__((always_inline)) uint64_t digits_value(const uint8_t *q, ui
   return digits8_value(a) * kPow10[n - 8] + digits8_value(b << (64 - 8 * (n - 8)));
 }
 
-#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 // Bit i set when byte i is a digit: the bytes that 0x50 added turns into 0x80..0x89, the ten
 // smallest signed bytes.
 inline __attribute__((always_inline)) uint32_t digit_mask16(__m128i v) {
@@ -115,7 +114,12 @@ inline __attribute__((always_inline)) bool read_dims16(const uint8_t *&p, uint64
 // second number's loads waiting for the first number's length. False (nothing consumed) for
 // anything else, including numbers of more than 16 digits and leading zeros: read_uint and the
 // generic parser decide those. Needs 48 readable bytes at p.
-inline __attribute__((always_inline)) bool read_offset_pair(const uint8_t *&p, uint64_t *a, uint64_t *b) {
+// prev_text/prev_len/prev: the previous pair's second number (prev_len 0: none); a first
+// number spelled with the same digits takes its value. On success they describe this pair's
+// second number.
+inline __attribute__((always_inline)) bool read_offset_pair(const uint8_t *&p, uint64_t *a, uint64_t *b,
+                                                            const uint8_t *&prev_text, uint32_t &prev_len,
+                                                            uint64_t &prev) {
   const uint32_t digit = digit_mask16(p) | digit_mask16(p + 16) << 16;
   const uint32_t other = ~digit;
   if (other == 0) return false;
@@ -127,8 +131,16 @@ inline __attribute__((always_inline)) bool read_offset_pair(const uint8_t *&p, u
   const uint8_t *q = p + n1 + 1;
   if (n2 == 0 || n2 > 16 || q[n2] != ']' || q[n2 + 1] != '}') return false;
   if ((n1 > 1 && p[0] == '0') || (n2 > 1 && q[0] == '0')) return false;
-  *a = digits_value(p, n1);
+  // Equal lengths and equal first n1 bytes (both windows have 16 readable bytes).
+  const uint32_t same = static_cast<uint32_t>(_mm_movemask_epi8(
+      _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)),
+                     _mm_loadu_si128(reinterpret_cast<const __m128i *>(prev_len ? prev_text : p)))));
+  const uint32_t want = (1u << n1) - 1;  // n1 <= 16
+  *a = n1 == prev_len && (same & want) == want ? prev : digits_value(p, n1);
   *b = digits_value(q, n2);
+  prev_text = q;
+  prev_len = n2;
+  prev = *b;
   p = q + n2 + 2;
   return true;
 }
@@ -209,6 +221,38 @@ inline __attribute__((always_inline)) bool same_words(const uint8_t *p, const ch
 }
 #endif
 
+// The product of rank dims into *elements (1 for none); true when it overflows 64 bits, with
+// *elements the wrapped product up to the dim that overflowed.
+inline __attribute__((always_inline)) bool dims_elements(const uint64_t *dims, uint32_t rank,
+                                                         uint64_t *elements) {
+  uint64_t n = 1;
+  bool overflow = false;
+  for (uint32_t i = 0; i < rank && !overflow; ++i) overflow = !checked_mul(n, dims[i], &n);
+  *elements = n;
+  return overflow;
+}
+
+constexpr uint32_t kFastRank = 8;  // the fast loop's own rank limit
+
+#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+// Shapes repeat (every layer of a model has the same few), so the fast path keeps the
+// results of its last shapes by the 16 bytes that follow '[': a shape that closes within them
+// is a function of those bytes alone (read_dims16), so equal bytes give the same dims, rank,
+// length and element count without reading any number. Direct-mapped by a hash of the bytes.
+constexpr uint32_t kShapeMemoSlots = 16;
+struct ShapeMemo {
+  uint64_t lo, hi;     // the 16 bytes after '['
+  uint32_t close;      // offset of ']' in them
+  uint32_t rank;
+  uint64_t elements;
+  bool overflow;
+  uint64_t dims[kFastRank];
+};
+inline __attribute__((always_inline)) uint32_t shape_memo_slot(uint64_t lo, uint64_t hi) {
+  return static_cast<uint32_t>(((lo ^ (hi << 1)) * 0x9E3779B97F4A7C15ull) >> 60);
+}
+#endif
+
 inline bool key_is(const StringSlice &k, const char *lit, size_t n) {
   return json::decoded_equals(k, lit, n);
 }
@@ -233,6 +277,7 @@ class Scanner {
   bool parse_entry(StTensorEntry *e, uint64_t tensor, const StringSlice &name, Status *immediate);
   bool fast_entry(StTensorEntry *e);
   inline __attribute__((always_inline)) Status finish_tensor(StTensorEntry &e);
+  inline __attribute__((always_inline)) Status finish_sized(StTensorEntry &e, uint64_t elements, bool overflow);
   Status fast_members(bool *after_value);
   bool parse_u64_array(StTensorEntry *e, bool is_shape, uint64_t tensor,
                        const StringSlice &name, Status *immediate);
@@ -257,6 +302,12 @@ class Scanner {
   const Diag &diag_;
   DeferredError deferred_;
   uint64_t dims_[kInlineRank];
+#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  // Every slot starts as what read_dims16 gives for its bytes ("]" and zeros: rank 0), so a
+  // lookup never needs a validity flag.
+  ShapeMemo memo_[kShapeMemoSlots];
+  bool memo_ready_ = false;
+#endif
 };
 
 Status Scanner::grammar_error() {
@@ -560,7 +611,10 @@ bool Scanner::fast_entry(StTensorEntry *e) {
   p += 17;
   uint64_t begin, stop;
 #if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  if (end - p < 48 || !read_offset_pair(p, &begin, &stop)) {
+  const uint8_t *prev_text = nullptr;
+  uint32_t prev_len = 0;
+  uint64_t prev = 0;
+  if (end - p < 48 || !read_offset_pair(p, &begin, &stop, prev_text, prev_len, prev)) {
 #else
   {
 #endif
@@ -626,27 +680,32 @@ inline bool Scanner::parse_tensor(const StringSlice &name, uint64_t key_offset, 
 // dims, elements, bytes and entry_status. Returns the sink's stop, described.
 inline Status Scanner::finish_tensor(StTensorEntry &e) {
   e.dims = e.rank <= kInlineRank ? dims_ : nullptr;
+  if (e.end < e.begin) return finish_sized(e, 0, false);
+  uint64_t elements = 1;
+  bool overflow = false;
+  if (e.dims) {
+    overflow = dims_elements(e.dims, e.rank, &elements);
+  } else {
+    // Rank above the inline capacity: multiply while re-reading the text.
+    const char *p = e.shape_json + 1;
+    const char *end = e.shape_json + e.shape_json_len;
+    while (p < end && !overflow) {
+      while (p < end && (*p < '0' || *p > '9')) ++p;
+      if (p >= end) break;
+      uint64_t v = 0;
+      while (p < end && *p >= '0' && *p <= '9') v = v * 10 + static_cast<uint64_t>(*p++ - '0');
+      overflow = !checked_mul(elements, v, &elements);
+    }
+  }
+  return finish_sized(e, elements, overflow);
+}
+
+// finish_tensor once the element count (and whether it overflowed) is known; e.dims set.
+inline Status Scanner::finish_sized(StTensorEntry &e, uint64_t elements, bool overflow) {
   Status st = TBLOB_OK;
   if (e.end < e.begin) {
     st = TBLOB_E_OFFSETS;
   } else {
-    uint64_t elements = 1;
-    bool overflow = false;
-    if (e.dims) {
-      for (uint32_t i = 0; i < e.rank && !overflow; ++i)
-        overflow = !checked_mul(elements, e.dims[i], &elements);
-    } else {
-      // Rank above the inline capacity: multiply while re-reading the text.
-      const char *p = e.shape_json + 1;
-      const char *end = e.shape_json + e.shape_json_len;
-      while (p < end && !overflow) {
-        while (p < end && (*p < '0' || *p > '9')) ++p;
-        if (p >= end) break;
-        uint64_t v = 0;
-        while (p < end && *p >= '0' && *p <= '9') v = v * 10 + static_cast<uint64_t>(*p++ - '0');
-        overflow = !checked_mul(elements, v, &elements);
-      }
-    }
     bool misaligned = false;
     uint64_t bytes = 0;
     if (overflow) {
@@ -692,7 +751,6 @@ Status Scanner::fast_members(bool *after_value) {
   if (deferred_.status != TBLOB_OK || limits_.max_json_depth <= 3) return TBLOB_OK;
   // 12 + 12 (dtype) + 11 + kFastRank * 17 (dims) + 18 + 48 (the offset pair's window) < 256.
   constexpr ptrdiff_t kFastMargin = 256;
-  constexpr uint32_t kFastRank = 8;
   static const char kOpen[] = "\":{\"dtype\":\"";
   static const char kShape[] = "\",\"shape\":[";
   static const char kOffsets[] = "],\"data_offsets\":[";
@@ -700,6 +758,24 @@ Status Scanner::fast_members(bool *after_value) {
   const uint8_t *const end = c_.end;
   const uint8_t *p = c_.p;
   if (p >= end || *p != '"') return TBLOB_OK;
+#if defined(__SSE2__)
+  if (!memo_ready_) {
+    for (ShapeMemo &m : memo_) {
+      m.lo = ']';
+      m.hi = 0;
+      m.close = 0;
+      m.rank = 0;
+      m.elements = 1;
+      m.overflow = false;
+    }
+    memo_ready_ = true;
+  }
+  // The previous entry's end offset and its text: the next begin is usually the same digits
+  // (tensors are stored back to back), and equal digits need no conversion.
+  const uint8_t *prev_end_text = nullptr;
+  uint32_t prev_end_len = 0;
+  uint64_t prev_end = 0;
+#endif
   for (;;) {
     const uint8_t *name = p + 1;
     const uint8_t *q = json::skip_plain(name, end);
@@ -736,7 +812,30 @@ Status Scanner::fast_members(bool *after_value) {
     uint32_t rank = 0;
     bool ok = true;
 #if defined(__SSE2__)
-    if (!read_dims16(v, dims_, max_rank, &rank) && *v != ']') {
+    const uint64_t *dims = dims_;
+    uint64_t elements = 0;
+    bool overflow = false;
+    bool sized = false;
+    const uint64_t lo = load_word(v), hi = load_word(v + 8);
+    ShapeMemo &memo = memo_[shape_memo_slot(lo, hi)];
+    if (memo.lo == lo && memo.hi == hi) {
+      rank = memo.rank;
+      dims = memo.dims;
+      elements = memo.elements;
+      overflow = memo.overflow;
+      sized = true;
+      v += memo.close;
+    } else if (read_dims16(v, dims_, max_rank, &rank)) {
+      overflow = dims_elements(dims_, rank, &elements);
+      sized = true;
+      memo.lo = lo;
+      memo.hi = hi;
+      memo.close = static_cast<uint32_t>(v - shape_open - 1);
+      memo.rank = rank;
+      memo.elements = elements;
+      memo.overflow = overflow;
+      for (uint32_t i = 0; i < rank; ++i) memo.dims[i] = dims_[i];
+    } else if (*v != ']') {
 #else
     if (*v != ']') {
 #endif
@@ -757,7 +856,8 @@ Status Scanner::fast_members(bool *after_value) {
     v += 18;
     uint64_t begin, stop;
 #if defined(__SSE2__)
-    if (!read_offset_pair(v, &begin, &stop)) {
+    if (!read_offset_pair(v, &begin, &stop, prev_end_text, prev_end_len, prev_end)) {
+      prev_end_len = 0;
 #else
     {
 #endif
@@ -783,7 +883,17 @@ Status Scanner::fast_members(bool *after_value) {
     e.elements = e.bytes = 0;
     e.key_offset = c_.offset(p);
     c_.p = v;
+#if defined(__SSE2__)
+    Status s;
+    if (sized) {
+      e.dims = dims;
+      s = finish_sized(e, elements, overflow);
+    } else {
+      s = finish_tensor(e);
+    }
+#else
     const Status s = finish_tensor(e);
+#endif
     if (s != TBLOB_OK) return s;
     if (v[0] != ',' || v[1] != '"') {
       *after_value = true;

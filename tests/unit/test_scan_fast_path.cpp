@@ -319,4 +319,64 @@ TEST(ScanFastPath, MutatedMembersAgreeWithTheDom) {
   EXPECT_LT(skipped, cases / 10);
 }
 
+// The fast loop keeps the results of recent shapes by the bytes that spell them, and takes a
+// begin offset spelled like the previous end without converting it. Here shapes recur across
+// more shapes than it keeps (so they are evicted and collide), the first tensors are empty
+// (ends of "0", the spelling a leading zero extends), and one member whose shape appeared
+// before is mutated byte by byte: every tensor's dims and offsets must still be what simdjson
+// reads.
+TEST(ScanFastPath, RecurringShapesAndOffsetsAgreeWithTheDom) {
+  static const char kBytesIn[] = {'"', ',', ']', '[', '}', ' ', '0', '1', '2', '4', '9', '-', '.', 'e'};
+  std::vector<std::vector<uint64_t>> shapes = {{0, 5}, {0}, {}};
+  for (uint64_t i = 0; i < 21; ++i) shapes.push_back({1 + i % 5, 2 + i, 64});
+  shapes.push_back({3, 1, 4, 1, 5, 9, 2, 6});
+  shapes.push_back({1234, 10});
+  uint64_t off = 0;
+  std::string h = "{";
+  size_t target_begin = 0, target_end = 0;
+  const size_t members = 3 * shapes.size();
+  for (size_t i = 0; i < members; ++i) {
+    // The first three members are empty tensors; the rest cycle through the shapes.
+    const std::vector<uint64_t> &shape = i < 3 ? shapes[i] : shapes[3 + (i * 7) % (shapes.size() - 3)];
+    const char *dtype = i % 3 ? "BF16" : "F32";
+    uint64_t n = kBytes.at(dtype);
+    for (uint64_t d : shape) n *= d;
+    if (i) h += ",";
+    if (i == 2 * shapes.size()) target_begin = h.size();
+    h += entry("model.layers." + std::to_string(i) + ".mlp.down_proj.weight", dtype, shape, off, off + n);
+    if (i == 2 * shapes.size()) target_end = h.size() + 1;
+    off += n;
+    if (i == 2 * shapes.size()) break;
+  }
+  // The mutated member is the last one built so far; more members follow it unchanged.
+  for (size_t i = 2 * shapes.size() + 1; i < members; ++i) {
+    const std::vector<uint64_t> &shape = shapes[3 + (i * 7) % (shapes.size() - 3)];
+    uint64_t n = kBytes.at("BF16");
+    for (uint64_t d : shape) n *= d;
+    h += "," + entry("model.layers." + std::to_string(i) + ".mlp.down_proj.weight", "BF16", shape, off, off + n);
+    off += n;
+  }
+  h += "}";
+  int skipped = 0, cases = 0;
+  check(h, off, "unmutated", &skipped);
+  ASSERT_EQ(skipped, 0);
+  for (size_t at = target_begin; at <= target_end; ++at) {
+    for (char c : kBytesIn) {
+      std::string replaced = h;
+      replaced[at] = c;
+      check(replaced, off, "replace byte " + std::to_string(at), &skipped);
+      std::string inserted = h;
+      inserted.insert(at, 1, c);
+      check(inserted, off, "insert at byte " + std::to_string(at), &skipped);
+      cases += 2;
+    }
+    std::string removed = h;
+    removed.erase(at, 1);
+    check(removed, off, "remove byte " + std::to_string(at), &skipped);
+    ++cases;
+    if (::testing::Test::HasFailure()) return;
+  }
+  EXPECT_LT(skipped, cases / 10);
+}
+
 }  // namespace
