@@ -7,6 +7,7 @@
 //       and on T threads (default 2), and a streaming-store fill of the same 1 GiB buffer on 1
 //       and on T threads. Reports T-thread / 1-thread speedup and the ratio to the T-thread fill.
 //   bench_parallel model PATH [--reps N] [--threads T] [--to bf16|f16|f32] [--window MiB]
+//                            [--stores stream|auto|cache]   (tblob_dequant_options.stores)
 //       A whole model (bench/make_model.py): open, list (tblob_tensors_at + quant info of every
 //       tensor) and dequantize everything with tblob_tensors_dequantize, window by window into
 //       one pre-faulted arena (default 512 MiB), against a T-thread streaming fill of the same
@@ -247,6 +248,10 @@ int cmd_model(int argc, char **argv) {
   const uint32_t reps = arg_u32(argc, argv, "--reps", 3), threads = arg_u32(argc, argv, "--threads", 2);
   const uint64_t window = uint64_t{arg_u32(argc, argv, "--window", 512)} << 20;
   const char *to = arg_str(argc, argv, "--to", "bf16");
+  const char *stores = arg_str(argc, argv, "--stores", "stream");
+  const uint32_t st = std::strcmp(stores, "auto") == 0    ? TBLOB_STORES_AUTO
+                      : std::strcmp(stores, "cache") == 0 ? TBLOB_STORES_CACHE
+                                                          : TBLOB_STORES_STREAM;
   const uint32_t dt = std::strcmp(to, "f32") == 0   ? TBLOB_DTYPE_F32
                       : std::strcmp(to, "f16") == 0 ? TBLOB_DTYPE_F16
                                                     : TBLOB_DTYPE_BF16;
@@ -288,6 +293,7 @@ int cmd_model(int argc, char **argv) {
     auto run = [&](uint32_t nthreads) {
       tblob_dequant_options o = TBLOB_DEQUANT_OPTIONS_INIT;
       o.threads = nthreads;
+      o.stores = st;
       total = 0;
       for (size_t k = 0; k < jobs.size();) {
         size_t e = k;
@@ -330,9 +336,10 @@ int cmd_model(int argc, char **argv) {
     best_list = std::min(best_list, t_list);
   }
   const double g = static_cast<double>(total) / 1e9;
-  std::printf("%s: %llu tensors (%llu quantized, %llu written), %.2f GB of %s out; kernel set %s; best of %u\n",
+  std::printf("%s: %llu tensors (%llu quantized, %llu written), %.2f GB of %s out; kernel set %s; stores %s; "
+              "best of %u\n",
               path, static_cast<unsigned long long>(n), static_cast<unsigned long long>(quantized),
-              static_cast<unsigned long long>(written), g, to, tblob_kernel_active(), reps);
+              static_cast<unsigned long long>(written), g, to, tblob_kernel_active(), stores, reps);
   std::printf("open %.2f ms, list %.2f ms\n", best_open * 1e3, best_list * 1e3);
   std::printf("dequantize %u threads %.3f s (%.2f GB/s, %.2f cores), 1 thread %.3f s (%.2f GB/s, %.2f cores), "
               "speedup %.2fx, CPU time 1 thread / %u threads %.2f\n",
@@ -355,6 +362,7 @@ int main(int argc, char **argv) {
   if (argc >= 2 && std::strcmp(argv[1], "scale") == 0) return cmd_scale(argc, argv);
   if (argc >= 3 && std::strcmp(argv[1], "model") == 0) return cmd_model(argc, argv);
   std::fprintf(stderr, "usage: bench_parallel scale [--reps N] [--threads T]\n"
-                       "       bench_parallel model PATH [--reps N] [--threads T] [--to bf16|f16|f32] [--window MiB]\n");
+                       "       bench_parallel model PATH [--reps N] [--threads T] [--to bf16|f16|f32] [--window MiB]\n"
+                       "                            [--stores stream|auto|cache]\n");
   return 2;
 }

@@ -811,8 +811,16 @@ typedef struct tblob_dequant_options {
                            and at the number of pieces */
   uint64_t piece_bytes; /* output bytes per piece; 0: the library's choice (1-8 MiB, at least
                            four pieces per thread when the work allows) */
+  uint32_t stores;      /* TBLOB_STORES_*: how the pieces' output is written */
+  uint32_t reserved;    /* 0 */
 } tblob_dequant_options;
-#define TBLOB_DEQUANT_OPTIONS_INIT {(uint32_t)sizeof(tblob_dequant_options), 0u, 0u}
+#define TBLOB_DEQUANT_OPTIONS_INIT {(uint32_t)sizeof(tblob_dequant_options), 0u, 0u, 0u, 0u}
+/* tblob_dequant_options.stores. The bytes written are the same under every choice. */
+#define TBLOB_STORES_AUTO 0u   /* as tblob_tensor_dequantize: non-temporal stores for a piece of
+                                  4 MiB or more, normal stores below */
+#define TBLOB_STORES_STREAM 1u /* non-temporal stores for every piece of 64 KiB or more: output
+                                  that is not read back soon (a whole model into memory) */
+#define TBLOB_STORES_CACHE 2u  /* normal stores for every piece: output read right away */
 TBLOB_API tblob_status tblob_dequant_options_init(tblob_dequant_options *s,
                                                   size_t struct_size) TBLOB_NOEXCEPT;
 

@@ -20,7 +20,7 @@ namespace {
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 constexpr uint64_t kMinPiece = kMiB;     // below this a thread costs more than it saves
-constexpr uint64_t kMaxPiece = 8 * kMiB; // large pieces still stream (>= the 4 MiB threshold)
+constexpr uint64_t kMaxPiece = 8 * kMiB; // TBLOB_STORES_AUTO still streams large pieces (>= 4 MiB)
 
 // The first version of each struct: fields up to here are required.
 constexpr size_t kJobSize0 = offsetof(tblob_dequant_job, reserved) + sizeof(uint32_t);
@@ -66,6 +66,7 @@ struct Shared {
   tblob_dequant_job *jobs;
   size_t count, job_size;
   uint64_t piece_bytes;
+  tblob::StorePolicy stores;  // every worker's, for the call
   uint64_t pieces;   // total
   uint64_t next;     // atomic: the next piece id to take
   int failed;        // atomic: a piece failed, stop taking more
@@ -93,6 +94,7 @@ struct WorkerState {
 void worker(void *ctx, uint32_t w) {
   WorkerState &ws = static_cast<WorkerState *>(ctx)[w];
   Shared &sh = *ws.sh;
+  const tblob::StorePolicyScope stores(sh.stores);
   // Piece ids grow for every worker, so the walk through the jobs only moves forward.
   size_t j = 0;
   uint64_t base = 0;  // id of job j's first piece
@@ -148,6 +150,11 @@ Status run_jobs(const tblob_model *model, tblob_dequant_job *jobs, size_t count,
     return bad_arg(d, "options->struct_size too small (use TBLOB_DEQUANT_OPTIONS_INIT)");
   const uint32_t want = options ? options->threads : 0;
   const uint64_t piece_opt = options && TBLOB_COVERS(options, piece_bytes) ? options->piece_bytes : 0;
+  const uint32_t stores = options && TBLOB_COVERS(options, stores) ? options->stores : TBLOB_STORES_AUTO;
+  if (stores > TBLOB_STORES_CACHE)
+    return bad_arg(d, "options->stores is not one of TBLOB_STORES_AUTO, _STREAM, _CACHE");
+  if (options && TBLOB_COVERS(options, reserved) && options->reserved != 0)
+    return bad_arg(d, "options->reserved must be 0");
 
   // Every job checked on this thread first; the first failure is the one reported.
   uint64_t total = 0;
@@ -173,7 +180,10 @@ Status run_jobs(const tblob_model *model, tblob_dequant_job *jobs, size_t count,
     piece = total / (static_cast<uint64_t>(threads) * 4);
     piece = piece < kMinPiece ? kMinPiece : piece > kMaxPiece ? kMaxPiece : piece;
   }
-  Shared sh{model, jobs, count, job_size, piece, 0, 0, 0};
+  const tblob::StorePolicy policy = stores == TBLOB_STORES_STREAM  ? tblob::StorePolicy::kStream
+                                    : stores == TBLOB_STORES_CACHE ? tblob::StorePolicy::kCache
+                                                                   : tblob::StorePolicy::kAuto;
+  Shared sh{model, jobs, count, job_size, piece, policy, 0, 0, 0};
   for (size_t i = 0; i < count; ++i) {
     Geometry g;
     tblob_diag quiet = TBLOB_DIAG_INIT;

@@ -161,7 +161,7 @@ Status dequantize_rows_with(const KernelTable &kernels, const QuantDesc &d,
   const DequantRowsFn fn =
       kernels.rows[static_cast<uint32_t>(d.scheme)][dequant_out_slot(out_dtype)];
   if (fn == nullptr) return TBLOB_E_UNSUPPORTED;
-  if (need >= stream_threshold()) {
+  if (stream_output(need)) {
     // Aligned destination: the set's kernel writes it with streaming stores itself, so the
     // decode overlaps the drain of the stores (no staging copy, no load + store per vector).
     const DequantNtFn nt = kernels.nt[static_cast<uint32_t>(d.scheme)][dequant_out_slot(out_dtype)];

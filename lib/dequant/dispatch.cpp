@@ -303,6 +303,22 @@ void stream_fence() {
 
 uint64_t stream_threshold() { return g_stream_threshold.load(std::memory_order_relaxed); }
 
+namespace {
+thread_local StorePolicy t_store_policy = StorePolicy::kAuto;
+}  // namespace
+
+StorePolicyScope::StorePolicyScope(StorePolicy p) : saved_(t_store_policy) { t_store_policy = p; }
+StorePolicyScope::~StorePolicyScope() { t_store_policy = saved_; }
+
+bool stream_output(uint64_t bytes) {
+  switch (t_store_policy) {
+    case StorePolicy::kStream: return bytes >= kStreamAlways;
+    case StorePolicy::kCache: return false;
+    case StorePolicy::kAuto: break;
+  }
+  return bytes >= stream_threshold();
+}
+
 uint64_t set_stream_threshold(uint64_t bytes) {
   return g_stream_threshold.exchange(bytes, std::memory_order_relaxed);
 }

@@ -83,6 +83,25 @@ void stream_fence();
 // Outputs of at least this many bytes per call use non-temporal stores.
 constexpr uint64_t kDefaultStreamThreshold = uint64_t{4} << 20;
 uint64_t stream_threshold();
+
+// How the calling thread's dequantization calls store their output (tblob_dequant_options
+// .stores): kAuto by the threshold, kStream from kStreamAlways bytes up, kCache never streamed.
+// A multi-threaded batch sets it on each worker for the batch's length (StorePolicyScope), so
+// every call of the batch decides the same way without a parameter through every decoder.
+enum class StorePolicy : uint8_t { kAuto, kStream, kCache };
+constexpr uint64_t kStreamAlways = uint64_t{64} << 10;
+class StorePolicyScope {
+ public:
+  explicit StorePolicyScope(StorePolicy p);
+  ~StorePolicyScope();
+  StorePolicyScope(const StorePolicyScope &) = delete;
+  StorePolicyScope &operator=(const StorePolicyScope &) = delete;
+
+ private:
+  StorePolicy saved_;
+};
+// Whether one call writing `bytes` of output uses non-temporal stores on this thread.
+bool stream_output(uint64_t bytes);
 // Sets the threshold (UINT64_MAX: never stream; 0: always when possible); returns the old one.
 // For tests and benchmarks.
 uint64_t set_stream_threshold(uint64_t bytes);

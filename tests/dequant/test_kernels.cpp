@@ -21,6 +21,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "dequant/dequant.h"
@@ -1025,6 +1026,30 @@ TEST(Dispatch, StreamThresholdRoundTrip) {
   uint32_t n = 0;
   const char *const *names = supported_kernels(&n);
   for (uint32_t i = 0; i + 1 < n; ++i) EXPECT_NE(stream_copy_for(*kernel_table_by_name(names[i])), nullptr);
+}
+
+// The store policy of a thread: by the threshold, from 64 KiB, or never; scopes nest and
+// restore, and another thread keeps its own.
+TEST(Dispatch, StorePolicyScopes) {
+  const uint64_t old = set_stream_threshold(uint64_t{4} << 20);
+  EXPECT_FALSE(stream_output((uint64_t{4} << 20) - 1));
+  EXPECT_TRUE(stream_output(uint64_t{4} << 20));
+  {
+    const StorePolicyScope stream(StorePolicy::kStream);
+    EXPECT_FALSE(stream_output(65535));
+    EXPECT_TRUE(stream_output(65536));
+    bool other = true;
+    std::thread([&] { other = stream_output(65536); }).join();
+    EXPECT_FALSE(other);
+    {
+      const StorePolicyScope cache(StorePolicy::kCache);
+      EXPECT_FALSE(stream_output(uint64_t{1} << 40));
+    }
+    EXPECT_TRUE(stream_output(65536));
+  }
+  EXPECT_FALSE(stream_output(65536));
+  EXPECT_TRUE(stream_output(uint64_t{4} << 20));
+  set_stream_threshold(old);
 }
 
 }  // namespace

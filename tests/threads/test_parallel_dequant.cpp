@@ -7,6 +7,7 @@
 // diag the single call gives. scripts/sanitize.sh runs this under TSan.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -394,6 +395,95 @@ TEST(ParallelDequant, FailedCheckDecodesNothing) {
   const tblob_dequant_job jm = TBLOB_DEQUANT_JOB_INIT;
   EXPECT_EQ(0, std::memcmp(&ji, &jm, sizeof ji));
   EXPECT_EQ(ji.row_end, TBLOB_ALL_ROWS);
+}
+
+// tblob_dequant_options.stores: non-temporal (every piece from 64 KiB with STREAM), cached or
+// by size, the bytes are those of the single call, to aligned and misaligned destinations.
+// Tensors of 128-256 KiB and more of output, so STREAM really takes the streaming paths.
+TEST(ParallelDequant, StoresChoiceKeepsTheBytes) {
+  std::vector<Entry> es;
+  std::string meta = "{";
+  uint32_t seed = 100;
+  auto add = [&](const std::string &n, const char *qt, uint32_t bits, uint32_t group, const char *sdt, uint64_t rows,
+                 uint64_t cols) {
+    es.push_back({n, "U32", {rows, cols * bits / 32}, random_bytes(rows * cols * bits / 8, seed++)});
+    if (sdt) {
+      es.push_back({n + ".scale", sdt, {rows, cols / group}, scales(rows * cols / group, sdt, seed++)});
+      es.push_back({n + ".bias", sdt, {rows, cols / group}, scales(rows * cols / group, sdt, seed++)});
+      meta += (meta.size() > 1 ? "," : "") + std::string("\"") + n + ".quant_type\":\"" + qt + "\",\"" + n +
+              ".group_size\":\"" + std::to_string(group) + "\"";
+      return;
+    }
+    std::string sc = random_bytes(rows * cols / group, seed++);
+    for (char &c : sc) c = static_cast<char>((static_cast<unsigned char>(c) % 40) + 100);
+    es.push_back({n + ".scale", "U8", {rows, cols / group}, sc});
+    meta += (meta.size() > 1 ? "," : "") + std::string("\"") + n + ".quant_type\":\"" + qt + "\"";
+  };
+  add("int4", "int4", 4, 64, "BF16", 256, 512);
+  add("int8", "int8", 8, 64, "BF16", 128, 512);
+  add("mxfp4", "mxfp4", 4, 32, nullptr, 256, 512);
+  add("mxfp8", "mxfp8", 8, 32, nullptr, 128, 512);
+  add("nvfp4", "nvfp4", 4, 16, nullptr, 256, 512);
+  es.push_back({"plain", "BF16", {128, 512}, random_bytes(128 * 512 * 2, seed++)});
+  Model mm;
+  mm.buf = safetensors(es, meta + "}");
+  tblob_diag od = TBLOB_DIAG_INIT;
+  ASSERT_EQ(tblob_model_open_memory(mm.buf.data(), mm.buf.size(), nullptr, &mm.m, &od), TBLOB_OK) << od.message;
+  size_t checked = 0;
+  for (const char *name : {"int4", "int8", "mxfp4", "mxfp8", "nvfp4", "plain"}) {
+    SCOPED_TRACE(name);
+    uint64_t index = 0;
+    ASSERT_EQ(tblob_tensor_find(mm.m, name, std::strlen(name), &index, nullptr), TBLOB_OK);
+    for (uint32_t dt : {TBLOB_DTYPE_F32, TBLOB_DTYPE_BF16}) {
+      uint64_t need = 0;
+      ASSERT_EQ(tblob_tensor_dequant_size(mm.m, index, dt, 0, TBLOB_ALL_ROWS, &need, nullptr), TBLOB_OK);
+      ASSERT_GE(need, uint64_t{128} << 10);
+      std::string want(need, '\0');
+      ASSERT_EQ(tblob_tensor_dequantize(mm.m, index, dt, 0, TBLOB_ALL_ROWS, &want[0], want.size(), nullptr), TBLOB_OK);
+      std::vector<unsigned char> buf(need + 64 + 2 + kTail);
+      unsigned char *aligned = buf.data() + ((64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64);
+      for (uint32_t stores : {TBLOB_STORES_AUTO, TBLOB_STORES_STREAM, TBLOB_STORES_CACHE})
+        for (uint32_t threads : {1u, 2u, 3u})
+          for (uint64_t piece : {uint64_t{0}, uint64_t{64} << 10})
+            for (size_t shift : {size_t{0}, size_t{2}}) {
+              unsigned char *dst = aligned + shift;
+              std::memset(buf.data(), kFill, buf.size());
+              tblob_dequant_options o = TBLOB_DEQUANT_OPTIONS_INIT;
+              o.threads = threads;
+              o.piece_bytes = piece;
+              o.stores = stores;
+              tblob_diag d = TBLOB_DIAG_INIT;
+              ASSERT_EQ(tblob_tensor_dequantize_opts(mm.m, index, dt, 0, TBLOB_ALL_ROWS, dst, need, &o, &d), TBLOB_OK)
+                  << d.message;
+              ASSERT_EQ(0, std::memcmp(dst, want.data(), need))
+                  << "stores " << stores << " threads " << threads << " piece " << piece << " shift " << shift;
+              for (size_t k = 0; k < kTail; ++k) ASSERT_EQ(dst[need + k], kFill) << "wrote past the output";
+              ++checked;
+            }
+    }
+  }
+  EXPECT_EQ(checked, 6u * 2 * 3 * 3 * 2 * 2);
+  // An unknown choice and a non-zero reserved field are argument errors; a struct that ends
+  // before `stores` (the first version) means TBLOB_STORES_AUTO.
+  uint64_t index = 0;
+  ASSERT_EQ(tblob_tensor_find(mm.m, "int4", 4, &index, nullptr), TBLOB_OK);
+  std::string out(uint64_t{256} * 512 * 4, '\0');
+  tblob_dequant_options o = TBLOB_DEQUANT_OPTIONS_INIT;
+  tblob_diag d = TBLOB_DIAG_INIT;
+  o.stores = 3;
+  EXPECT_EQ(tblob_tensor_dequantize_opts(mm.m, index, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, &out[0], out.size(), &o, &d),
+            TBLOB_E_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(d.message, "stores"), nullptr) << d.message;
+  o.stores = TBLOB_STORES_STREAM;
+  o.reserved = 1;
+  EXPECT_EQ(tblob_tensor_dequantize_opts(mm.m, index, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, &out[0], out.size(), &o, &d),
+            TBLOB_E_INVALID_ARGUMENT);
+  o = TBLOB_DEQUANT_OPTIONS_INIT;
+  o.struct_size = static_cast<uint32_t>(offsetof(tblob_dequant_options, stores));
+  o.stores = 99;  // beyond the caller's struct: not read
+  EXPECT_EQ(tblob_tensor_dequantize_opts(mm.m, index, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, &out[0], out.size(), &o, &d),
+            TBLOB_OK)
+      << d.message;
 }
 
 // Several callers at once, each with its own worker threads, on one shared model.

@@ -37,8 +37,9 @@ namespace {
 
 constexpr uint32_t kKeep = 0;  // --dtype keep: bytes as stored
 constexpr uint64_t kChunk = uint64_t{16} << 20;
-// Decode window: two of them (one filling, one being written). Pieces below the library's
-// streaming threshold keep the decoded bytes in cache for the write that follows.
+// Decode window: two of them (one filling, one being written). The pieces are stored through
+// the cache (TBLOB_STORES_CACHE) for the write that follows; 1 MiB pieces spread a window over
+// the threads.
 constexpr uint64_t kWindow = uint64_t{32} << 20;
 constexpr uint64_t kPiece = uint64_t{1} << 20;
 
@@ -767,6 +768,7 @@ int cmd_export(const Args &a) {
   tblob_dequant_options dopt = TBLOB_DEQUANT_OPTIONS_INIT;
   dopt.threads = 0;  // every online core
   dopt.piece_bytes = kPiece;
+  dopt.stores = TBLOB_STORES_CACHE;
   auto writer_error = [&]() {
     pthread_mutex_lock(&writer.mu);
     const int e = writer.error;

@@ -98,7 +98,7 @@ const TypeInfo *type_info_by_slot(uint32_t slot);
 // Decodes nblocks consecutive blocks to f32. `src` and `dst` may have any alignment.
 // Contract: src holds nblocks * block_bytes bytes, dst room for nblocks * block_elems floats.
 // flags: kStream allows non-temporal stores (the dispatcher sets it for f32 outputs of at least
-// dequant/dispatch.h stream_threshold() bytes; the kernel then issues the closing fence itself:
+// the size dequant/dispatch.h stream_output() streams; the kernel then issues the closing fence itself:
 // AVX2 MOVNTPS + SFENCE, NEON STNP + DMB ISHST). Results are identical with or without it.
 constexpr uint32_t kStream = 1u;
 using BlocksToF32 = void (*)(const uint8_t *src, size_t nblocks, float *dst, uint32_t flags);

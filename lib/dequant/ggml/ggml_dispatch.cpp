@@ -141,7 +141,7 @@ Status dequantize(const Kernels &k, uint32_t ggml_type, const uint8_t *src, uint
     return diag.fail(TBLOB_E_SHAPE_OVERFLOW, TBLOB_NO_OFFSET, -1, "block count exceeds size_t");
   const BlocksToF32 fn = k.to_f32[t->slot];
   if (out_dtype == TBLOB_DTYPE_F32) {
-    fn(src, nblocks, static_cast<float *>(dst), need_dst >= stream_threshold() ? kStream : 0u);
+    fn(src, nblocks, static_cast<float *>(dst), stream_output(need_dst) ? kStream : 0u);
     return TBLOB_OK;
   }
   // f16 / bf16: decode a chunk of blocks to f32 on the stack, then narrow it.

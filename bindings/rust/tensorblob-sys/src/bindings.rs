@@ -17,6 +17,9 @@ pub const TBLOB_SPECIAL_E8M0_ZERO_IS_ZERO: u32 = 4;
 pub const TBLOB_SPECIAL_OCP: u32 = 0;
 pub const TBLOB_SPECIAL_MLX: u32 = 3;
 pub const TBLOB_SPECIAL_MISTRALRS: u32 = 6;
+pub const TBLOB_STORES_AUTO: u32 = 0;
+pub const TBLOB_STORES_STREAM: u32 = 1;
+pub const TBLOB_STORES_CACHE: u32 = 2;
 pub const TBLOB_OLLAMA_MAX_MANIFEST: u32 = 16777216;
 pub const TBLOB_OLLAMA_MAX_CONFIG: u32 = 67108864;
 pub const TBLOB_STORE_CREATE: u32 = 1;
@@ -512,6 +515,8 @@ pub struct tblob_dequant_options {
     pub struct_size: u32,
     pub threads: u32,
     pub piece_bytes: u64,
+    pub stores: u32,
+    pub reserved: u32,
 }
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
