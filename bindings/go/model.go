@@ -568,6 +568,7 @@ func (t Tensor) dequantizeWith(out DType, dst unsafe.Pointer, n uintptr, rowBegi
 	initDequantOptions(&opts)
 	opts.threads = C.uint32_t(o.Threads)
 	opts.piece_bytes = C.uint64_t(o.PieceBytes)
+	opts.stores = C.uint32_t(o.Stores)
 	var d C.tblob_diag
 	initDiag(&d)
 	st := C.tblob_tensor_dequantize_opts(c, C.uint64_t(t.i), C.uint32_t(out), C.uint64_t(rowBegin), C.uint64_t(rowEnd), dst,

@@ -201,7 +201,8 @@ func TestDequantizeCompanionsOracle(t *testing.T) {
 					}
 					// On several threads, in pieces of one row (every row its own piece), and
 					// with the library's own choices: the oracle's values again.
-					for _, o := range []DequantOptions{{Threads: 3, PieceBytes: uint64(cols) * 4}, {Threads: 0}} {
+					for _, o := range []DequantOptions{{Threads: 3, PieceBytes: uint64(cols) * 4}, {Threads: 0},
+						{Threads: 2, Stores: StoresStream}, {Threads: 2, PieceBytes: uint64(cols) * 4, Stores: StoresCache}} {
 						par := make([]float32, n)
 						if err := tt.DequantizeWith(par, o); err != nil {
 							t.Fatalf("%s %+v: %v", name, o, err)
@@ -214,6 +215,9 @@ func TestDequantizeCompanionsOracle(t *testing.T) {
 					}
 					if err := tt.DequantizeWith(make([]float32, n), DequantOptions{Threads: -1}); !errors.Is(err, ErrInvalidArgument) {
 						t.Errorf("%s: Threads -1: %v", name, err)
+					}
+					if err := tt.DequantizeWith(make([]float32, n), DequantOptions{Stores: 3}); !errors.Is(err, ErrInvalidArgument) {
+						t.Errorf("%s: Stores 3: %v", name, err)
 					}
 				default:
 					got := make([]uint16, n)

@@ -307,7 +307,22 @@ type DequantOptions struct {
 	// PieceBytes is how many output bytes a thread takes at a time; 0 the library's choice
 	// (1 to 8 MiB, at least four pieces per thread when the tensor allows).
 	PieceBytes uint64
+	// Stores is how the output is written (the values are the same under each choice).
+	Stores Stores
 }
+
+// Stores is tblob_dequant_options.stores: where dequantized output ends up in the cache.
+type Stores uint32
+
+const (
+	// StoresAuto uses non-temporal stores for pieces of 4 MiB or more, normal stores below.
+	StoresAuto Stores = 0
+	// StoresStream uses non-temporal stores for every piece of 64 KiB or more: output that is
+	// not read back soon (a whole model decoded into memory).
+	StoresStream Stores = 1
+	// StoresCache uses normal stores: output read right away.
+	StoresCache Stores = 2
+)
 
 // UQFFLayer describes a row of a UQFF model.
 type UQFFLayer struct {

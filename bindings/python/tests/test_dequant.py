@@ -91,6 +91,11 @@ def test_dequantize_matches_fixture(model, expected):
             for threads in (0, 3):  # the multi-threaded call, against the same oracle
                 same_values(f.dequantize(w, dtype=np.float32, threads=threads), want,
                             nan_must_match, f"{w} on {threads} threads")
+            for stores in ("stream", "cache"):  # how it is stored never changes the values
+                same_values(f.dequantize(w, dtype=np.float32, threads=2, stores=stores), want,
+                            nan_must_match, f"{w} stores {stores}")
+                same_values(f.dequantize(w, dtype=np.float32, stores=stores), want,
+                            nan_must_match, f"{w} stores {stores} on one thread")
             for suffix, dt in ((".f16", np.float16), (".bf16", ml_dtypes.bfloat16)):
                 if w + suffix in ref.keys():
                     g = f.dequantize(w, dtype=dt)
@@ -187,6 +192,9 @@ def test_threads_argument_checked():
         for bad in (-1, 2**32, 1.5, True, "2"):
             with pytest.raises(ValueError, match="threads"):
                 f.dequantize(name, threads=bad)
+        for bad in ("Stream", "", None, 1):
+            with pytest.raises(ValueError, match="stores"):
+                f.dequantize(name, stores=bad)
 
 
 def test_output_dtype_checked():

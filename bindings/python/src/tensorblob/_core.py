@@ -694,7 +694,8 @@ class SafeOpen:
         return tuple(q.shape[: q.rank]) if q.rank else ()
 
     def dequantize(self, name: str, dtype: Any = np.float32,
-                   rows: Optional[Tuple[int, int]] = None, threads: int = 1) -> np.ndarray:
+                   rows: Optional[Tuple[int, int]] = None, threads: int = 1,
+                   stores: str = "auto") -> np.ndarray:
         """Decodes a quantized (or plain float/FP8/F4) tensor to float32, float16 or bfloat16.
 
         Every scheme the C library knows: MLX affine, mxfp4/8, nvfp4, block FP8, GGML blocks
@@ -703,6 +704,9 @@ class SafeOpen:
         logical matrix (leading axes folded) as a 2-D array. The GIL is released meanwhile.
         ``threads``: 1 decodes on the calling thread; 0 uses one thread per online core, n
         uses n (threads the call starts and joins; the bytes never depend on the count).
+        ``stores``: how the output is written, the values being the same: "auto" streams
+        (non-temporal stores) pieces of 4 MiB or more, "stream" every piece of 64 KiB or more
+        (output not read back soon, e.g. a whole model), "cache" none (output read right away).
         """
         dt = np.dtype(dtype)
         code = _OUT_DTYPES.get(dt)
@@ -714,16 +718,20 @@ class SafeOpen:
             raise ValueError(f"dequantize: rows must be non-negative, not {rows!r}")
         if not isinstance(threads, int) or isinstance(threads, bool) or not 0 <= threads < 2**32:
             raise ValueError(f"dequantize: threads must be an int in [0, 2**32), not {threads!r}")
+        store_code = _ffi.STORES.get(stores) if isinstance(stores, str) else None
+        if store_code is None:
+            raise ValueError(f"dequantize: stores must be 'auto', 'stream' or 'cache', not {stores!r}")
         nbytes = self._dequant_bytes(i, code, begin, end)
         out = np.empty(nbytes // dt.itemsize, dtype=dt)
         d = _ffi.new(_ffi.Diag)
         dst = out.ctypes.data if nbytes else None
-        if threads == 1:
+        if threads == 1 and store_code == 0:
             st = lib.tblob_tensor_dequantize(self._ptr, i, code, begin, end, dst, nbytes,
                                              ctypes.byref(d))
         else:
             opts = _ffi.new(_ffi.DequantOptions)
             opts.threads = threads
+            opts.stores = store_code
             st = lib.tblob_tensor_dequantize_opts(self._ptr, i, code, begin, end, dst, nbytes,
                                                   ctypes.byref(opts), ctypes.byref(d))
         _check(st, d)

@@ -129,7 +129,12 @@ class VerifyOptions(Structure):
 
 
 class DequantOptions(Structure):
-    _fields_ = [("struct_size", u32), ("threads", u32), ("piece_bytes", u64)]
+    _fields_ = [("struct_size", u32), ("threads", u32), ("piece_bytes", u64), ("stores", u32),
+                ("reserved", u32)]
+
+
+# tblob_dequant_options.stores
+STORES = {"auto": 0, "stream": 1, "cache": 2}
 
 
 class VerifySummary(Structure):

@@ -30,7 +30,7 @@ mod store;
 pub use dtype::{DType, Element};
 pub use error::{Error, Result, Status};
 pub use model::{
-    ggml_dequantize, DequantOptions, Format, Metadata, Model, OpenMode, OpenOptions, QuantInfo, Tensor,
+    ggml_dequantize, DequantOptions, Format, Metadata, Model, OpenMode, OpenOptions, QuantInfo, Stores, Tensor,
     TensorInfo, Tensors,
 };
 pub use source::{ReadSeek, SiblingOpener};

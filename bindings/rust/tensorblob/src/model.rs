@@ -690,7 +690,7 @@ impl<'m> Tensor<'m> {
     /// Dequantizes logical rows `rows` (every axis but the last folded into rows); an end
     /// of `u64::MAX` means through the last row.
     pub fn dequantize_rows_into<T: Element>(&self, rows: Range<u64>, out: &mut [T]) -> Result<()> {
-        self.dequantize_with(rows, out, &DequantOptions { threads: 1, piece_bytes: 0 })
+        self.dequantize_with(rows, out, &DequantOptions { threads: 1, ..DequantOptions::default() })
     }
 
     /// [`Tensor::dequantize_rows_into`] on several threads (`tblob_tensor_dequantize_opts`):
@@ -699,6 +699,11 @@ impl<'m> Tensor<'m> {
         let mut o: sys::tblob_dequant_options = init(sys::tblob_dequant_options_init);
         o.threads = opts.threads;
         o.piece_bytes = opts.piece_bytes;
+        o.stores = match opts.stores {
+            Stores::Auto => sys::TBLOB_STORES_AUTO,
+            Stores::Stream => sys::TBLOB_STORES_STREAM,
+            Stores::Cache => sys::TBLOB_STORES_CACHE,
+        };
         // SAFETY: out is a writable buffer of size_of_val(out) bytes, and every bit pattern
         // the library writes is a valid T; o is initialised with its struct_size.
         check(|d| unsafe {
@@ -748,6 +753,22 @@ pub struct DequantOptions {
     pub threads: u32,
     /// Output bytes a thread takes at a time; 0: the library's choice (1 to 8 MiB).
     pub piece_bytes: u64,
+    /// How the output is written.
+    pub stores: Stores,
+}
+
+/// How [`Tensor::dequantize_with`] writes its output (`tblob_dequant_options.stores`). The
+/// values are the same under each choice; only where they end up in the cache differs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Stores {
+    /// Non-temporal stores for pieces of 4 MiB or more, normal stores below.
+    #[default]
+    Auto,
+    /// Non-temporal stores for every piece of 64 KiB or more: output not read back soon
+    /// (a whole model decoded into memory).
+    Stream,
+    /// Normal stores: output read right away.
+    Cache,
 }
 
 /// How a tensor dequantizes ([`Tensor::quant_info`]).

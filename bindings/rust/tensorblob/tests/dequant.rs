@@ -3,7 +3,7 @@
 //! for the GGML blocks (tests/data/ggml).
 mod common;
 
-use tensorblob::{ggml_dequantize, DequantOptions, Model, Status};
+use tensorblob::{ggml_dequantize, DequantOptions, Model, Status, Stores};
 
 struct Case {
     name: String,
@@ -83,7 +83,12 @@ fn mlx_fixtures_dequantize_to_mlx_values() {
         assert_eq!(mismatches(&got, &want, 4, f32_nan, nan_free), 0, "{} f32", c.name);
         // On several threads, a row per piece, and with the library's own choices: the same
         // oracle values.
-        for opts in [DequantOptions { threads: 3, piece_bytes: c.cols * 4 }, DequantOptions::default()] {
+        for opts in [
+            DequantOptions { threads: 3, piece_bytes: c.cols * 4, ..Default::default() },
+            DequantOptions::default(),
+            DequantOptions { threads: 2, stores: Stores::Stream, ..Default::default() },
+            DequantOptions { threads: 2, piece_bytes: c.cols * 4, stores: Stores::Cache },
+        ] {
             let mut par = vec![0f32; (c.rows * c.cols) as usize];
             w.dequantize_with(0..u64::MAX, &mut par, &opts).unwrap();
             let par: Vec<u8> = par.iter().flat_map(|v| v.to_le_bytes()).collect();
