@@ -250,26 +250,29 @@ struct VAvx2 {
 
   // f32 outputs of a table of f16 values (Lut<kOutF16>, for groups whose 16 results are f16
   // values: f16-scale affine): the two byte planes looked up as for f16 output, then widened
-  // by vcvtph2ps (exact). Per 32 codes that is 13 vector ALU ops against the f32 planes' 18,
-  // and the f16 table costs 8 against the f32 table's 8 plus the rounding its cvtps2ph does.
+  // by vcvtph2ps (exact). Per 32 codes: 12 vector ALU ops (4 for the codes, 2 lookups, 2
+  // interleaves, 4 widenings) against the f32 planes' 17, and the table is 2 conversions
+  // (which also do the last rounding) and 4 shuffles against 8 shuffles after the rounding.
   // The looked-up f16 runs go through a stack buffer so the widening reads memory (vcvtph2ps
-  // ymm, m128: no shuffle uop, where the register form of the high half costs a vextracti128
-  // and a shuffle uop more).
+  // ymm, m128: no shuffle uop; the register form needs a vextracti128 for the high halves,
+  // i.e. two more shuffle uops where shuffles have one port; equal speed on the Xeon here).
   template <bool NT>
   TBLOB_VK_INLINE static void expand4_h2f(const uint8_t *p, uint64_t n, const Avx2Lut16 &l, uint8_t *dst) {
-    const __m256i pick = _mm256_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, -1, -1, -1, -1, -1, -1, -1, -1,
-                                          4, 5, 6, 7, 12, 13, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1);
     const __m256i m = _mm256_set1_epi8(0x0F);
-    alignas(32) __m256i h[2];
+    alignas(32) uint8_t h[64];
     uint64_t k = 0;
     for (; k + 32 <= n; k += 32, p += 16, dst += 128) {
-      const __m256i x = _mm256_shuffle_epi8(
-          _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p))), pick);
-      const __m256i c = _mm256_unpacklo_epi8(_mm256_and_si256(x, m), _mm256_and_si256(_mm256_srli_epi16(x, 4), m));
+      // Byte b widened to a word: (w | w << 4) & 0x0F0F holds b's low nibble (code 2i) in the
+      // low byte and its high nibble (code 2i + 1) in the high byte; lane 0 has codes 0-15.
+      const __m256i w = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+      const __m256i c = _mm256_and_si256(_mm256_or_si256(w, _mm256_slli_epi16(w, 4)), m);
       const __m256i lo = _mm256_shuffle_epi8(l.plo, c), hi = _mm256_shuffle_epi8(l.phi, c);
-      _mm256_store_si256(&h[0], _mm256_unpacklo_epi8(lo, hi));  // outputs 0-15 as f16
-      _mm256_store_si256(&h[1], _mm256_unpackhi_epi8(lo, hi));  // 16-31
-      for (int i = 0; i < 4; ++i) st256<NT>(dst + 32 * i, cvtph_mem(reinterpret_cast<const uint8_t *>(h) + 16 * i));
+      _mm256_store_si256(reinterpret_cast<__m256i *>(h), _mm256_unpacklo_epi8(lo, hi));  // f16 of 0-7 | 16-23
+      _mm256_store_si256(reinterpret_cast<__m256i *>(h + 32), _mm256_unpackhi_epi8(lo, hi));  // 8-15 | 24-31
+      st256<NT>(dst, cvtph_mem(h));
+      st256<NT>(dst + 32, cvtph_mem(h + 32));
+      st256<NT>(dst + 64, cvtph_mem(h + 16));
+      st256<NT>(dst + 96, cvtph_mem(h + 48));
     }
     if (k < n) {  // 16 codes left
       __m128i c0, c1;

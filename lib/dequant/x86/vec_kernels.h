@@ -506,18 +506,18 @@ void hot_lut4_gs(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, con
     for (; g < n; ++g) {
       typename V::U vals[16 / V::W];
       make(sa[g], ba[g], vals);
+      if constexpr (kHalf && V::W == 8 && OUT == kOutF32) {
+        // AVX2, f32, results that are f16 values: an f16 table, widened after the lookup.
+        V::template expand4_h2f<NT>(p, gsize, V::template make_lut<kOutF16>(vals), out);
+        p += gsize / 2;
+        out += gsize * out_bytes<OUT>();
+        continue;
+      }
       if constexpr (V::W == 8 && OUT == kOutF32 && GS == 16) {
         // AVX2, f32, 16-code groups (nvfp4): the byte-plane table (make_lut) costs more than
         // it saves over so few codes, direct permutes are faster (bench_fill_ratio: nvfp4
         // 18.3 GB/s vs 17.0 with planes; at 32 codes planes win, mxfp4 6.5 vs 6.1 Gelem/s).
         V::template expand4_perm_f32<NT>(p, gsize, vals, out);
-        p += gsize / 2;
-        out += gsize * out_bytes<OUT>();
-        continue;
-      }
-      if constexpr (kHalf && V::W == 8 && OUT == kOutF32) {
-        // AVX2, f32, results that are f16 values: an f16 table, widened after the lookup.
-        V::template expand4_h2f<NT>(p, gsize, V::template make_lut<kOutF16>(vals), out);
         p += gsize / 2;
         out += gsize * out_bytes<OUT>();
         continue;
@@ -534,7 +534,7 @@ void hot_lut4_gs(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, con
   }
 }
 // kExact: make's finite values are exact bf16 values (V::make_pair takes their top halves).
-// kHalf (AVX2, f32 output, group sizes other than 16): make's results are f16 values, or any
+// kHalf (AVX2, f32 output): make's results are f16 values, or any
 // f32 whose RNE to f16 is the result (canonical NaN), and go through an f16 table
 // (V::expand4_h2f).
 // pair(s, b, &lut): the two-group table of groups with scales s[0..1], biases b[0..1] built by
@@ -623,11 +623,7 @@ void hot_affine4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
     // every AVX2 f16 table (make_lut, make_lut2) converts with RNE
     hot_lut4<V, OUT, NT>(d, rb, re, out, prep, make_for(std::true_type()));
   } else if constexpr (SDT == TBLOB_DTYPE_F16 && V::W == 8 && OUT == kOutF32) {
-    if (d.group_size == 16) {  // expand4_perm_f32 looks the f32 results up
-      hot_lut4<V, OUT, NT>(d, rb, re, out, prep, make);
-    } else {
-      hot_lut4<V, OUT, NT, false, true>(d, rb, re, out, prep, make_for(std::true_type()));
-    }
+    hot_lut4<V, OUT, NT, false, true>(d, rb, re, out, prep, make_for(std::true_type()));
   } else if constexpr (HasBf16Pack<V>::value && SDT == TBLOB_DTYPE_BF16 && OUT == kOutBF16) {
     // Both roundings of two groups' 32 entries by two vcvtne2ps2bf16 (affine4_bf16_pair), for
     // pairs of groups whose arithmetic stays normal (the int8 guard covers q <= 15).
