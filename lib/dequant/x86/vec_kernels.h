@@ -730,6 +730,23 @@ TBLOB_VK_INLINE inline typename V::U affine8_bf16_fp(typename V::U q, typename V
   return O::round_bf16_fp(V::asu(V::addf(V::asf(t), V::asf(bias))));
 }
 
+// The value of a lane of a group inside affine8_bf16_pack_ok (f32 bits, exactly bf16), both
+// roundings by Veltkamp splitting with C = 2^16 + 1: for normal |x| < 2^111, c = x * C and
+// c - (c - x) is x rounded to 8 significant bits, to nearest even, i.e. round_bf16 (checked
+// for every f32 of 24 binades from 2^-126 to 2^111, both signs; -0 stays -0). Inside the
+// guard every q*s and t + b is zero or normal and below 2^109 (affine8_bf16_pack_ok), and
+// sc = s * C is exact (8 significant bits times 17), so q * sc is the split constant of the
+// exact product q*s. Nine float ops after the widening, against eleven for affine8_bf16_fp.
+template <class V>
+TBLOB_VK_INLINE inline typename V::U affine8_bf16_split(typename V::U q, typename V::F s, typename V::F sc,
+                                                        typename V::F bias) {
+  const typename V::F qf = V::cvt(q);
+  const typename V::F p = V::mul(qf, s), c = V::mul(qf, sc);
+  const typename V::F v = V::addf(V::subf(c, V::subf(c, p)), bias);
+  const typename V::F c2 = V::mul(v, V::asf(V::set1(0x47800080u)));  // 65537
+  return V::asu(V::subf(c2, V::subf(c2, v)));
+}
+
 // bf16 output of a finite-group affine int8 lane, in the low 16 bits: with bf16 (or f32)
 // scales the last rounding to the scale dtype and the conversion to bf16 are one RNE.
 template <class V, uint32_t SDT>
@@ -763,7 +780,25 @@ void hot_affine8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
           continue;
         }
       }
-      if (SDT == TBLOB_DTYPE_BF16 && OUT != kOutF16 && affine8_bf16_fp_ok(sa[g], ba[g])) {
+      if (SDT == TBLOB_DTYPE_BF16 && OUT != kOutF16 && affine8_bf16_pack_ok(sa[g], ba[g])) {
+        const typename V::F sf = V::asf(s), bf = V::asf(bias);
+        const typename V::F sc = V::mul(sf, V::asf(V::set1(0x47800080u)));  // s * 65537, exact
+        for (uint64_t j = 0; j < gsize; j += 16, p += 16) {
+          U q[kPer];
+          V::load8x16(p, q);
+          if constexpr (OUT == kOutF32) {
+            for (int k = 0; k < kPer; ++k, out += V::W * 4) store32<V, NT>(out, affine8_bf16_split<V>(q[k], sf, sc, bf));
+          } else if constexpr (V::W == 8) {  // bf16, AVX2: 16 outputs narrowed and stored at once
+            V::template store_n16x2<NT>(out, V::template shr<16>(affine8_bf16_split<V>(q[0], sf, sc, bf)),
+                                        V::template shr<16>(affine8_bf16_split<V>(q[1], sf, sc, bf)));
+            out += 32;
+          } else {
+            for (int k = 0; k < kPer; ++k, out += V::W * 2) {
+              store_n16<V, NT>(out, V::template shr<16>(affine8_bf16_split<V>(q[k], sf, sc, bf)));
+            }
+          }
+        }
+      } else if (SDT == TBLOB_DTYPE_BF16 && OUT != kOutF16 && affine8_bf16_fp_ok(sa[g], ba[g])) {
         for (uint64_t j = 0; j < gsize; j += 16, p += 16) {
           U q[kPer];
           V::load8x16(p, q);
