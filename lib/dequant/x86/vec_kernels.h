@@ -841,6 +841,10 @@ void hot_affine8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
 }
 
 template <class V, class = void>
+struct HasMx8F32 : std::false_type {};
+template <class V>
+struct HasMx8F32<V, decltype(void(&V::template mxfp8_f32_x32<false>))> : std::true_type {};
+template <class V, class = void>
 struct HasMx8Bits : std::false_type {};
 template <class V>
 struct HasMx8Bits<V, typename std::enable_if<V::kMx8Bits>::type> : std::true_type {};
@@ -873,6 +877,14 @@ void hot_mxfp8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
           V::template mxfp8_bf16_x32<NT>(p, sexp, !mf, out);
           p += 32;
           out += 64;
+          continue;
+        }
+      }
+      if constexpr (HasMx8F32<V>::value && OUT == kOutF32) {
+        if (sexp <= 246u) {  // finite s, 256 * s exact: NaN only from the codes
+          V::template mxfp8_f32_x32<NT>(p, V::asu(V::mul(V::asf(V::set1(sb)), V::asf(k256))), !mf, out);
+          p += 32;
+          out += 128;
           continue;
         }
       }
