@@ -662,6 +662,10 @@ void hot_mxfp4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
   hot_lut4<V, OUT, NT, true>(d, rb, re, out, prep, make);
 }
 
+template <class V, class = void>
+struct HasNv4F32 : std::false_type {};
+template <class V>
+struct HasNv4F32<V, decltype(void(&V::template nvfp4_f32_x2<false>))> : std::true_type {};
 template <class V, uint32_t OUT, bool NT = false>
 void hot_nvfp4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
   using U = typename V::U;
@@ -684,6 +688,35 @@ void hot_nvfp4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
       for (int k = 0; k < 16 / V::W; ++k) vals[k] = nv_value<V>(ns, f[k], s);
     }
   };
+  if constexpr (HasNv4F32<V>::value && OUT == kOutF32) {
+    // AVX2, f32: pairs of groups with finite scales (and a finite multiplier) straight from
+    // the FP4 codes (V::nvfp4_f32_x2); other groups through make and expand4_perm_f32.
+    const bool mul_g = ns.mode == GlobalScaleMode::kMultiplier;
+    const U gv = V::set1(f32_bits(ns.g));
+    const uint64_t ngroups = d.cols / 16, total = (re - rb) * ngroups, g_first = rb * ngroups;
+    const uint8_t *p = d.data + rb * (d.cols / 2);
+    alignas(64) uint32_t sa[kChunkGroups];
+    for (uint64_t c0 = 0; c0 < total; c0 += kChunkGroups) {
+      const uint64_t n = min_u64(kChunkGroups, total - c0);
+      prep(g_first + c0, n, sa, nullptr);
+      for (uint64_t g = 0; g < n;) {
+        if (g + 2 <= n && g_finite && finite_bits(sa[g]) && finite_bits(sa[g + 1])) {
+          V::template nvfp4_f32_x2<NT>(p, V::set1(sa[g]), V::set1(sa[g + 1]), mul_g, gv, out);
+          p += 16;
+          out += 128;
+          g += 2;
+          continue;
+        }
+        U vals[16 / V::W];
+        make(sa[g], 0, vals);
+        V::template expand4_perm_f32<NT>(p, 16, vals, out);
+        p += 8;
+        out += 64;
+        ++g;
+      }
+    }
+    return;
+  }
   // Without a global scale the values are exact bf16 values: an E4M3 scale (at most 4
   // significant bits, 2^-9 <= |s| <= 480) times an FP4 value (2 bits, 0.5..6) is exact and
   // normal in f32 with at most 6 significant bits; NaN scales give the canonical NaN.
