@@ -818,6 +818,10 @@ void hot_affine8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
         const typename V::F sc = V::mul(sf, V::asf(V::set1(0x47800080u)));  // s * 65537, exact
         for (uint64_t j = 0; j < gsize; j += 16, p += 16) {
           U q[kPer];
+          // AVX2 streaming: the code stream prefetched 1 KiB ahead, once per line (8192 x 8192
+          // -> f32: 0.77 -> 0.86 of the fill; 512 and 2048 bytes alike; not measured to help
+          // AVX-512, which keeps its plain loop)
+          if (NT && V::W == 8 && (j & 63) == 0) __builtin_prefetch(p + 1024);
           V::load8x16(p, q);
           if constexpr (OUT == kOutF32) {
             for (int k = 0; k < kPer; ++k, out += V::W * 4) store32<V, NT>(out, affine8_bf16_split<V>(q[k], sf, sc, bf));
@@ -915,6 +919,7 @@ void hot_mxfp8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
       }
       if constexpr (HasMx8F32<V>::value && OUT == kOutF32) {
         if (sexp <= 246u) {  // finite s, 256 * s exact: NaN only from the codes
+          if (NT && (g & 1) == 0) __builtin_prefetch(p + 1024);  // as in hot_affine8 (0.84 -> 0.87)
           V::template mxfp8_f32_x32<NT>(p, V::asu(V::mul(V::asf(V::set1(sb)), V::asf(k256))), !mf, out);
           p += 32;
           out += 128;
