@@ -512,6 +512,41 @@ TEST(DequantConvert, HalfWideningExhaustive) {
 #endif
 }
 
+// The SIMD kernels round to f16 / bf16 by Veltkamp splitting (vec_kernels.h round_f16_split,
+// affine8_bf16_split): c = x * (2^k + 1), c - (c - x) is x rounded to 24 - k significant bits,
+// to nearest even. Against convert.h's integer roundings: f16 (k = 13) for every f32 multiple
+// of 2^-24 below 65520 in binades at both ends and in the middle (both signs, zeros), bf16
+// (k = 16) for whole binades from 2^-126 up to just below 2^111. Separate statements and
+// no_contract keep the operations separately rounded (no FMA).
+float veltkamp(float x, float c_factor) {
+  const float c = dq::no_contract(x * c_factor);
+  const float d = dq::no_contract(c - x);
+  return dq::no_contract(c - d);
+}
+TEST(DequantConvert, VeltkampSplitRoundsToNearestEven) {
+  auto check = [](uint32_t e, uint32_t step, float factor, bool f16) {
+    for (uint32_t m = 0; m < (1u << 23); m += step) {
+      for (uint32_t sign : {0u, 0x80000000u}) {
+        const float x = dq::f32_from_bits(sign | (e << 23) | m);
+        if (f16 && std::fabs(x) >= 65520.0f) return;
+        const float want = f16 ? dq::round_to_f16(x) : dq::round_to_bf16(x);
+        ASSERT_EQ(dq::f32_bits(veltkamp(x, factor)), dq::f32_bits(want)) << std::hexfloat << x;
+      }
+    }
+  };
+  // f16: multiples of 2^-24 (f16 subnormal steps below 2^-14), exponent field 103 = 2^-24
+  for (uint32_t e : {103u, 104u, 110u, 112u, 113u, 114u, 127u, 141u, 142u}) {
+    check(e, e < 126 ? 1u << (126 - e) : 1u, 8193.0f, true);
+  }
+  for (uint32_t e : {1u, 2u, 9u, 127u, 200u, 236u, 237u}) check(e, 1, 65537.0f, false);
+  for (float z : {0.0f, -0.0f}) {
+    EXPECT_EQ(dq::f32_bits(veltkamp(z, 8193.0f)), dq::f32_bits(z));
+    EXPECT_EQ(dq::f32_bits(veltkamp(z, 65537.0f)), dq::f32_bits(z));
+  }
+  // Just past the bf16 range the split overflows (c = inf): the kernels' guards stay below.
+  EXPECT_TRUE(std::isnan(veltkamp(dq::f32_from_bits(0x77FFFFFFu), 65537.0f)));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Hand vectors, shared/reference/ollama_mlx.md section 8
 // ---------------------------------------------------------------------------------------------

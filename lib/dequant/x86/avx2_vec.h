@@ -107,6 +107,55 @@ struct VAvx2 {
     out[1] = e4m3_div256x8(_mm_cvtepu8_epi16(_mm_srli_si128(x, 8)), ocp);
   }
 
+  // mxfp8 -> f32, 32 codes at p with s256 = 256 * s exact and finite (hot_mxfp8): 16 codes per
+  // vector as the f16 bits of E4M3 / 256, (c + (c & 0x80)) << 7 (the sign bit carried from bit
+  // 14 into bit 15; E4M3 subnormals become f16 subnormals), OCP NaN codes as 0x7E00 exactly,
+  // widened through a stack buffer (vcvtph2ps from memory, as expand4_h2f) and multiplied
+  // once: the same single rounding of the same exact product as E4M3 * s. A NaN code widens
+  // to the canonical 0x7FC00000, which the product with a finite s256 returns unchanged, so no
+  // canonicalisation pass. 8 vector ALU ops per 8 outputs (OCP) against about 15.
+  template <bool NT>
+  TBLOB_VK_INLINE static void mxfp8_f32_x32(const uint8_t *p, U s256, bool ocp, uint8_t *dst) {
+    alignas(32) uint8_t h[64];
+    for (int k = 0; k < 2; ++k) {
+      const __m256i w = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p + 16 * k)));
+      __m256i x = _mm256_slli_epi16(_mm256_add_epi16(w, _mm256_and_si256(w, _mm256_set1_epi16(0x80))), 7);
+      if (ocp) {
+        const __m256i nan = _mm256_cmpeq_epi16(_mm256_and_si256(w, _mm256_set1_epi16(0x7F)), _mm256_set1_epi16(0x7F));
+        x = _mm256_blendv_epi8(x, _mm256_set1_epi16(0x7E00), nan);
+      }
+      _mm256_store_si256(reinterpret_cast<__m256i *>(h + 32 * k), x);
+    }
+    for (int i = 0; i < 4; ++i) st256<NT>(dst + 32 * i, asu(mul(asf(cvtph_mem(h + 16 * i)), asf(s256))));
+  }
+
+  // nvfp4 -> f32, two 16-code groups (16 bytes at p) with finite scales sa, sb: every FP4
+  // value is an f16 whose low byte is zero, so one fixed 16-entry plane gives each code's f16
+  // high byte; the f16 runs are widened from a stack buffer (as expand4_h2f) and multiplied
+  // by the group's scale, the scalar's single rounding of the same exact product (then by the
+  // global multiplier g when mul_g, the scalar's second product). 15 vector ALU ops per 32
+  // outputs against about 40 for two expand4_perm_f32 groups.
+  template <bool NT>
+  TBLOB_VK_INLINE static void nvfp4_f32_x2(const uint8_t *p, U sa, U sb, bool mul_g, U g, uint8_t *dst) {
+    // f16 high bytes of FP4 codes 0-15: 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives
+    const __m256i t = _mm256_setr_epi8(0, 0x38, 0x3C, 0x3E, 0x40, 0x42, 0x44, 0x46, -128, -72, -68, -66, -64, -62,
+                                       -60, -58, 0, 0x38, 0x3C, 0x3E, 0x40, 0x42, 0x44, 0x46, -128, -72, -68, -66,
+                                       -64, -62, -60, -58);
+    // codes as in expand4_h2f: lane 0 holds group a's 16 codes in order, lane 1 group b's
+    const __m256i w = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+    const __m256i c = _mm256_and_si256(_mm256_or_si256(w, _mm256_slli_epi16(w, 4)), _mm256_set1_epi8(0x0F));
+    const __m256i hi = _mm256_shuffle_epi8(t, c);
+    alignas(32) uint8_t h[64];
+    _mm256_store_si256(reinterpret_cast<__m256i *>(h), _mm256_unpacklo_epi8(_mm256_setzero_si256(), hi));  // a0-7 | b0-7
+    _mm256_store_si256(reinterpret_cast<__m256i *>(h + 32), _mm256_unpackhi_epi8(_mm256_setzero_si256(), hi));  // a8-15 | b8-15
+    const int src[4] = {0, 32, 16, 48};
+    for (int i = 0; i < 4; ++i) {
+      F v = mul(asf(cvtph_mem(h + src[i])), asf(i < 2 ? sa : sb));
+      if (mul_g) v = mul(v, asf(g));
+      st256<NT>(dst + 32 * i, asu(v));
+    }
+  }
+
   // Per lane: w[off] | w[off + 1] << 8 (off <= 15; index 16 reads w[0], masked by callers).
   static U gather2(const uint8_t *w, U off) {
     const __m256i win = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(w)));
@@ -246,6 +295,49 @@ struct VAvx2 {
       st256<NT>(dst, _mm256_castps_si256(_mm256_blendv_ps(_mm256_permutevar8x32_ps(lo, i),
                                                           _mm256_permutevar8x32_ps(hi, i), sel)));
     }
+  }
+
+  // f32 outputs of a table of f16 values (Lut<kOutF16>, for groups whose 16 results are f16
+  // values: f16-scale affine): the two byte planes looked up as for f16 output, then widened
+  // by vcvtph2ps (exact). Per 32 codes: 12 vector ALU ops (4 for the codes, 2 lookups, 2
+  // interleaves, 4 widenings) against the f32 planes' 17, and the table is 2 conversions
+  // (which also do the last rounding) and 4 shuffles against 8 shuffles after the rounding.
+  // The looked-up f16 runs go through a stack buffer so the widening reads memory (vcvtph2ps
+  // ymm, m128: no shuffle uop; the register form needs a vextracti128 for the high halves,
+  // i.e. two more shuffle uops where shuffles have one port; equal speed on the Xeon here).
+  template <bool NT>
+  TBLOB_VK_INLINE static void expand4_h2f(const uint8_t *p, uint64_t n, const Avx2Lut16 &l, uint8_t *dst) {
+    const __m256i m = _mm256_set1_epi8(0x0F);
+    alignas(32) uint8_t h[64];
+    uint64_t k = 0;
+    for (; k + 32 <= n; k += 32, p += 16, dst += 128) {
+      // Byte b widened to a word: (w | w << 4) & 0x0F0F holds b's low nibble (code 2i) in the
+      // low byte and its high nibble (code 2i + 1) in the high byte; lane 0 has codes 0-15.
+      const __m256i w = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+      const __m256i c = _mm256_and_si256(_mm256_or_si256(w, _mm256_slli_epi16(w, 4)), m);
+      const __m256i lo = _mm256_shuffle_epi8(l.plo, c), hi = _mm256_shuffle_epi8(l.phi, c);
+      _mm256_store_si256(reinterpret_cast<__m256i *>(h), _mm256_unpacklo_epi8(lo, hi));  // f16 of 0-7 | 16-23
+      _mm256_store_si256(reinterpret_cast<__m256i *>(h + 32), _mm256_unpackhi_epi8(lo, hi));  // 8-15 | 24-31
+      st256<NT>(dst, cvtph_mem(h));
+      st256<NT>(dst + 32, cvtph_mem(h + 32));
+      st256<NT>(dst + 64, cvtph_mem(h + 16));
+      st256<NT>(dst + 96, cvtph_mem(h + 48));
+    }
+    if (k < n) {  // 16 codes left
+      __m128i c0, c1;
+      nibbles(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(p)), &c0, &c1);
+      const __m128i lo = _mm_shuffle_epi8(_mm256_castsi256_si128(l.plo), c0);
+      const __m128i hi = _mm_shuffle_epi8(_mm256_castsi256_si128(l.phi), c0);
+      st256<NT>(dst, _mm256_castps_si256(_mm256_cvtph_ps(_mm_unpacklo_epi8(lo, hi))));
+      st256<NT>(dst + 32, _mm256_castps_si256(_mm256_cvtph_ps(_mm_unpackhi_epi8(lo, hi))));
+    }
+  }
+  // vcvtph2ps with its memory operand (asm: the compiler would otherwise forward the buffer's
+  // store to the conversion through registers, i.e. extract the high half with a shuffle).
+  TBLOB_VK_INLINE static __m256i cvtph_mem(const uint8_t *p) {
+    __m256 r;
+    __asm__("vcvtph2ps %1, %0" : "=x"(r) : "m"(*reinterpret_cast<const __m128i *>(p)));
+    return _mm256_castps_si256(r);
   }
 
   // Expands n codes (n a multiple of 16) starting at p through the table.

@@ -116,6 +116,14 @@ struct Ops {
     const U lsb = V::band(V::template shr<13>(x), V::set1(1));
     return V::band(V::add(x, V::add(V::set1(0x0FFFu), lsb)), V::set1(0xFFFFE000u));
   }
+  // The same rounding (x a multiple of 2^-24, |x| < 65520) by Veltkamp splitting in f32:
+  // c = x * (2^13 + 1), x rounded to 24 - 13 = 11 significant bits is c - (c - x), to nearest
+  // even, and -0 stays -0 (checked for every such f32, both signs, against the F16C round trip).
+  // Below 2^-14 the 11 bits are finer than f16's subnormal step, which x (a multiple of 2^-24)
+  // already fits, as in round_f16_int. Three float ops instead of five integer ones; cx, when
+  // the caller has it, is c itself (the exact x times 8193 rounded once, e.g. s times q * 8193).
+  TBLOB_VK_INLINE static F round_f16_split(F x) { return round_f16_split(x, V::mul(x, V::asf(V::set1(0x46000400u)))); }
+  TBLOB_VK_INLINE static F round_f16_split(F x, F cx) { return V::subf(cx, V::subf(cx, x)); }
   // round_bf16 by float arithmetic, for |x| < 2^111 normal, +0, or a multiple of 2^-134:
   // c = 2^16 times x's power of two (same sign; 2^-111 for subnormals); x + c rounds x to a
   // multiple of 2^(e-7), i.e. to 8 significant bits, to nearest even (c is an even multiple
@@ -449,7 +457,7 @@ struct NoPair {
   }
 };
 
-template <class V, uint32_t OUT, bool NT, uint64_t GS, bool kExact, class Prep, class Make, class Pair>
+template <class V, uint32_t OUT, bool NT, uint64_t GS, bool kExact, bool kHalf, class Prep, class Make, class Pair>
 void hot_lut4_gs(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, const Prep &prep,
                  const Make &make, const Pair &pair) {
   using Lut = typename V::template Lut<OUT>;
@@ -498,6 +506,13 @@ void hot_lut4_gs(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, con
     for (; g < n; ++g) {
       typename V::U vals[16 / V::W];
       make(sa[g], ba[g], vals);
+      if constexpr (kHalf && V::W == 8 && OUT == kOutF32) {
+        // AVX2, f32, results that are f16 values: an f16 table, widened after the lookup.
+        V::template expand4_h2f<NT>(p, gsize, V::template make_lut<kOutF16>(vals), out);
+        p += gsize / 2;
+        out += gsize * out_bytes<OUT>();
+        continue;
+      }
       if constexpr (V::W == 8 && OUT == kOutF32 && GS == 16) {
         // AVX2, f32, 16-code groups (nvfp4): the byte-plane table (make_lut) costs more than
         // it saves over so few codes, direct permutes are faster (bench_fill_ratio: nvfp4
@@ -519,22 +534,26 @@ void hot_lut4_gs(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, con
   }
 }
 // kExact: make's finite values are exact bf16 values (V::make_pair takes their top halves).
+// kHalf (AVX2, f32 output): make's results are f16 values, or any
+// f32 whose RNE to f16 is the result (canonical NaN), and go through an f16 table
+// (V::expand4_h2f).
 // pair(s, b, &lut): the two-group table of groups with scales s[0..1], biases b[0..1] built by
 // the scheme itself (true), or false for make + make_pair.
-template <class V, uint32_t OUT, bool NT, bool kExact = false, class Prep, class Make, class Pair = NoPair>
+template <class V, uint32_t OUT, bool NT, bool kExact = false, bool kHalf = false, class Prep, class Make,
+          class Pair = NoPair>
 void hot_lut4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out, const Prep &prep,
               const Make &make, const Pair &pair = Pair()) {
   // AVX2 only: the AVX-512 instantiations trip GCC 12's -Wuninitialized inside its intrinsic
   // headers when unrolled, and were not measured.
   if constexpr (V::W == 8) {
     switch (d.group_size) {
-      case 16: return hot_lut4_gs<V, OUT, NT, 16, kExact>(d, rb, re, out, prep, make, pair);
-      case 32: return hot_lut4_gs<V, OUT, NT, 32, kExact>(d, rb, re, out, prep, make, pair);
-      case 64: return hot_lut4_gs<V, OUT, NT, 64, kExact>(d, rb, re, out, prep, make, pair);
+      case 16: return hot_lut4_gs<V, OUT, NT, 16, kExact, kHalf>(d, rb, re, out, prep, make, pair);
+      case 32: return hot_lut4_gs<V, OUT, NT, 32, kExact, kHalf>(d, rb, re, out, prep, make, pair);
+      case 64: return hot_lut4_gs<V, OUT, NT, 64, kExact, kHalf>(d, rb, re, out, prep, make, pair);
       default: break;
     }
   }
-  hot_lut4_gs<V, OUT, NT, 0, kExact>(d, rb, re, out, prep, make, pair);
+  hot_lut4_gs<V, OUT, NT, 0, kExact, kHalf>(d, rb, re, out, prep, make, pair);
 }
 
 template <class V>
@@ -554,44 +573,58 @@ template <class V, uint32_t SDT, uint32_t OUT, bool NT = false>
 void hot_affine4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
   using O = Ops<V>;
   using U = typename V::U;
-  U q[16 / V::W];
+  U q[16 / V::W], qc[16 / V::W];
   iota_f32<V>(q);
+  for (int k = 0; k < 16 / V::W; ++k) qc[k] = V::asu(V::mul(V::asf(q[k]), V::asf(V::set1(0x46000400u))));  // q * 8193
   auto prep = [&d](uint64_t g0, uint64_t n, uint32_t *sa, uint32_t *ba) {
     decode_affine_chunk<V, SDT>(d.scales, g0, n, sa);
     decode_affine_chunk<V, SDT>(d.biases, g0, n, ba);
   };
-  auto make = [&q](uint32_t sb, uint32_t bb, U *vals) TBLOB_VK_INLINE {
-    const U s = V::set1(sb), bias = V::set1(bb);
-    // f16 scales with |s| < 2048 and |b| < 16384 (every real model): |q*s| and |t + b| stay
-    // below 47200, so both roundings are round_f16_int's (q <= 15). AVX2 only: there it beats
-    // the four F16C round trips per group (int4 g32 f16: 4.14 vs 3.85 Gelem/s in cache); on
-    // AVX-512 one round trip covers all 16 entries and is faster (7.6 vs 7.0).
-    if (SDT == TBLOB_DTYPE_F16 && V::W == 8 && (sb & 0x7FFFFFFFu) < 0x45000000u && (bb & 0x7FFFFFFFu) < 0x46800000u) {
-      for (int k = 0; k < 16 / V::W; ++k) {
-        const U t = O::round_f16_int(V::asu(V::mul(V::asf(q[k]), V::asf(s))));
-        vals[k] = O::round_f16_int(V::asu(V::addf(V::asf(t), V::asf(bias))));
-      }
-    } else if (finite_bits(sb) && finite_bits(bb)) {
-      for (int k = 0; k < 16 / V::W; ++k) {
-        const U p = V::asu(V::mul(V::asf(q[k]), V::asf(s)));
-        const U t = SDT == TBLOB_DTYPE_BF16 ? O::template round_bf16<false>(p) : O::template round_s<SDT>(p);
-        const U v = V::asu(V::addf(V::asf(t), V::asf(bias)));
-        // bf16 -> bf16: make_lut's RNE to bf16 is this rounding already (a second RNE of an
-        // exact bf16 value changes nothing), so the sum goes in unrounded.
-        if (SDT == TBLOB_DTYPE_BF16 && OUT == kOutBF16) {
-          vals[k] = v;
-        } else {
-          vals[k] = SDT == TBLOB_DTYPE_BF16 ? O::template round_bf16<false>(v) : O::template round_s<SDT>(v);
+  // kHalf: the f16 table's conversion does the last rounding (make_lut<kOutF16>, make_lut2,
+  // V::expand4_h2f), so make leaves the guarded groups' sums unrounded.
+  auto make_for = [&q, &qc](auto half) {
+    constexpr bool kH = decltype(half)::value;
+    return [&q, &qc](uint32_t sb, uint32_t bb, U *vals) TBLOB_VK_INLINE {
+      const U s = V::set1(sb), bias = V::set1(bb);
+      // f16 scales with |s| < 2048 and |b| < 16384 (every real model): |q*s| and |t + b| stay
+      // below 47200, so both roundings are round_f16_split's (q <= 15; q*s is exact, so s times
+      // q * 8193 is its split constant). AVX2 only: there it beats the four F16C round trips per
+      // group (int4 g32 f16: 4.14 vs 3.85 Gelem/s in cache with round_f16_int); on AVX-512 one
+      // round trip covers all 16 entries and is faster (7.6 vs 7.0).
+      if (SDT == TBLOB_DTYPE_F16 && V::W == 8 && (sb & 0x7FFFFFFFu) < 0x45000000u && (bb & 0x7FFFFFFFu) < 0x46800000u) {
+        for (int k = 0; k < 16 / V::W; ++k) {
+          const typename V::F t = O::round_f16_split(V::mul(V::asf(q[k]), V::asf(s)), V::mul(V::asf(qc[k]), V::asf(s)));
+          const typename V::F v = V::addf(t, V::asf(bias));
+          vals[k] = V::asu(kH ? v : O::round_f16_split(v));
+        }
+      } else if (finite_bits(sb) && finite_bits(bb)) {
+        for (int k = 0; k < 16 / V::W; ++k) {
+          const U p = V::asu(V::mul(V::asf(q[k]), V::asf(s)));
+          const U t = SDT == TBLOB_DTYPE_BF16 ? O::template round_bf16<false>(p) : O::template round_s<SDT>(p);
+          const U v = V::asu(V::addf(V::asf(t), V::asf(bias)));
+          // bf16 -> bf16: make_lut's RNE to bf16 is this rounding already (a second RNE of an
+          // exact bf16 value changes nothing), so the sum goes in unrounded.
+          if (SDT == TBLOB_DTYPE_BF16 && OUT == kOutBF16) {
+            vals[k] = v;
+          } else {
+            vals[k] = SDT == TBLOB_DTYPE_BF16 ? O::template round_bf16<false>(v) : O::template round_s<SDT>(v);
+          }
+        }
+      } else {
+        for (int k = 0; k < 16 / V::W; ++k) {
+          const U t = O::template round_s<SDT>(V::asu(V::mul(V::asf(q[k]), V::asf(s))));
+          vals[k] = O::canon(O::template round_s<SDT>(V::asu(V::addf(V::asf(t), V::asf(bias)))));
         }
       }
-    } else {
-      for (int k = 0; k < 16 / V::W; ++k) {
-        const U t = O::template round_s<SDT>(V::asu(V::mul(V::asf(q[k]), V::asf(s))));
-        vals[k] = O::canon(O::template round_s<SDT>(V::asu(V::addf(V::asf(t), V::asf(bias)))));
-      }
-    }
+    };
   };
-  if constexpr (HasBf16Pack<V>::value && SDT == TBLOB_DTYPE_BF16 && OUT == kOutBF16) {
+  const auto make = make_for(std::false_type());
+  if constexpr (SDT == TBLOB_DTYPE_F16 && V::W == 8 && OUT == kOutF16) {
+    // every AVX2 f16 table (make_lut, make_lut2) converts with RNE
+    hot_lut4<V, OUT, NT>(d, rb, re, out, prep, make_for(std::true_type()));
+  } else if constexpr (SDT == TBLOB_DTYPE_F16 && V::W == 8 && OUT == kOutF32) {
+    hot_lut4<V, OUT, NT, false, true>(d, rb, re, out, prep, make_for(std::true_type()));
+  } else if constexpr (HasBf16Pack<V>::value && SDT == TBLOB_DTYPE_BF16 && OUT == kOutBF16) {
     // Both roundings of two groups' 32 entries by two vcvtne2ps2bf16 (affine4_bf16_pair), for
     // pairs of groups whose arithmetic stays normal (the int8 guard covers q <= 15).
     auto pair = [](const uint32_t *sp, const uint32_t *bp, typename V::Lut16 *l) TBLOB_VK_INLINE {
@@ -629,6 +662,10 @@ void hot_mxfp4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
   hot_lut4<V, OUT, NT, true>(d, rb, re, out, prep, make);
 }
 
+template <class V, class = void>
+struct HasNv4F32 : std::false_type {};
+template <class V>
+struct HasNv4F32<V, decltype(void(&V::template nvfp4_f32_x2<false>))> : std::true_type {};
 template <class V, uint32_t OUT, bool NT = false>
 void hot_nvfp4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
   using U = typename V::U;
@@ -651,6 +688,35 @@ void hot_nvfp4(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
       for (int k = 0; k < 16 / V::W; ++k) vals[k] = nv_value<V>(ns, f[k], s);
     }
   };
+  if constexpr (HasNv4F32<V>::value && OUT == kOutF32) {
+    // AVX2, f32: pairs of groups with finite scales (and a finite multiplier) straight from
+    // the FP4 codes (V::nvfp4_f32_x2); other groups through make and expand4_perm_f32.
+    const bool mul_g = ns.mode == GlobalScaleMode::kMultiplier;
+    const U gv = V::set1(f32_bits(ns.g));
+    const uint64_t ngroups = d.cols / 16, total = (re - rb) * ngroups, g_first = rb * ngroups;
+    const uint8_t *p = d.data + rb * (d.cols / 2);
+    alignas(64) uint32_t sa[kChunkGroups];
+    for (uint64_t c0 = 0; c0 < total; c0 += kChunkGroups) {
+      const uint64_t n = min_u64(kChunkGroups, total - c0);
+      prep(g_first + c0, n, sa, nullptr);
+      for (uint64_t g = 0; g < n;) {
+        if (g + 2 <= n && g_finite && finite_bits(sa[g]) && finite_bits(sa[g + 1])) {
+          V::template nvfp4_f32_x2<NT>(p, V::set1(sa[g]), V::set1(sa[g + 1]), mul_g, gv, out);
+          p += 16;
+          out += 128;
+          g += 2;
+          continue;
+        }
+        U vals[16 / V::W];
+        make(sa[g], 0, vals);
+        V::template expand4_perm_f32<NT>(p, 16, vals, out);
+        p += 8;
+        out += 64;
+        ++g;
+      }
+    }
+    return;
+  }
   // Without a global scale the values are exact bf16 values: an E4M3 scale (at most 4
   // significant bits, 2^-9 <= |s| <= 480) times an FP4 value (2 bits, 0.5..6) is exact and
   // normal in f32 with at most 6 significant bits; NaN scales give the canonical NaN.
@@ -697,6 +763,23 @@ TBLOB_VK_INLINE inline typename V::U affine8_bf16_fp(typename V::U q, typename V
   return O::round_bf16_fp(V::asu(V::addf(V::asf(t), V::asf(bias))));
 }
 
+// The value of a lane of a group inside affine8_bf16_pack_ok (f32 bits, exactly bf16), both
+// roundings by Veltkamp splitting with C = 2^16 + 1: for normal |x| < 2^111, c = x * C and
+// c - (c - x) is x rounded to 8 significant bits, to nearest even, i.e. round_bf16 (checked
+// for every f32 of 24 binades from 2^-126 to 2^111, both signs; -0 stays -0). Inside the
+// guard every q*s and t + b is zero or normal and below 2^109 (affine8_bf16_pack_ok), and
+// sc = s * C is exact (8 significant bits times 17), so q * sc is the split constant of the
+// exact product q*s. Nine float ops after the widening, against eleven for affine8_bf16_fp.
+template <class V>
+TBLOB_VK_INLINE inline typename V::U affine8_bf16_split(typename V::U q, typename V::F s, typename V::F sc,
+                                                        typename V::F bias) {
+  const typename V::F qf = V::cvt(q);
+  const typename V::F p = V::mul(qf, s), c = V::mul(qf, sc);
+  const typename V::F v = V::addf(V::subf(c, V::subf(c, p)), bias);
+  const typename V::F c2 = V::mul(v, V::asf(V::set1(0x47800080u)));  // 65537
+  return V::asu(V::subf(c2, V::subf(c2, v)));
+}
+
 // bf16 output of a finite-group affine int8 lane, in the low 16 bits: with bf16 (or f32)
 // scales the last rounding to the scale dtype and the conversion to bf16 are one RNE.
 template <class V, uint32_t SDT>
@@ -730,7 +813,29 @@ void hot_affine8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
           continue;
         }
       }
-      if (SDT == TBLOB_DTYPE_BF16 && OUT != kOutF16 && affine8_bf16_fp_ok(sa[g], ba[g])) {
+      if (SDT == TBLOB_DTYPE_BF16 && OUT != kOutF16 && affine8_bf16_pack_ok(sa[g], ba[g])) {
+        const typename V::F sf = V::asf(s), bf = V::asf(bias);
+        const typename V::F sc = V::mul(sf, V::asf(V::set1(0x47800080u)));  // s * 65537, exact
+        for (uint64_t j = 0; j < gsize; j += 16, p += 16) {
+          U q[kPer];
+          // AVX2 streaming: the code stream prefetched 1 KiB ahead, once per line (8192 x 8192
+          // -> f32: 0.77 -> 0.86 of the fill; 512 and 2048 bytes alike; not measured to help
+          // AVX-512, which keeps its plain loop)
+          if (NT && V::W == 8 && (j & 63) == 0) __builtin_prefetch(p + 1024);
+          V::load8x16(p, q);
+          if constexpr (OUT == kOutF32) {
+            for (int k = 0; k < kPer; ++k, out += V::W * 4) store32<V, NT>(out, affine8_bf16_split<V>(q[k], sf, sc, bf));
+          } else if constexpr (V::W == 8) {  // bf16, AVX2: 16 outputs narrowed and stored at once
+            V::template store_n16x2<NT>(out, V::template shr<16>(affine8_bf16_split<V>(q[0], sf, sc, bf)),
+                                        V::template shr<16>(affine8_bf16_split<V>(q[1], sf, sc, bf)));
+            out += 32;
+          } else {
+            for (int k = 0; k < kPer; ++k, out += V::W * 2) {
+              store_n16<V, NT>(out, V::template shr<16>(affine8_bf16_split<V>(q[k], sf, sc, bf)));
+            }
+          }
+        }
+      } else if (SDT == TBLOB_DTYPE_BF16 && OUT != kOutF16 && affine8_bf16_fp_ok(sa[g], ba[g])) {
         for (uint64_t j = 0; j < gsize; j += 16, p += 16) {
           U q[kPer];
           V::load8x16(p, q);
@@ -773,6 +878,10 @@ void hot_affine8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
 }
 
 template <class V, class = void>
+struct HasMx8F32 : std::false_type {};
+template <class V>
+struct HasMx8F32<V, decltype(void(&V::template mxfp8_f32_x32<false>))> : std::true_type {};
+template <class V, class = void>
 struct HasMx8Bits : std::false_type {};
 template <class V>
 struct HasMx8Bits<V, typename std::enable_if<V::kMx8Bits>::type> : std::true_type {};
@@ -805,6 +914,15 @@ void hot_mxfp8(const QuantDesc &d, uint64_t rb, uint64_t re, uint8_t *out) {
           V::template mxfp8_bf16_x32<NT>(p, sexp, !mf, out);
           p += 32;
           out += 64;
+          continue;
+        }
+      }
+      if constexpr (HasMx8F32<V>::value && OUT == kOutF32) {
+        if (sexp <= 246u) {  // finite s, 256 * s exact: NaN only from the codes
+          if (NT && (g & 1) == 0) __builtin_prefetch(p + 1024);  // as in hot_affine8 (0.84 -> 0.87)
+          V::template mxfp8_f32_x32<NT>(p, V::asu(V::mul(V::asf(V::set1(sb)), V::asf(k256))), !mf, out);
+          p += 32;
+          out += 128;
           continue;
         }
       }
