@@ -119,8 +119,12 @@ __attribute__((target("avx2"))) inline uint64_t stream_fill_reading_avx2(uint8_t
   for (size_t c = 0; c < chunks; ++c) {
     for (int k = 0; k < count; ++k) {
       const uint64_t end = in[k].len * (c + 1) / chunks & ~uint64_t{31};
-      for (; at[k] < end; at[k] += 32)
+      for (; at[k] < end; at[k] += 32) {
+        // 1 KiB ahead, once per line, as the 8-bit kernels do (without it the kernels beat
+        // this "ceiling" by 10-18%)
+        if ((at[k] & 63) == 0) __builtin_prefetch(in[k].p + at[k] + 1024);
         acc = _mm256_add_epi64(acc, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(in[k].p + at[k])));
+      }
     }
     const __m256i v = _mm256_set1_epi32(0x3f800001);
     uint8_t *d = dst + c * kChunk;
