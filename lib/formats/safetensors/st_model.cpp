@@ -22,6 +22,8 @@ class TableSink final : public StSink {
   TableSink(tblob_model *m, uint32_t file_index, uint64_t data_offset, const Diag &diag)
       : m_(m), file_(file_index), data_offset_(data_offset), diag_(diag) {}
   bool in_order() const { return in_order_; }
+  bool tiled() const { return tiled_; }
+  uint64_t cover() const { return cover_; }
 
   Status on_tensor(const StTensorEntry &e) override {
     TensorDesc t;
@@ -48,6 +50,8 @@ class TableSink final : public StSink {
     in_order_ = in_order_ && (begin > prev_begin_ || (begin == prev_begin_ && end >= prev_end_));
     prev_begin_ = begin;
     prev_end_ = end;
+    tiled_ = tiled_ && begin == cover_ && e.entry_status == TBLOB_OK;
+    cover_ = end;
     t.elements = entry_field(e.elements);
     t.order = entry_field(e.index);
     t.key_offset = entry_field(e.key_offset);
@@ -88,6 +92,9 @@ class TableSink final : public StSink {
   const Diag &diag_;
   bool in_order_ = true;
   uint64_t prev_begin_ = 0, prev_end_ = 0;
+  // The tiling walk of st_check_ranges, done row by row while the rows are at hand.
+  bool tiled_ = true;
+  uint64_t cover_ = 0;
 };
 
 void meta_name_at(const void *ctx, size_t i, const char **p, size_t *n) {
@@ -153,6 +160,8 @@ Status st_scan_into_model(tblob_model *m, uint32_t file_index, const Limits &lim
   g.data_offset = sum.data_offset;
   g.data_bytes = sum.data_available;
   g.rows_in_order = sink.in_order();
+  g.rows_tiled = sink.tiled();  // tiled rows are in order: no sort will move them
+  g.rows_cover = sink.cover();
   if (s != TBLOB_OK) return s;
   if (g.source.kind == Source::kCallback) {
     // The data region was not read: its length is what the size says, or, unknown, what the
@@ -193,8 +202,8 @@ Status st_check_ranges(tblob_model *m, uint32_t file_index, const Diag &diag) {
   const TensorDesc *rows = m->tensors.data() + f.tensor_begin;
   const size_t n = f.tensor_end - f.tensor_begin;
   size_t bad = 0;
-  uint64_t cursor = 0;
-  Status s = walk_tiling(rows, n, &bad, &cursor);
+  uint64_t cursor = f.rows_cover;
+  Status s = f.rows_tiled ? TBLOB_OK : walk_tiling(rows, n, &bad, &cursor);
   if (s != TBLOB_OK) {
     const TensorDesc &t = rows[bad];
     json::StringSlice name;
