@@ -251,16 +251,6 @@ struct ShapeMemo {
 inline __attribute__((always_inline)) uint32_t shape_memo_slot(uint64_t lo, uint64_t hi) {
   return static_cast<uint32_t>(((lo ^ (hi << 1)) * 0x9E3779B97F4A7C15ull) >> 60);
 }
-
-// Bit i set when byte i of the 64 at p is ']'.
-inline __attribute__((always_inline)) uint64_t close_brackets64(const uint8_t *p) {
-  const __m128i k = _mm_set1_epi8(']');
-  const auto m = [&](int i) {
-    return static_cast<uint64_t>(static_cast<uint32_t>(
-        _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p + i)), k))));
-  };
-  return m(0) | m(16) << 16 | m(32) << 32 | m(48) << 48;
-}
 #endif
 
 inline bool key_is(const StringSlice &k, const char *lit, size_t n) {
@@ -822,14 +812,6 @@ Status Scanner::fast_members(bool *after_value) {
     uint32_t rank = 0;
     bool ok = true;
 #if defined(__SSE2__)
-    // Where this member ends, from where its shape starts: the second ']' within 64 bytes
-    // closes data_offsets (the checks below admit no other ']' before it). The next member is
-    // read from there, so its loads wait for one mask, not for the shape, the memo and both
-    // numbers in turn. A member that does not end within the window takes the general path.
-    const uint64_t brackets = close_brackets64(v);
-    const uint64_t second = brackets & (brackets - 1);
-    if (second == 0) break;
-    const uint8_t *const member_end = v + __builtin_ctzll(second) + 2;
     const uint64_t *dims = dims_;
     uint64_t elements = 0;
     bool overflow = false;
@@ -913,9 +895,6 @@ Status Scanner::fast_members(bool *after_value) {
     const Status s = finish_tensor(e);
 #endif
     if (s != TBLOB_OK) return s;
-#if defined(__SSE2__)
-    v = member_end;  // the same byte as v (see member_end), known sooner
-#endif
     if (v[0] != ',' || v[1] != '"') {
       *after_value = true;
       return TBLOB_OK;

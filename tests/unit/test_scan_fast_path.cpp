@@ -259,7 +259,7 @@ void check(const std::string &header, uint64_t data_bytes, const std::string &wh
 
 // The targets: common and rarer dtypes, empty shapes, ranks around the loop's limit of 8 and
 // the 16-byte shape window, numbers of 15 to 17 digits (beside a 0, so the data stays small),
-// members around the loop's 64-byte window for their end.
+// long shapes of several such numbers.
 struct Target {
   const char *dtype;
   std::vector<uint64_t> shape;
@@ -277,8 +277,7 @@ const std::vector<Target> kTargets = {
     {"U8", {12345678901234567ull, 0}},
     {"BF16", {1, 100000000, 0}},
     {"F32", {12345678, 0}},
-    // Members that end past the 64 bytes after '[' in which the fast loop looks for their end,
-    // and one that ends close to it.
+    // Long members: 49 and 31 bytes of shape text, 15- and 13-digit dims read word by word.
     {"F64", {0, 123456789012345ull, 123456789012345ull, 123456789012345ull}},
     {"I8", {0, 1234567890123ull, 123456789012ull}},
 };
