@@ -219,6 +219,11 @@ inline __attribute__((always_inline)) uint64_t load_word(const void *p) {
 inline __attribute__((always_inline)) bool same_words(const uint8_t *p, const char *lit, size_t n) {
   return ((load_word(p) ^ load_word(lit)) | (load_word(p + n - 8) ^ load_word(lit + n - 8))) == 0;
 }
+// The same for n in 17..24: three overlapping word compares.
+inline __attribute__((always_inline)) bool same_words24(const uint8_t *p, const char *lit, size_t n) {
+  return ((load_word(p) ^ load_word(lit)) | (load_word(p + 8) ^ load_word(lit + 8)) |
+          (load_word(p + n - 8) ^ load_word(lit + n - 8))) == 0;
+}
 #endif
 
 // The product of rank dims into *elements (1 for none); true when it overflows 64 bits, with
@@ -851,7 +856,7 @@ Status Scanner::fast_members(bool *after_value) {
         ++v;
       }
     }
-    if (!ok || !same_bytes(v, kOffsets, 18)) break;
+    if (!ok || !same_words24(v, kOffsets, 18)) break;
     const uint8_t *shape_close = v + 1;
     v += 18;
     uint64_t begin, stop;

@@ -41,7 +41,7 @@ struct FileDesc {
   uint64_t data_bytes;   // length of the data region
   size_t tensor_begin, tensor_end;      // this file's rows in the tensor table
   size_t metadata_begin, metadata_end;  // and in the metadata table
-  bool rows_in_order;  // the scan saw (begin, end) never decrease: no sort needed
+  bool rows_in_order;  // the rows are known to be in (begin, end) order: no sort needed
   // The scan saw every row begin where the previous one ended, each with a sound entry: the
   // tiling walk would pass, covering rows_cover bytes (st_check_ranges then skips it).
   bool rows_tiled;

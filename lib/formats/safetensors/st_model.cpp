@@ -17,11 +17,20 @@ namespace {
 // FileDesc::data_bytes of a byte source of unknown size until st_check_ranges settles it.
 constexpr uint64_t kRegionUnknown = UINT64_MAX;
 
+// n >= 1 dims, most often one or two: straight moves for those, no memcpy call and no overlap
+// check (the arena's fresh words never overlap the scanner's).
+inline void copy_dims(uint64_t *__restrict d, const uint64_t *__restrict s, uint32_t n) {
+  d[0] = s[0];
+  if (n > 1) {
+    d[1] = s[1];
+    for (uint32_t i = 2; i < n; ++i) d[i] = s[i];
+  }
+}
+
 class TableSink final : public StSink {
  public:
   TableSink(tblob_model *m, uint32_t file_index, uint64_t data_offset, const Diag &diag)
       : m_(m), file_(file_index), data_offset_(data_offset), diag_(diag) {}
-  bool in_order() const { return in_order_; }
   bool tiled() const { return tiled_; }
   uint64_t cover() const { return cover_; }
 
@@ -33,7 +42,7 @@ class TableSink final : public StSink {
       dims = static_cast<uint64_t *>(m_->arena.alloc(sizeof(uint64_t) * e.rank));
       if (!dims) return oom();
       if (e.dims)
-        for (uint32_t i = 0; i < e.rank; ++i) dims[i] = e.dims[i];  // rank is small: no memcpy call
+        copy_dims(dims, e.dims, e.rank);
       else
         st_parse_dims(e.shape_json, e.shape_json_len, dims, e.rank);
     }
@@ -47,10 +56,7 @@ class TableSink final : public StSink {
     t.begin = begin;
     t.end = end;
     t.file_offset = data_offset_ + begin;  // wraps only for offsets the range checks reject
-    in_order_ = in_order_ && (begin > prev_begin_ || (begin == prev_begin_ && end >= prev_end_));
-    prev_begin_ = begin;
-    prev_end_ = end;
-    tiled_ = tiled_ && begin == cover_ && e.entry_status == TBLOB_OK;
+    tiled_ &= begin == cover_;
     cover_ = end;
     t.elements = entry_field(e.elements);
     t.order = entry_field(e.index);
@@ -90,9 +96,8 @@ class TableSink final : public StSink {
   uint32_t file_;
   uint64_t data_offset_;
   const Diag &diag_;
-  bool in_order_ = true;
-  uint64_t prev_begin_ = 0, prev_end_ = 0;
-  // The tiling walk of st_check_ranges, done row by row while the rows are at hand.
+  // Every row began where the previous one ended: with no entry error (the scan keeps the
+  // first) that is the tiling walk of st_check_ranges passing, and rows in order.
   bool tiled_ = true;
   uint64_t cover_ = 0;
 };
@@ -159,8 +164,10 @@ Status st_scan_into_model(tblob_model *m, uint32_t file_index, const Limits &lim
   g.metadata_end = m->metadata.size();
   g.data_offset = sum.data_offset;
   g.data_bytes = sum.data_available;
-  g.rows_in_order = sink.in_order();
-  g.rows_tiled = sink.tiled();  // tiled rows are in order: no sort will move them
+  // Tiled rows with sound entries are in (begin, end) order: no sort, no walk. Anything else
+  // (an error, or rows out of order) is sorted and walked by st_sort_rows and st_check_ranges.
+  g.rows_tiled = sink.tiled() && sum.first_entry_status == TBLOB_OK;
+  g.rows_in_order = g.rows_tiled;
   g.rows_cover = sink.cover();
   if (s != TBLOB_OK) return s;
   if (g.source.kind == Source::kCallback) {
