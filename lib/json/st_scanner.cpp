@@ -243,8 +243,11 @@ constexpr uint32_t kFastRank = 8;  // the fast loop's own rank limit
 // Shapes repeat (every layer of a model has the same few), so the fast path keeps the
 // results of its last shapes by the 16 bytes that follow '[': a shape that closes within them
 // is a function of those bytes alone (read_dims16), so equal bytes give the same dims, rank,
-// length and element count without reading any number. Direct-mapped by a hash of the bytes.
-constexpr uint32_t kShapeMemoSlots = 16;
+// length and element count without reading any number. Direct-mapped by a hash of the bytes,
+// with room for four times the handful of shapes a model repeats: with 16 slots two of a
+// model's shapes usually shared one and evicted each other every layer, each time a
+// mispredicted branch (a quarter of the members of the benchmark header).
+constexpr uint32_t kShapeMemoSlots = 64;
 struct ShapeMemo {
   uint64_t lo, hi;     // the 16 bytes after '['
   uint32_t close;      // offset of ']' in them
@@ -254,7 +257,7 @@ struct ShapeMemo {
   uint64_t dims[kFastRank];
 };
 inline __attribute__((always_inline)) uint32_t shape_memo_slot(uint64_t lo, uint64_t hi) {
-  return static_cast<uint32_t>(((lo ^ (hi << 1)) * 0x9E3779B97F4A7C15ull) >> 60);
+  return static_cast<uint32_t>(((lo ^ (hi << 1)) * 0x9E3779B97F4A7C15ull) >> 58);
 }
 #endif
 

@@ -332,9 +332,12 @@ TEST(ScanFastPath, MutatedMembersAgreeWithTheDom) {
 TEST(ScanFastPath, RecurringShapesAndOffsetsAgreeWithTheDom) {
   static const char kBytesIn[] = {'"', ',', ']', '[', '}', ' ', '0', '1', '2', '4', '9', '-', '.', 'e'};
   std::vector<std::vector<uint64_t>> shapes = {{0, 5}, {0}, {}};
-  for (uint64_t i = 0; i < 21; ++i) shapes.push_back({1 + i % 5, 2 + i, 64});
+  for (uint64_t i = 0; i < 95; ++i) shapes.push_back({1 + i % 5, 2 + i, 4});  // more than the memo's 64 slots
   shapes.push_back({3, 1, 4, 1, 5, 9, 2, 6});
   shapes.push_back({1234, 10});
+  // Equal in their first eight bytes after '[', different after them.
+  shapes.push_back({0, 1234567, 1});
+  shapes.push_back({0, 1234567, 2});
   uint64_t off = 0;
   std::string h = "{";
   size_t target_begin = 0, target_end = 0;
