@@ -106,44 +106,15 @@ size_t find_duplicate(const R *recs, size_t n, uint32_t *slots, size_t nslots) {
 class EventSink final : public tblob::StSink {
  public:
   EventSink(tblob_scan_fn cb, void *user, TensorRec *trecs, MetaRec *mtop, size_t avail)
-      : cb_(cb), user_(user), trecs_(trecs), mtop_(mtop), avail_(avail) {}
+      : cb_(cb), user_(user), trecs_(trecs), mtop_(mtop), avail_(avail) {
+    light = trecs == nullptr;  // an event per entry at most; the records make it a table's work
+  }
 
   Status on_tensor(const tblob::StTensorEntry &e) override {
-    if (trecs_ && used() + sizeof(TensorRec) <= avail_) {
-      TensorRec &r = trecs_[tn_];
-      r.begin = e.begin;
-      r.end = e.end;
-      r.order = e.index;
-      r.entry_status = e.entry_status;
-      r.has_escapes = e.name.has_escapes;
-      r.name = e.name.ptr;
-      r.name_len = e.name.len;
-      r.hash = decoded_hash(e.name.ptr, e.name.len, e.name.has_escapes);
-      r.key_offset = e.key_offset;
-      r.bytes = e.bytes;
-    }
+    if (trecs_) record(e);
     ++tn_;
-    if (!cb_) return TBLOB_OK;
-    tblob_scan_event ev;
-    ev.struct_size = sizeof(ev);
-    ev.kind = TBLOB_SCAN_TENSOR;
-    ev.value = nullptr;
-    ev.value_len = 0;
-    ev.value_has_escapes = 0;
-    using tblob::entry_field;
-    ev.index = entry_field(e.index);
-    ev.name = entry_field(e.name.ptr);
-    ev.name_len = entry_field(e.name.len);
-    ev.name_has_escapes = e.name.has_escapes;
-    ev.dtype = entry_field(e.dtype);
-    ev.rank = entry_field(e.rank);
-    ev.shape = entry_field(e.dims);
-    ev.shape_json = entry_field(e.shape_json);
-    ev.shape_json_len = entry_field(e.shape_json_len);
-    ev.data_begin = entry_field(e.begin);
-    ev.data_end = entry_field(e.end);
-    ev.header_offset = entry_field(e.key_offset);
-    return cb_(user_, &ev) ? TBLOB_E_CANCELLED : TBLOB_OK;
+    // The scanner filled the event in place.
+    return cb_ && cb_(user_, &e.ev) ? TBLOB_E_CANCELLED : TBLOB_OK;
   }
 
   Status on_metadata(const tblob::StMetaEntry &e) override {
@@ -186,6 +157,21 @@ class EventSink final : public tblob::StSink {
   size_t tn_ = 0, mn_ = 0;
   // Bytes both record arrays take so far (counts below what fits, so no overflow).
   size_t used() const { return tn_ * sizeof(TensorRec) + mn_ * sizeof(MetaRec); }
+  // Out of line: the event alone then needs no saved registers.
+  __attribute__((noinline)) void record(const tblob::StTensorEntry &e) {
+    if (used() + sizeof(TensorRec) > avail_) return;
+    TensorRec &r = trecs_[tn_];
+    r.begin = e.ev.data_begin;
+    r.end = e.ev.data_end;
+    r.order = e.ev.index;
+    r.entry_status = e.entry_status;
+    r.has_escapes = e.ev.name_has_escapes;
+    r.name = e.ev.name;
+    r.name_len = e.ev.name_len;
+    r.hash = decoded_hash(e.ev.name, e.ev.name_len, e.ev.name_has_escapes != 0);
+    r.key_offset = e.ev.header_offset;
+    r.bytes = e.bytes;
+  }
 };
 
 // The same offset and wording as the open path (st_model.cpp): where the tensors stop

@@ -259,6 +259,16 @@ struct ShapeMemo {
 inline __attribute__((always_inline)) uint32_t shape_memo_slot(uint64_t lo, uint64_t hi) {
   return static_cast<uint32_t>(((lo ^ (hi << 1)) * 0x9E3779B97F4A7C15ull) >> 58);
 }
+
+// Bit i set when byte i of the 64 at p is ']'.
+inline __attribute__((always_inline)) uint64_t close_brackets64(const uint8_t *p) {
+  const __m128i k = _mm_set1_epi8(']');
+  const auto m = [&](int i) {
+    return static_cast<uint64_t>(static_cast<uint32_t>(
+        _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p + i)), k))));
+  };
+  return m(0) | m(16) << 16 | m(32) << 32 | m(48) << 48;
+}
 #endif
 
 inline bool key_is(const StringSlice &k, const char *lit, size_t n) {
@@ -286,6 +296,7 @@ class Scanner {
   bool fast_entry(StTensorEntry *e);
   inline __attribute__((always_inline)) Status finish_tensor(StTensorEntry &e);
   inline __attribute__((always_inline)) Status finish_sized(StTensorEntry &e, uint64_t elements, bool overflow);
+  template <bool kAhead>
   Status fast_members(bool *after_value);
   bool parse_u64_array(StTensorEntry *e, bool is_shape, uint64_t tensor,
                        const StringSlice &name, Status *immediate);
@@ -470,15 +481,15 @@ bool Scanner::parse_u64_array(StTensorEntry *e, bool is_shape, uint64_t tensor,
     }
   }
   if (is_shape) {
-    e->rank = static_cast<uint32_t>(count);
-    e->shape_json = reinterpret_cast<const char *>(open);
-    e->shape_json_len = static_cast<size_t>(c_.p - open);
+    e->ev.rank = static_cast<uint32_t>(count);
+    e->ev.shape_json = reinterpret_cast<const char *>(open);
+    e->ev.shape_json_len = static_cast<size_t>(c_.p - open);
   } else {
     if (count != 2)
       deferred_.set(TBLOB_E_SCHEMA, c_.offset(open), tensor, name,
                     "data_offsets must hold exactly two integers");
-    e->begin = offsets[0];
-    e->end = offsets[1];
+    e->ev.data_begin = offsets[0];
+    e->ev.data_end = offsets[1];
   }
   return true;
 }
@@ -511,8 +522,8 @@ bool Scanner::parse_entry(StTensorEntry *ep, uint64_t tensor, const StringSlice 
           if (!json::scan_string(c_, &d)) return false;
           char buf[16];
           const size_t n = json::decode_into(d, buf, sizeof(buf));
-          e.dtype = n <= sizeof(buf) ? dtype_from_name(buf, n) : uint32_t{TBLOB_DTYPE_INVALID};
-          if (e.dtype == TBLOB_DTYPE_INVALID)
+          e.ev.dtype = n <= sizeof(buf) ? dtype_from_name(buf, n) : uint32_t{TBLOB_DTYPE_INVALID};
+          if (e.ev.dtype == TBLOB_DTYPE_INVALID)
             deferred_.set(TBLOB_E_DTYPE, c_.offset(vat), tensor, name, "unknown dtype");
         } else {
           deferred_.set(TBLOB_E_SCHEMA, c_.offset(vat), tensor, name,
@@ -631,12 +642,12 @@ bool Scanner::fast_entry(StTensorEntry *e) {
     if (!read_uint(p, end, &stop) || end - p < 2 || p[0] != ']' || p[1] != '}') return false;
     p += 2;
   }
-  e->dtype = dtype;
-  e->rank = rank;
-  e->shape_json = reinterpret_cast<const char *>(shape_open);
-  e->shape_json_len = static_cast<size_t>(shape_close - shape_open);
-  e->begin = begin;
-  e->end = stop;
+  e->ev.dtype = dtype;
+  e->ev.rank = rank;
+  e->ev.shape_json = reinterpret_cast<const char *>(shape_open);
+  e->ev.shape_json_len = static_cast<size_t>(shape_close - shape_open);
+  e->ev.data_begin = begin;
+  e->ev.data_end = stop;
   c_.p = p;
   return true;
 }
@@ -661,16 +672,20 @@ inline bool Scanner::parse_tensor(const StringSlice &name, uint64_t key_offset, 
   }
   // Field by field: zeroing the whole struct showed up as a fifth of the scan time.
   StTensorEntry e;
-  e.index = tensor;
-  e.name = name;
-  e.dtype = TBLOB_DTYPE_INVALID;
-  e.rank = 0;
-  e.dims = nullptr;
-  e.shape_json = nullptr;
-  e.shape_json_len = 0;
-  e.begin = e.end = e.elements = e.bytes = 0;
+  e.set_kind();
+  e.ev.index = tensor;
+  e.ev.name = name.ptr;
+  e.ev.name_len = name.len;
+  e.ev.name_has_escapes = name.has_escapes;
+  e.name_at = name.at;
+  e.ev.dtype = TBLOB_DTYPE_INVALID;
+  e.ev.rank = 0;
+  e.ev.shape = nullptr;
+  e.ev.shape_json = nullptr;
+  e.ev.shape_json_len = 0;
+  e.ev.data_begin = e.ev.data_end = e.elements = e.bytes = 0;
   e.entry_status = TBLOB_OK;
-  e.key_offset = key_offset;
+  e.ev.header_offset = key_offset;
   if (!fast_entry(&e) && !parse_entry(&e, tensor, name, immediate)) return false;
   if (deferred_.status != TBLOB_OK) {
     // This or an earlier entry has a schema error: the scan will fail; skip the sink.
@@ -687,16 +702,16 @@ inline bool Scanner::parse_tensor(const StringSlice &name, uint64_t key_offset, 
 // Per-tensor part of step 6, in the reference's order, then the sink. e is complete but for
 // dims, elements, bytes and entry_status. Returns the sink's stop, described.
 inline Status Scanner::finish_tensor(StTensorEntry &e) {
-  e.dims = e.rank <= kInlineRank ? dims_ : nullptr;
-  if (e.end < e.begin) return finish_sized(e, 0, false);
+  e.ev.shape = e.ev.rank <= kInlineRank ? dims_ : nullptr;
+  if (e.ev.data_end < e.ev.data_begin) return finish_sized(e, 0, false);
   uint64_t elements = 1;
   bool overflow = false;
-  if (e.dims) {
-    overflow = dims_elements(e.dims, e.rank, &elements);
+  if (e.ev.shape) {
+    overflow = dims_elements(e.ev.shape, e.ev.rank, &elements);
   } else {
     // Rank above the inline capacity: multiply while re-reading the text.
-    const char *p = e.shape_json + 1;
-    const char *end = e.shape_json + e.shape_json_len;
+    const char *p = e.ev.shape_json + 1;
+    const char *end = e.ev.shape_json + e.ev.shape_json_len;
     while (p < end && !overflow) {
       while (p < end && (*p < '0' || *p > '9')) ++p;
       if (p >= end) break;
@@ -708,19 +723,20 @@ inline Status Scanner::finish_tensor(StTensorEntry &e) {
   return finish_sized(e, elements, overflow);
 }
 
-// finish_tensor once the element count (and whether it overflowed) is known; e.dims set.
+// finish_tensor once the element count (and whether it overflowed) is known; e.ev.shape set.
 inline Status Scanner::finish_sized(StTensorEntry &e, uint64_t elements, bool overflow) {
   Status st = TBLOB_OK;
-  if (e.end < e.begin) {
+  const uint64_t begin = e.ev.data_begin, end = e.ev.data_end;
+  if (end < begin) {
     st = TBLOB_E_OFFSETS;
   } else {
     bool misaligned = false;
     uint64_t bytes = 0;
     if (overflow) {
       st = TBLOB_E_SHAPE_OVERFLOW;
-    } else if (!dtype_bytes(e.dtype, elements, &bytes, &misaligned)) {
+    } else if (!dtype_bytes(e.ev.dtype, elements, &bytes, &misaligned)) {
       st = misaligned ? TBLOB_E_MISALIGNED : TBLOB_E_SHAPE_OVERFLOW;
-    } else if (e.end - e.begin != bytes) {
+    } else if (end - begin != bytes) {
       st = TBLOB_E_TENSOR_SIZE;
     }
     e.elements = elements;
@@ -729,17 +745,17 @@ inline Status Scanner::finish_sized(StTensorEntry &e, uint64_t elements, bool ov
   e.entry_status = st;
   if (st != TBLOB_OK && sum_->first_entry_status == TBLOB_OK) {
     sum_->first_entry_status = st;
-    sum_->first_entry_index = e.index;
-    sum_->first_entry_name = e.name;
-    sum_->first_entry_key_offset = e.key_offset;
-    sum_->first_entry_begin = e.begin;
-    sum_->first_entry_end = e.end;
+    sum_->first_entry_index = e.ev.index;
+    sum_->first_entry_name = e.name();
+    sum_->first_entry_key_offset = e.ev.header_offset;
+    sum_->first_entry_begin = begin;
+    sum_->first_entry_end = end;
     sum_->first_entry_bytes = e.bytes;
   }
-  if (e.end > sum_->max_end) sum_->max_end = e.end;
+  if (end > sum_->max_end) sum_->max_end = end;
   if (sink_) {
     const Status s = sink_->on_tensor(e);
-    if (s != TBLOB_OK) return stopped_by_sink(s, e.key_offset, static_cast<int64_t>(e.index));
+    if (s != TBLOB_OK) return stopped_by_sink(s, e.ev.header_offset, static_cast<int64_t>(e.ev.index));
   }
   return TBLOB_OK;
 }
@@ -753,6 +769,7 @@ inline Status Scanner::finish_sized(StTensorEntry &e, uint64_t elements, bool ov
 // false), or just past an entry not followed by `,"` (*after_value true). Takes nothing
 // while a schema error is pending (the general path skips the sink then). Returns the
 // sink's stop, if any.
+template <bool kAhead>
 Status Scanner::fast_members(bool *after_value) {
   *after_value = false;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -820,6 +837,18 @@ Status Scanner::fast_members(bool *after_value) {
     uint32_t rank = 0;
     bool ok = true;
 #if defined(__SSE2__)
+    // With kAhead, where this member ends, from where its shape starts: the second ']' within
+    // 64 bytes closes data_offsets (the checks below admit no other ']' before it). The next
+    // member is then read from there, so its loads wait for one mask, not for the shape, the
+    // memo and both numbers in turn. A member that does not end within the window takes the
+    // general path.
+    const uint8_t *member_end = nullptr;
+    if (kAhead) {
+      const uint64_t brackets = close_brackets64(v);
+      const uint64_t second = brackets & (brackets - 1);
+      if (second == 0) break;
+      member_end = v + __builtin_ctzll(second) + 2;
+    }
     const uint64_t *dims = dims_;
     uint64_t elements = 0;
     bool overflow = false;
@@ -877,24 +906,25 @@ Status Scanner::fast_members(bool *after_value) {
     // The whole member is read: commit it.
     sum_->tensor_count = tensor + 1;
     StTensorEntry e;
-    e.index = tensor;
-    e.name.ptr = reinterpret_cast<const char *>(name);
-    e.name.len = name_len;
-    e.name.has_escapes = false;
-    e.name.at = p;
-    e.dtype = dtype;
-    e.rank = rank;
-    e.shape_json = reinterpret_cast<const char *>(shape_open);
-    e.shape_json_len = static_cast<size_t>(shape_close - shape_open);
-    e.begin = begin;
-    e.end = stop;
+    e.set_kind();
+    e.ev.index = tensor;
+    e.ev.name = reinterpret_cast<const char *>(name);
+    e.ev.name_len = name_len;
+    e.ev.name_has_escapes = 0;
+    e.name_at = p;
+    e.ev.dtype = dtype;
+    e.ev.rank = rank;
+    e.ev.shape_json = reinterpret_cast<const char *>(shape_open);
+    e.ev.shape_json_len = static_cast<size_t>(shape_close - shape_open);
+    e.ev.data_begin = begin;
+    e.ev.data_end = stop;
     e.elements = e.bytes = 0;
-    e.key_offset = c_.offset(p);
+    e.ev.header_offset = c_.offset(p);
     c_.p = v;
 #if defined(__SSE2__)
     Status s;
     if (sized) {
-      e.dims = dims;
+      e.ev.shape = dims;
       s = finish_sized(e, elements, overflow);
     } else {
       s = finish_tensor(e);
@@ -903,6 +933,9 @@ Status Scanner::fast_members(bool *after_value) {
     const Status s = finish_tensor(e);
 #endif
     if (s != TBLOB_OK) return s;
+#if defined(__SSE2__)
+    if (kAhead) v = member_end;  // the same byte, known sooner
+#endif
     if (v[0] != ',' || v[1] != '"') {
       *after_value = true;
       return TBLOB_OK;
@@ -986,7 +1019,8 @@ Status Scanner::json_stage() {
   } else {
     for (;;) {
       bool after_value = false;
-      if ((immediate = fast_members(&after_value)) != TBLOB_OK) return immediate;
+      immediate = !sink_ || sink_->light ? fast_members<true>(&after_value) : fast_members<false>(&after_value);
+      if (immediate != TBLOB_OK) return immediate;
       if (!after_value) {
         if (c_.p >= c_.end || *c_.p != '"') {
           ok = c_.fail(Err::kGrammar, c_.p, "expected key");

@@ -30,18 +30,34 @@ inline bool st_header_length(const uint8_t *buf, size_t len, uint64_t *n) {
 }
 
 struct StTensorEntry {
-  uint64_t index;              // among tensors, header order
-  json::StringSlice name;
-  uint32_t dtype;
-  uint32_t rank;
-  const uint64_t *dims;        // rank values, or nullptr when rank > kInlineRank
-  const char *shape_json;      // the shape array's text, '[' .. ']'
-  size_t shape_json_len;
-  uint64_t begin, end;         // data_offsets
+  // The event tblob_st_scan hands its callback, filled where the scanner reads the entry (so
+  // the C API passes its address instead of copying sixteen fields): index (among tensors,
+  // header order), name, name_len, name_has_escapes, dtype, rank, shape (rank dims, or nullptr
+  // when rank > kInlineRank), shape_json(_len) (the shape array's text, '[' .. ']'),
+  // data_begin and data_end (data_offsets), header_offset (the key's byte offset).
+  tblob_scan_event ev;
+  const uint8_t *name_at;      // the key's opening quote
   uint64_t elements;           // valid when entry_status == OK
   uint64_t bytes;
   Status entry_status;         // per-tensor step-6 result (OK, OFFSETS, SHAPE_OVERFLOW, ...)
-  uint64_t key_offset;         // byte offset of the key in the buffer
+
+  json::StringSlice name() const {
+    json::StringSlice s;
+    s.ptr = ev.name;
+    s.len = ev.name_len;
+    s.has_escapes = ev.name_has_escapes != 0;
+    s.at = name_at;
+    return s;
+  }
+  // The fields every tensor event has the same (set for each entry: a callback sees a pointer
+  // to const, but the scanner does not rely on it).
+  void set_kind() {
+    ev.struct_size = sizeof(ev);
+    ev.kind = TBLOB_SCAN_TENSOR;
+    ev.value = nullptr;
+    ev.value_len = 0;
+    ev.value_has_escapes = 0;
+  }
 };
 
 struct StMetaEntry {
@@ -69,6 +85,11 @@ class StSink {
   // Return a status other than OK to stop the scan with it.
   virtual Status on_tensor(const StTensorEntry &entry) = 0;
   virtual Status on_metadata(const StMetaEntry &entry) = 0;
+
+  // True for a sink that does little per entry: the scanner then locates each member's end
+  // ahead of reading its numbers (about twenty more instructions a member, so that the next
+  // member's loads need not wait for them), which pays only when the scan itself is the work.
+  bool light = false;
 
  protected:
   ~StSink() = default;

@@ -36,31 +36,32 @@ class TableSink final : public StSink {
 
   Status on_tensor(const StTensorEntry &e) override {
     TensorDesc t;
-    if (!text(e.name, &t.name, &t.name_len)) return oom();
+    if (!text(e.name(), &t.name, &t.name_len)) return oom();
     uint64_t *dims = nullptr;
-    if (e.rank) {
-      dims = static_cast<uint64_t *>(m_->arena.alloc(sizeof(uint64_t) * e.rank));
+    const uint32_t rank = e.ev.rank;
+    if (rank) {
+      dims = static_cast<uint64_t *>(m_->arena.alloc(sizeof(uint64_t) * rank));
       if (!dims) return oom();
-      if (e.dims)
-        copy_dims(dims, e.dims, e.rank);
+      if (e.ev.shape)
+        copy_dims(dims, e.ev.shape, rank);
       else
-        st_parse_dims(e.shape_json, e.shape_json_len, dims, e.rank);
+        st_parse_dims(e.ev.shape_json, e.ev.shape_json_len, dims, rank);
     }
     // Every field assigned (no memset: this runs once per tensor).
     t.shape = dims;
-    t.rank = e.rank;
-    t.dtype = e.dtype;
+    t.rank = rank;
+    t.dtype = e.ev.dtype;
     t.file_index = file_;
     t.entry_status = e.entry_status;
-    const uint64_t begin = entry_field(e.begin), end = entry_field(e.end);
+    const uint64_t begin = entry_field(e.ev.data_begin), end = entry_field(e.ev.data_end);
     t.begin = begin;
     t.end = end;
     t.file_offset = data_offset_ + begin;  // wraps only for offsets the range checks reject
     tiled_ &= begin == cover_;
     cover_ = end;
     t.elements = entry_field(e.elements);
-    t.order = entry_field(e.index);
-    t.key_offset = entry_field(e.key_offset);
+    t.order = entry_field(e.ev.index);
+    t.key_offset = entry_field(e.ev.header_offset);
     // Hash the name now, while it is in cache; index_names would read it again otherwise.
     if (!m_->tensors.push(t) ||
         !m_->scan_names.push(NameRef{name_hash(t.name, t.name_len), t.name, t.name_len}))

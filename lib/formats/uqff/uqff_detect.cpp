@@ -43,11 +43,11 @@ class MarkerSink final : public StSink {
  public:
   explicit MarkerSink(const Allocator *a) : name_(a) {}
   Status on_tensor(const StTensorEntry &e) override {
-    const char *p = e.name.ptr;
-    size_t n = e.name.len;
-    if (e.name.has_escapes) {
+    const char *p = e.ev.name;
+    size_t n = e.ev.name_len;
+    if (e.ev.name_has_escapes) {
       if (!name_.resize(n)) return TBLOB_E_OUT_OF_MEMORY;
-      n = json::decode_into(e.name, name_.data(), n);
+      n = json::decode_into(e.name(), name_.data(), n);
       p = name_.data();
     }
     if (!marker_entry(p, n)) return TBLOB_OK;
