@@ -108,6 +108,10 @@ class EventSink final : public tblob::StSink {
   EventSink(tblob_scan_fn cb, void *user, TensorRec *trecs, MetaRec *mtop, size_t avail)
       : cb_(cb), user_(user), trecs_(trecs), mtop_(mtop), avail_(avail) {
     light = trecs == nullptr;  // an event per entry at most; the records make it a table's work
+    if (!trecs) {
+      tensor_fn = cb;  // the callback is all there is to do per tensor
+      tensor_user = user;
+    }
   }
 
   Status on_tensor(const tblob::StTensorEntry &e) override {

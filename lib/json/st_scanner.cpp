@@ -279,7 +279,8 @@ class Scanner {
  public:
   Scanner(const uint8_t *buf, size_t len, const Limits &limits, StSink *sink,
           StScanSummary *summary, const Diag &diag)
-      : limits_(limits), sink_(sink), sum_(summary), diag_(diag) {
+      : limits_(limits), sink_(sink), sum_(summary), diag_(diag), tensor_fn_(sink ? sink->tensor_fn : nullptr),
+        tensor_user_(sink ? sink->tensor_user : nullptr) {
     c_.begin = buf;
     c_.p = buf;
     c_.end = buf + len;
@@ -320,6 +321,8 @@ class Scanner {
   StScanSummary *sum_;
   const Diag &diag_;
   DeferredError deferred_;
+  tblob_scan_fn tensor_fn_;  // the sink's, read once
+  void *tensor_user_;
   uint64_t dims_[kInlineRank];
 #if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
   // Every slot starts as what read_dims16 gives for its bytes ("]" and zeros: rank 0), so a
@@ -754,7 +757,7 @@ inline Status Scanner::finish_sized(StTensorEntry &e, uint64_t elements, bool ov
   }
   if (end > sum_->max_end) sum_->max_end = end;
   if (sink_) {
-    const Status s = sink_->on_tensor(e);
+    const Status s = tensor_fn_ ? (tensor_fn_(tensor_user_, &e.ev) ? TBLOB_E_CANCELLED : TBLOB_OK) : sink_->on_tensor(e);
     if (s != TBLOB_OK) return stopped_by_sink(s, e.ev.header_offset, static_cast<int64_t>(e.ev.index));
   }
   return TBLOB_OK;
@@ -842,11 +845,14 @@ Status Scanner::fast_members(bool *after_value) {
     // member is then read from there, so its loads wait for one mask, not for the shape, the
     // memo and both numbers in turn. A member that does not end within the window takes the
     // general path.
-    const uint8_t *member_end = nullptr;
+    // The first ']' closes the shape when the checks below pass: the numbers and the key that
+    // follow are read from there too, not from the end the shape's parse arrives at.
+    const uint8_t *member_end = nullptr, *shape_end = nullptr;
     if (kAhead) {
       const uint64_t brackets = close_brackets64(v);
       const uint64_t second = brackets & (brackets - 1);
       if (second == 0) break;
+      shape_end = v + __builtin_ctzll(brackets);
       member_end = v + __builtin_ctzll(second) + 2;
     }
     const uint64_t *dims = dims_;
@@ -888,6 +894,16 @@ Status Scanner::fast_members(bool *after_value) {
         ++v;
       }
     }
+#if defined(__SSE2__)
+    if (kAhead) {
+      // A shape read to a byte other than its first ']' is no shape (the checks at v fail
+      // there). Past this branch the mask's position is used: the compiler is not told the two
+      // are equal, so it cannot go back to the later one.
+      if (v != shape_end) break;
+      __asm__("" : "+r"(shape_end));
+      v = shape_end;
+    }
+#endif
     if (!ok || !same_words24(v, kOffsets, 18)) break;
     const uint8_t *shape_close = v + 1;
     v += 18;
@@ -934,7 +950,7 @@ Status Scanner::fast_members(bool *after_value) {
 #endif
     if (s != TBLOB_OK) return s;
 #if defined(__SSE2__)
-    if (kAhead) v = member_end;  // the same byte, known sooner
+    if (kAhead) v = member_end;  // the same byte (the checks above passed), known sooner
 #endif
     if (v[0] != ',' || v[1] != '"') {
       *after_value = true;

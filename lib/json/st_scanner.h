@@ -90,6 +90,11 @@ class StSink {
   // ahead of reading its numbers (about twenty more instructions a member, so that the next
   // member's loads need not wait for them), which pays only when the scan itself is the work.
   bool light = false;
+  // A sink whose whole work for a tensor is one tblob_scan_fn on the entry's event
+  // (tblob_st_scan without scratch) names it here, and the scanner calls it instead of
+  // on_tensor: non-zero from it stops the scan with TBLOB_E_CANCELLED.
+  tblob_scan_fn tensor_fn = nullptr;
+  void *tensor_user = nullptr;
 
  protected:
   ~StSink() = default;
