@@ -58,22 +58,18 @@ class NameIndex {
   // cap >= 2n entries (a power of two): tags_[s] is 0 for an empty entry, else the hash's top
   // byte (1 for 0), and pos_[s] the item's position; linear probing, kGroup tags compared at
   // once. A lookup fetches the home tag line and, beside it, the home position's line; a miss
-  // then waits for the tags only (and reads a slot for a false tag match, 1 in 255 compared
-  // tags), a hit for the tags and positions together and then the slot line.
-  // Why: with slots placed by hash (the layout before), building wrote every 64-byte slot at a
-  // random place in 1.25-2.5 lines per name (2 MiB for 20,000 names, past L2 with the rest of
-  // an open), about 7.5 ns a name. Now the safetensors scan writes the slots front to back
-  // while each name is in L1 (fill()), and the build writes only a tag and a position per name
-  // into 5 bytes per entry (320 KiB for 20,000 names): NameIndex's share of an open of a
-  // 20,000-tensor header fell from 0.29 to 0.13 of the scan's time (perf, cpu-clock). The
-  // table costs 5 bytes an entry, not 65, so it can afford a load of at most 0.5: runs are
-  // short, a miss compares about 2 tags instead of 9, and false tag matches (each a cold slot
-  // read) are rarer. Measured among 100,000 names (bench/lookup.sh): misses 23 -> 18-20 ns,
-  // hits unchanged (53-61 ns best). Tried: 12 tags and 12 positions in one 64-byte group
-  // (a hit then reads two lines without a prefetch): misses 25 -> 37 ns at a load of 0.8 and
-  // 31 ns at 0.5 (a probe reads a line of a 0.7-1 MiB array, and full groups make the
-  // overflow branch unpredictable); the position not prefetched: misses 17 ns, hit medians
-  // 4-8 ns slower.
+  // then waits for the tags only (and a slot for a false tag match, 1 in 255 compared tags), a
+  // hit for tags and positions together, then the slot.
+  // Why: slots placed by hash made the build write each 64-byte slot at a random place in 2 MiB
+  // for 20,000 names (past L2 with the rest of an open), 7.5 ns a name. Slots in item order are
+  // written front to back by the safetensors scan while each name is in L1 (fill()), and the
+  // build writes 5 bytes an entry (320 KiB for 20,000 names): the build fell from 0.27 to 0.12
+  // of the scan's time in an open. At 5 bytes an entry a load of 0.5 is cheap: a miss compares
+  // about 2 tags, not 9, so fewer false matches read a cold slot (misses among 100,000 names
+  // 24-26 -> 20 ns; hits the same at best, 1-3 ns slower in the median). Measured worse: 12
+  // tags and 12 positions per 64-byte group (misses 37 ns at a load of 0.8, 31 at 0.5: a probe
+  // reads a line of a 0.7-1 MiB array, and full groups make its exit branch unpredictable); no
+  // position prefetch (misses 17 ns, hit medians 4-8 ns slower).
   static constexpr size_t kInline = 60;
 
  private:
