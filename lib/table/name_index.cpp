@@ -50,7 +50,12 @@ inline bool equal_bytes(const char *a, const char *b, size_t n) {
 
 bool NameIndex::grow_slots(const Allocator *a, size_t need) {
   if (need >= UINT32_MAX) return false;  // positions are 32-bit
-  size_t cap = slot_cap_ < 64 ? 64 : slot_cap_;
+  // Doubling from what there is (fill() asks for 64 at first; build() for exactly n).
+  size_t cap = slot_cap_ ? slot_cap_ : need;
+  if (cap == 0) {
+    a_ = a;
+    return true;
+  }
   while (cap < need) cap = cap <= (SIZE_MAX - kAlign) / sizeof(Slot) / 2 ? cap * 2 : need;
   if (cap > (SIZE_MAX - kAlign) / sizeof(Slot)) return false;
   void *mem = a->alloc(cap * sizeof(Slot) + kAlign - 1);

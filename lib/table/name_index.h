@@ -34,7 +34,7 @@ class NameIndex {
   // other build() or reset() drops the filled slots.
   bool reserve_fill(const Allocator *a, size_t n);
   bool fill(const Allocator *a, const char *p, size_t len) {
-    if (filled_ == slot_cap_ && !grow_slots(a, filled_ + 1)) return false;
+    if (filled_ == slot_cap_ && !grow_slots(a, filled_ < 64 ? 64 : filled_ + 1)) return false;
     set_slot(slots_[filled_++], p, len);
     return true;
   }
