@@ -63,10 +63,10 @@ tblob_model::~tblob_model() {
 
 tblob::Status tblob_model::index_names(const tblob::Diag &diag, bool use_scan_hashes) {
   using namespace tblob;
-  const bool built = use_scan_hashes && scan_names.size() == tensors.size()
-                         ? tensor_index.build(&alloc, tensors.size(), tensor_name, tensors.data(), scan_names.data())
+  const bool built = use_scan_hashes && scan_hashes.size() == tensors.size() && tensor_index.filled() == tensors.size()
+                         ? tensor_index.build_filled(&alloc, tensor_name, tensors.data(), scan_hashes.data())
                          : tensor_index.build(&alloc, tensors.size(), tensor_name, tensors.data());
-  scan_names.reset();
+  scan_hashes.reset();
   if (!built) return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "out of memory building the name index");
   if (tensor_index.has_duplicate()) {
     const TensorDesc &a = tensors[tensor_index.dup_first()];

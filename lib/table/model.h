@@ -89,7 +89,7 @@ struct DequantHooks {
 
 struct tblob_model {
   explicit tblob_model(const tblob_allocator *hook)
-      : alloc(hook), arena(&alloc), tensors(&alloc), metadata(&alloc), files(&alloc), scan_names(&alloc),
+      : alloc(hook), arena(&alloc), tensors(&alloc), metadata(&alloc), files(&alloc), scan_hashes(&alloc),
         quant(&alloc) {}
   ~tblob_model();
 
@@ -101,10 +101,11 @@ struct tblob_model {
   tblob::PodVec<tblob::FileDesc> files;
   tblob::NameIndex tensor_index;
   tblob::NameIndex metadata_index;
-  // While opening: each row's name and its name_hash(), taken by the safetensors scan while
-  // the name was in cache, row for row (st_sort_rows clears it when it reorders rows), so
-  // building the index reads neither the names nor the rows again.
-  tblob::PodVec<tblob::NameRef> scan_names;
+  // While opening: each row's name_hash(), taken by the safetensors scan while the name was in
+  // cache, row for row, beside the slot it filled in tensor_index (NameIndex::fill), so
+  // building the index reads neither the names nor the rows again. st_sort_rows drops both
+  // when it reorders rows (drop_scan_names).
+  tblob::PodVec<uint64_t> scan_hashes;
   // Format-specific lookup: when set, tblob_tensor_find calls it instead of tensor_index (SLM1
   // stores only name hashes). ext is that format's state, allocated in the arena (trivially
   // destructible, released with it); nullptr for formats that need none.
@@ -120,8 +121,13 @@ struct tblob_model {
 
   // Builds the tensor name index; DUPLICATE_NAME when two tensors share a name. A reader
   // whose rows still carry the names and order the safetensors scan gave them may pass
-  // use_scan_hashes (see scan_names); scan_names is freed either way.
+  // use_scan_hashes (see scan_hashes); scan_hashes is freed either way.
   tblob::Status index_names(const tblob::Diag &diag, bool use_scan_hashes = false);
+  // Forgets what the scan filled (the rows no longer match it).
+  void drop_scan_names() {
+    scan_hashes.reset();
+    tensor_index.reset();
+  }
   // Drops metadata keys already seen in an earlier file (first occurrence wins), then
   // indexes the rest. Duplicates inside one file are the format's to reject first.
   tblob::Status index_metadata_first_wins(const tblob::Diag &diag);

@@ -1,8 +1,11 @@
-// The name index (lib/table/name_index.h) at its edges: slots keep a 16-bit fingerprint and
-// the name's length, so equal fingerprints, equal lengths, prefixes, the empty name and names
-// too long for the slot's length field must all still resolve by the bytes alone. Hashes are
-// forced equal through build(hashes) and find_hashed(); the expected positions are the
-// positions of the names in the list, which is the oracle.
+// The name index (lib/table/name_index.h) at its edges: the table keeps a one-byte tag of the
+// hash per entry and the slots the name's length and bytes (or address), so equal tags, equal
+// lengths, prefixes, the empty name, names at the inline limit and long names must all still
+// resolve by the bytes alone, as must runs that cross a 16-tag group or wrap past the table's
+// last entry. Hashes are forced through build(hashes), fill()/build_filled() and
+// find_hashed(); the expected positions are the positions of the names in the list, which is
+// the oracle. The last test opens safetensors headers through the C API (the scan fills the
+// slots) with rows in and out of offset order.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -11,6 +14,7 @@
 
 #include "core/allocator.h"
 #include "table/name_index.h"
+#include "tensorblob.h"
 
 namespace {
 
@@ -33,7 +37,31 @@ struct Indexed {
     for (size_t i = 0; i < names.size(); ++i) h.push_back(hash_of(i));
     return idx.build(&alloc, names.size(), name_at, &names, h.data());
   }
+  // The same through the slots filled ahead (as the safetensors scan does), starting from a
+  // reservation of `reserve` slots so that fill() also grows them.
+  template <class H>
+  bool build_filled(H hash_of, size_t reserve) {
+    std::vector<uint64_t> h;
+    if (!idx.reserve_fill(&alloc, reserve)) return false;
+    for (size_t i = 0; i < names.size(); ++i) {
+      h.push_back(hash_of(i));
+      if (!idx.fill(&alloc, names[i].data(), names[i].size())) return false;
+    }
+    return idx.filled() == names.size() && idx.build_filled(&alloc, name_at, &names, h.data());
+  }
 };
+
+// Every name at its own position, and each name with one byte changed (same length, same
+// hash) nowhere.
+void expect_all_found(const Indexed &t, uint64_t (*hash_of)(size_t)) {
+  for (size_t i = 0; i < t.names.size(); ++i) {
+    EXPECT_EQ(t.idx.find_hashed(t.names[i].data(), t.names[i].size(), hash_of(i)), i) << i;
+    if (t.names[i].empty()) continue;
+    std::string other = t.names[i];
+    other[other.size() - 1] = '#';
+    EXPECT_EQ(t.idx.find_hashed(other.data(), other.size(), hash_of(i)), SIZE_MAX) << i;
+  }
+}
 
 TEST(NameIndex, EqualFingerprintsResolveByBytes) {
   Indexed t;
@@ -53,7 +81,7 @@ TEST(NameIndex, EqualFingerprintsResolveByBytes) {
 
 TEST(NameIndex, FingerprintEqualHomeSlotsDiffer) {
   Indexed t;
-  // High 16 bits equal (the fingerprint), home slots differ.
+  // Top byte equal (the tag), home slots differ.
   t.names = {"model.layers.0.mlp.up_proj.weight", "model.layers.0.mlp.up_proj.weigh_", "q"};
   ASSERT_TRUE(t.build([](size_t i) { return 0xbeef'0000'0000'0000ull | i; }));
   EXPECT_EQ(t.idx.find_hashed(t.names[0].data(), t.names[0].size(), 0xbeef'0000'0000'0000ull), 0u);
@@ -77,7 +105,7 @@ TEST(NameIndex, EmptyNameHitAndMiss) {
 }
 
 TEST(NameIndex, LongNamesCompareTheirLength) {
-  // 65,535 bytes and more do not fit the slot's length field: the row's length decides.
+  // Names far past the inline limit, kept by address: the length and then every byte decide.
   Indexed t;
   const std::string base(70000, 'n');
   t.names = {base, base.substr(0, 65535), base.substr(0, 65536), base + "!"};
@@ -112,6 +140,135 @@ TEST(NameIndex, ManyRealHashes) {
     const std::string miss = t.names[i] + "x";
     EXPECT_EQ(t.idx.find(miss.data(), miss.size()), SIZE_MAX);
   }
+}
+
+TEST(NameIndex, InlineLimitAndLongNames) {
+  // Lengths 0-70 around the 60 bytes a slot holds inline (61 and more are kept by address),
+  // every name a prefix of the longer ones, all under one hash: only length and bytes decide.
+  for (int filled = 0; filled < 2; ++filled) {
+    Indexed t;
+    for (size_t k = 0; k <= 70; ++k) t.names.push_back(std::string(k, 'n'));
+    auto same = [](size_t) -> uint64_t { return 0x5555'0000'0000'0007ull; };
+    ASSERT_TRUE(filled ? t.build_filled(same, 4) : t.build(same));
+    EXPECT_FALSE(t.idx.has_duplicate());
+    expect_all_found(t, same);
+    const std::string longer(71, 'n');
+    EXPECT_EQ(t.idx.find_hashed(longer.data(), longer.size(), same(0)), SIZE_MAX);
+    for (size_t k : {59u, 60u, 61u, 62u}) {
+      std::string first = t.names[k];
+      first[0] = 'm';  // the first byte, the 16-byte compare's first load
+      EXPECT_EQ(t.idx.find_hashed(first.data(), first.size(), same(0)), SIZE_MAX) << k;
+    }
+  }
+}
+
+TEST(NameIndex, RunsCrossGroupsAndWrapAround) {
+  // 40 names with one hash whose home is the table's last entry: the index has 128 entries
+  // (the smallest power of two of at least 2 x 40), so the run starts at entry 127, wraps to
+  // entry 0 and fills entries 0-38, crossing two 16-tag groups; a miss under that hash reads
+  // the whole run. With the tag byte 0, the tag is 1 (0 marks empty entries).
+  for (int filled = 0; filled < 2; ++filled) {
+    Indexed t;
+    for (size_t i = 0; i < 40; ++i) t.names.push_back("layer." + std::to_string(i) + ".weight");
+    auto last = [](size_t) -> uint64_t { return 0x00ff'ffff'ffff'ffffull; };
+    ASSERT_TRUE(filled ? t.build_filled(last, 40) : t.build(last));
+    EXPECT_FALSE(t.idx.has_duplicate());
+    expect_all_found(t, last);
+    EXPECT_EQ(t.idx.find_hashed("layer.40.weight", 15, last(0)), SIZE_MAX);
+    // Item k sits at entry (127 + k) mod 128, so item 7 at entry 6. Other hashes with tag 1
+    // (top byte 1, or 0 mapped to 1) whose home is inside the run: from entry 5 the probe meets
+    // entry 6 and the name there; from entry 10 it reads on to the run's end (entry 38), finds
+    // entry 39 empty and misses; a tag of 2 matches nothing on the way.
+    EXPECT_EQ(t.idx.find_hashed("layer.7.weight", 14, 0x0100'0000'0000'0005ull), 7u);
+    EXPECT_EQ(t.idx.find_hashed("layer.7.weight", 14, 0x0000'0000'0000'0005ull), 7u);
+    EXPECT_EQ(t.idx.find_hashed("layer.7.weight", 14, 0x0100'0000'0000'000aull), SIZE_MAX);
+    EXPECT_EQ(t.idx.find_hashed("layer.7.weight", 14, 0x0200'0000'0000'0005ull), SIZE_MAX);
+    EXPECT_EQ(t.idx.find_hashed("layer.38.weight", 15, 0x0100'0000'0000'000aull), 38u);
+  }
+}
+
+TEST(NameIndex, DuplicateFoundAcrossGroups) {
+  // Item 35 repeats item 2 under one hash: 33 entries of the run lie between them, so the
+  // insert of 35 compares names in three 16-tag groups before it meets item 2's. Both build
+  // paths report the pair as (2, 35) and keep finding item 2 for the name.
+  for (int filled = 0; filled < 2; ++filled) {
+    Indexed t;
+    for (size_t i = 0; i < 40; ++i) t.names.push_back("blk." + std::to_string(i) + ".attn_q.weight");
+    t.names[35] = t.names[2];
+    auto same = [](size_t) -> uint64_t { return 0x9a00'0000'0000'0030ull; };
+    ASSERT_TRUE(filled ? t.build_filled(same, 1) : t.build(same));
+    ASSERT_TRUE(t.idx.has_duplicate());
+    EXPECT_EQ(t.idx.dup_first(), 2u);
+    EXPECT_EQ(t.idx.dup_second(), 35u);
+    EXPECT_EQ(t.idx.find_hashed(t.names[2].data(), t.names[2].size(), same(0)), 2u);
+    EXPECT_EQ(t.idx.find_hashed(t.names[39].data(), t.names[39].size(), same(0)), 39u);
+  }
+}
+
+TEST(NameIndex, FilledAndBuiltAgree) {
+  // Real hashes, names of 1-90 bytes (inline and by address), slots grown from a reservation
+  // of 3 by fill(): every name at its position either way, and a later build() starts over.
+  Indexed t;
+  for (size_t i = 0; i < 3000; ++i)
+    t.names.push_back(std::string(i % 90, static_cast<char>('a' + i % 26)) + std::to_string(i));
+  auto real = [&t](size_t i) { return tblob::name_hash(t.names[i].data(), t.names[i].size()); };
+  ASSERT_TRUE(t.build_filled(real, 3));
+  EXPECT_FALSE(t.idx.has_duplicate());
+  for (size_t i = 0; i < t.names.size(); ++i) EXPECT_EQ(t.idx.find(t.names[i].data(), t.names[i].size()), i) << i;
+  const std::vector<std::string> first_names = t.names;
+  t.names.resize(10);
+  ASSERT_TRUE(t.build(real));
+  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(t.idx.find(t.names[i].data(), t.names[i].size()), i);
+  EXPECT_EQ(t.idx.find(first_names[10].data(), first_names[10].size()), SIZE_MAX);
+  EXPECT_EQ(t.idx.filled(), 10u);
+}
+
+// A safetensors file of U8 tensors of one byte each, named name(k), the k-th key taking bytes
+// [at(k), at(k) + 1).
+template <class Name, class At>
+std::string st_file(size_t n, Name name, At at) {
+  std::string h = "{";
+  for (size_t k = 0; k < n; ++k) {
+    if (k) h += ",";
+    h += "\"" + name(k) + "\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[" + std::to_string(at(k)) + "," +
+         std::to_string(at(k) + 1) + "]}";
+  }
+  h += "}";
+  std::string f(8, '\0');
+  for (int b = 0; b < 8; ++b) f[static_cast<size_t>(b)] = static_cast<char>((h.size() >> (8 * b)) & 0xff);
+  return f + h + std::string(n, 'x');
+}
+
+TEST(NameIndex, SafetensorsOpenInAndOutOfOrder) {
+  // In offset order the scan's filled slots are indexed; out of order the rows are sorted and
+  // the index is built from them again. Either way each name finds the row carrying it, and
+  // a name with one byte changed finds nothing. Names of 55-75 bytes straddle the inline limit.
+  const size_t n = 500;
+  auto name = [](size_t k) { return std::string(55 + k % 21, 'w') + "." + std::to_string(k); };
+  for (int shuffled = 0; shuffled < 2; ++shuffled) {
+    const std::string f = st_file(n, name, [&](size_t k) { return shuffled ? (k * 7) % n : k; });
+    tblob_model *m = nullptr;
+    ASSERT_EQ(tblob_model_open_memory(f.data(), f.size(), nullptr, &m, nullptr), TBLOB_OK);
+    ASSERT_EQ(tblob_model_tensor_count(m), n);
+    for (size_t k = 0; k < n; ++k) {
+      const std::string nm = name(k);
+      uint64_t idx = UINT64_MAX;
+      ASSERT_EQ(tblob_tensor_find(m, nm.data(), nm.size(), &idx, nullptr), TBLOB_OK) << k;
+      tblob_tensor_info info = TBLOB_TENSOR_INFO_INIT;
+      ASSERT_EQ(tblob_tensor_at(m, idx, &info, nullptr), TBLOB_OK);
+      EXPECT_EQ(std::string(info.name, info.name_len), nm) << k;
+      EXPECT_EQ(idx, shuffled ? (k * 7) % n : k) << k;  // rows are in offset order
+      std::string other = nm;
+      other[0] = 'v';
+      EXPECT_EQ(tblob_tensor_find(m, other.data(), other.size(), &idx, nullptr), TBLOB_E_NOT_FOUND) << k;
+    }
+    tblob_model_close(m);
+  }
+  // A repeated name, found from the filled slots: refused.
+  const std::string dup = st_file(n, [&](size_t k) { return name(k == 400 ? 123 : k); }, [](size_t k) { return k; });
+  tblob_model *m = nullptr;
+  EXPECT_EQ(tblob_model_open_memory(dup.data(), dup.size(), nullptr, &m, nullptr), TBLOB_E_DUPLICATE_NAME);
+  tblob_model_close(m);
 }
 
 }  // namespace

@@ -62,9 +62,10 @@ class TableSink final : public StSink {
     t.elements = entry_field(e.elements);
     t.order = entry_field(e.ev.index);
     t.key_offset = entry_field(e.ev.header_offset);
-    // Hash the name now, while it is in cache; index_names would read it again otherwise.
-    if (!m_->tensors.push(t) ||
-        !m_->scan_names.push(NameRef{name_hash(t.name, t.name_len), t.name, t.name_len}))
+    // Hash the name and fill its index slot now, while it is in cache; index_names would read
+    // it again otherwise.
+    if (!m_->tensors.push(t) || !m_->tensor_index.fill(&m_->alloc, t.name, t.name_len) ||
+        !m_->scan_hashes.push(name_hash(t.name, t.name_len)))
       return oom();
     return TBLOB_OK;
   }
@@ -153,7 +154,8 @@ Status st_scan_into_model(tblob_model *m, uint32_t file_index, const Limits &lim
       uint64_t bound = n / 49 + 1;
       if (bound > lim.max_tensors) bound = lim.max_tensors;
       if (!m->tensors.reserve(m->tensors.size() + static_cast<size_t>(bound)) ||
-          !m->scan_names.reserve(m->tensors.size() + static_cast<size_t>(bound)))
+          !m->scan_hashes.reserve(m->tensors.size() + static_cast<size_t>(bound)) ||
+          !m->tensor_index.reserve_fill(&m->alloc, m->tensors.size() + static_cast<size_t>(bound)))
         return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "out of memory sizing the tensor table");
     }
   }
@@ -202,7 +204,7 @@ void st_sort_rows(tblob_model *m, uint32_t file_index) {
   TensorDesc *rows = m->tensors.data() + f.tensor_begin;
   const size_t n = f.tensor_end - f.tensor_begin;
   // file_offset was set per row by the scan. Rows seen in order need no sort at all.
-  if (!f.rows_in_order && sort_ranges(rows, n)) m->scan_names.reset();  // no longer row for row
+  if (!f.rows_in_order && sort_ranges(rows, n)) m->drop_scan_names();  // no longer row for row
 }
 
 Status st_check_ranges(tblob_model *m, uint32_t file_index, const Diag &diag) {

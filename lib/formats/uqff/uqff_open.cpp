@@ -191,7 +191,7 @@ Status Builder::open_files(const SetPaths &sp) {
     m_->files.clear();
     m_->tensors.clear();
     m_->metadata.clear();
-    m_->scan_names.clear();
+    m_->drop_scan_names();
   }
   prescanned_ = keep;
   if (keep) {  // the set's spelling of the path, as for every other file
