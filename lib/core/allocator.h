@@ -76,6 +76,12 @@ class PodVec {
     data_[n_++] = v;
     return true;
   }
+  // Appends one element left uninitialised and returns it (nullptr on allocation failure): a
+  // caller that sets every field writes it in place instead of copying a finished one in.
+  T *push_uninit() {
+    if (n_ == cap_ && !grow(n_ + 1)) return nullptr;
+    return &data_[n_++];
+  }
   bool append(const T *p, size_t n) {
     if (n == 0) return true;
     if (n > cap_ - n_ && (n > SIZE_MAX - n_ || !grow(n_ + n))) return false;

@@ -46,6 +46,11 @@ struct FileDesc {
   // tiling walk would pass, covering rows_cover bytes (st_check_ranges then skips it).
   bool rows_tiled;
   uint64_t rows_cover;
+  // dtypes: bit d set when a row of this file has dtype d, for files whose rows came from the
+  // safetensors scan (dtypes_known); the companion resolver skips tables without packed or
+  // FP8 weights without reading their rows.
+  bool dtypes_known;
+  uint64_t dtypes;
 };
 
 // A quantized logical tensor resolved from a packed weight and its companions at open

@@ -32,11 +32,13 @@ class TableSink final : public StSink {
   TableSink(tblob_model *m, uint32_t file_index, uint64_t data_offset, const Diag &diag)
       : m_(m), file_(file_index), data_offset_(data_offset), diag_(diag) {}
   bool tiled() const { return tiled_; }
+  uint64_t dtypes() const { return dtypes_; }
   uint64_t cover() const { return cover_; }
 
   Status on_tensor(const StTensorEntry &e) override {
-    TensorDesc t;
-    if (!text(e.name(), &t.name, &t.name_len)) return oom();
+    const char *name;
+    size_t name_len;
+    if (!text(e.name(), &name, &name_len)) return oom();
     uint64_t *dims = nullptr;
     const uint32_t rank = e.ev.rank;
     if (rank) {
@@ -47,25 +49,30 @@ class TableSink final : public StSink {
       else
         st_parse_dims(e.ev.shape_json, e.ev.shape_json_len, dims, rank);
     }
-    // Every field assigned (no memset: this runs once per tensor).
-    t.shape = dims;
-    t.rank = rank;
-    t.dtype = e.ev.dtype;
-    t.file_index = file_;
-    t.entry_status = e.entry_status;
+    // The row is written where it lives, every field once (built aside, its copy into the
+    // table was a sixth of this function).
+    TensorDesc *t = m_->tensors.push_uninit();
+    if (!t) return oom();
+    t->name = name;
+    t->name_len = name_len;
+    t->shape = dims;
+    t->rank = rank;
+    t->dtype = e.ev.dtype;
+    t->file_index = file_;
+    t->entry_status = e.entry_status;
     const uint64_t begin = entry_field(e.ev.data_begin), end = entry_field(e.ev.data_end);
-    t.begin = begin;
-    t.end = end;
-    t.file_offset = data_offset_ + begin;  // wraps only for offsets the range checks reject
+    t->begin = begin;
+    t->end = end;
+    t->file_offset = data_offset_ + begin;  // wraps only for offsets the range checks reject
     tiled_ &= begin == cover_;
     cover_ = end;
-    t.elements = entry_field(e.elements);
-    t.order = entry_field(e.ev.index);
-    t.key_offset = entry_field(e.ev.header_offset);
+    dtypes_ |= uint64_t{1} << (e.ev.dtype & 63);
+    t->elements = entry_field(e.elements);
+    t->order = entry_field(e.ev.index);
+    t->key_offset = entry_field(e.ev.header_offset);
     // Hash the name and fill its index slot now, while it is in cache; index_names would read
     // it again otherwise.
-    if (!m_->tensors.push(t) || !m_->tensor_index.fill(&m_->alloc, t.name, t.name_len) ||
-        !m_->scan_hashes.push(name_hash(t.name, t.name_len)))
+    if (!m_->tensor_index.fill(&m_->alloc, name, name_len) || !m_->scan_hashes.push(name_hash(name, name_len)))
       return oom();
     return TBLOB_OK;
   }
@@ -102,6 +109,7 @@ class TableSink final : public StSink {
   // first) that is the tiling walk of st_check_ranges passing, and rows in order.
   bool tiled_ = true;
   uint64_t cover_ = 0;
+  uint64_t dtypes_ = 0;  // FileDesc::dtypes
 };
 
 void meta_name_at(const void *ctx, size_t i, const char **p, size_t *n) {
@@ -172,6 +180,8 @@ Status st_scan_into_model(tblob_model *m, uint32_t file_index, const Limits &lim
   g.rows_tiled = sink.tiled() && sum.first_entry_status == TBLOB_OK;
   g.rows_in_order = g.rows_tiled;
   g.rows_cover = sink.cover();
+  g.dtypes_known = true;
+  g.dtypes = sink.dtypes();
   if (s != TBLOB_OK) return s;
   if (g.source.kind == Source::kCallback) {
     // The data region was not read: its length is what the size says, or, unknown, what the
