@@ -49,8 +49,8 @@ struct StTensorEntry {
     s.at = name_at;
     return s;
   }
-  // The fields every tensor event has the same (set for each entry: a callback sees a pointer
-  // to const, but the scanner does not rely on it).
+  // The fields every tensor event has the same. The scanner sets them once per scan and
+  // reuses the entry: a callback is handed a pointer to const.
   void set_kind() {
     ev.struct_size = sizeof(ev);
     ev.kind = TBLOB_SCAN_TENSOR;
