@@ -843,13 +843,12 @@ Status Scanner::fast_members(bool *after_value) {
     uint32_t rank = 0;
     bool ok = true;
 #if defined(__SSE2__)
-    // With kAhead, where this member ends, from where its shape starts: the second ']' within
-    // 64 bytes closes data_offsets (the checks below admit no other ']' before it). The next
-    // member is then read from there, so its loads wait for one mask, not for the shape, the
+    // With kAhead, where this member and its shape end, from where its shape starts: within
+    // the 64 bytes after '[', the first ']' closes the shape and the second data_offsets when
+    // the checks below pass (they admit no other ']' before them). The offsets and the next
+    // member are read from there, so their loads wait for one mask, not for the shape, the
     // memo and both numbers in turn. A member that does not end within the window takes the
     // general path.
-    // The first ']' closes the shape when the checks below pass: the numbers and the key that
-    // follow are read from there too, not from the end the shape's parse arrives at.
     const uint8_t *member_end = nullptr, *shape_end = nullptr;
     if (kAhead) {
       const uint64_t brackets = close_brackets64(v);

@@ -274,20 +274,21 @@ TEST(CompanionsMlxCommunity, Mxfp4Mode) {
   }
 }
 
-// Sharded: weight in one shard, its companions in another, config.json beside the index.
+// Sharded: weight in one shard, its companions in another, config.json beside the index; the
+// packed weight in the first shard, then in the second (the first then holds no U32 row, and
+// resolution must still look at every shard's rows).
 TEST(CompanionsMlxCommunity, ShardedCheckpoint) {
   Model src(data_dir() + "/mlx_community/model.safetensors");
   Model exp(data_dir() + "/mlx_community/expected.safetensors");
   ASSERT_NE(src.m, nullptr);
   const std::string mod = "model.layers.0.mlp.down_proj";
-  const char *shard_of[3] = {"a.safetensors", "b.safetensors", "b.safetensors"};
   const std::string names[3] = {mod + ".weight", mod + ".scales", mod + ".biases"};
-  auto shard = [&](int from, int to) {
+  auto shard = [&](std::vector<int> which) {
     std::string hdr = "{", data;
-    for (int i = from; i < to; ++i) {
+    for (int i : which) {
       tblob_tensor_info t = TBLOB_TENSOR_INFO_INIT;
       EXPECT_EQ(tblob_tensor_at(src.m, src.find(names[i]), &t, nullptr), TBLOB_OK);
-      if (i != from) hdr += ",";
+      if (i != which[0]) hdr += ",";
       hdr += "\"" + names[i] + "\":{\"dtype\":\"" + tblob_dtype_name(t.dtype) + "\",\"shape\":[" +
              std::to_string(t.shape[0]) + "," + std::to_string(t.shape[1]) + "],\"data_offsets\":[" +
              std::to_string(data.size()) + "," + std::to_string(data.size() + t.data_length) + "]}";
@@ -298,26 +299,33 @@ TEST(CompanionsMlxCommunity, ShardedCheckpoint) {
     for (int i = 0; i < 8; ++i) n[i] = static_cast<char>((hdr.size() >> (8 * i)) & 0xFF);
     return n + hdr + data;
   };
-  const std::string dir = temp_dir();
-  write_all(dir + "/a.safetensors", shard(0, 1));
-  write_all(dir + "/b.safetensors", shard(1, 3));
-  std::string idx = "{\"metadata\":{},\"weight_map\":{";
-  for (int i = 0; i < 3; ++i) idx += std::string(i ? "," : "") + "\"" + names[i] + "\":\"" + shard_of[i] + "\"";
-  write_all(dir + "/model.safetensors.index.json", idx + "}}");
-  write_all(dir + "/config.json", read_all(data_dir() + "/mlx_community/config.json"));
-  {
-    Model m(dir);
-    ASSERT_NE(m.m, nullptr);
-    EXPECT_EQ(tblob_model_format(m.m), static_cast<uint32_t>(TBLOB_FORMAT_SAFETENSORS_SHARDED));
-    const tblob_quant_info q = m.quant(names[0]);
-    EXPECT_EQ(q.flags, TBLOB_TENSOR_QUANTIZED);
-    EXPECT_EQ(q.bits, 8u);
-    EXPECT_EQ(q.group_size, 32u);
-    expect_matches(m, exp, names[0]);
+  for (bool weight_last : {false, true}) {
+    const std::string dir = temp_dir();
+    const std::vector<int> a = weight_last ? std::vector<int>{1, 2} : std::vector<int>{0};
+    const std::vector<int> b = weight_last ? std::vector<int>{0} : std::vector<int>{1, 2};
+    write_all(dir + "/a.safetensors", shard(a));
+    write_all(dir + "/b.safetensors", shard(b));
+    // The weight map lists a's names first: the shards are opened in the order it names them.
+    std::string idx = "{\"metadata\":{},\"weight_map\":{";
+    for (const auto &[file, which] : {std::make_pair("a", a), std::make_pair("b", b)})
+      for (int i : which)
+        idx += std::string(idx.back() == '{' ? "" : ",") + "\"" + names[i] + "\":\"" + file + ".safetensors\"";
+    write_all(dir + "/model.safetensors.index.json", idx + "}}");
+    write_all(dir + "/config.json", read_all(data_dir() + "/mlx_community/config.json"));
+    {
+      Model m(dir);
+      ASSERT_NE(m.m, nullptr) << weight_last;
+      EXPECT_EQ(tblob_model_format(m.m), static_cast<uint32_t>(TBLOB_FORMAT_SAFETENSORS_SHARDED));
+      const tblob_quant_info q = m.quant(names[0]);
+      EXPECT_EQ(q.flags, TBLOB_TENSOR_QUANTIZED) << weight_last;
+      EXPECT_EQ(q.bits, 8u);
+      EXPECT_EQ(q.group_size, 32u);
+      expect_matches(m, exp, names[0]);
+    }
+    for (const char *f : {"/a.safetensors", "/b.safetensors", "/model.safetensors.index.json", "/config.json"})
+      std::remove((dir + f).c_str());
+    rmdir(dir.c_str());
   }
-  for (const char *f : {"/a.safetensors", "/b.safetensors", "/model.safetensors.index.json", "/config.json"})
-    std::remove((dir + f).c_str());
-  rmdir(dir.c_str());
 }
 
 // ---------------------------------------------------------------------------------------------
