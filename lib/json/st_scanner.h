@@ -116,7 +116,8 @@ struct StScanSummary {
   uint64_t first_entry_begin = 0, first_entry_end = 0, first_entry_bytes = 0;
 };
 
-// Steps 1-5 and per-entry step 6. On success every entry reached the sink.
+// Steps 1-5 and per-entry step 6. On success every entry reached the sink. (st_scan_loop.h
+// has the same for a final sink named by its own type, whose on_tensor it inlines.)
 Status st_scan_header(const uint8_t *buf, size_t len, const Limits &limits, StSink *sink,
                       StScanSummary *summary, const Diag &diag);
 

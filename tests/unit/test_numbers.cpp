@@ -1,5 +1,5 @@
 // Numbers in headers and in CLI output, at every length: the scanner reads integers eight
-// digits at a time (json/st_scanner.cpp read_uint) and the CLI writes them two at a time
+// digits at a time (json/st_scan_loop.h read_uint) and the CLI writes them two at a time
 // (tools/tensorblob/json_writer.cpp). Expected values come from the C library (strtoull,
 // snprintf) and, for the writer's strings, from simdjson parsing the output back.
 #include <gtest/gtest.h>

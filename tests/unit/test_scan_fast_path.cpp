@@ -1,5 +1,5 @@
 // The scanner reads members spelled the way every writer emits them through a loop of its own
-// when 256 bytes follow the member's name (lib/json/st_scanner.cpp, fast_members); anything
+// when 256 bytes follow the member's name (lib/json/st_scan_loop.h, fast_members); anything
 // else, and every member near the end of a header, takes the general path. Small test headers
 // never reach that loop, so these are long: canonical members before and after one under test,
 // whose bytes (and the separator after it) are mutated one at a time. Each result is checked

@@ -8,7 +8,7 @@
 #include "core/range_check.h"
 #include "formats/safetensors/safetensors.h"
 #include "io/source.h"
-#include "json/st_scanner.h"
+#include "json/st_scan_loop.h"
 
 namespace tblob {
 
@@ -35,7 +35,8 @@ class TableSink final : public StSink {
   uint64_t dtypes() const { return dtypes_; }
   uint64_t cover() const { return cover_; }
 
-  Status on_tensor(const StTensorEntry &e) override {
+  // Inlined into the scanner, which names this class (st_scan_header_with).
+  inline __attribute__((always_inline)) Status on_tensor(const StTensorEntry &e) override {
     const char *name;
     size_t name_len;
     if (!text(e.name(), &name, &name_len)) return oom();
@@ -169,7 +170,7 @@ Status st_scan_into_model(tblob_model *m, uint32_t file_index, const Limits &lim
   }
   TableSink sink(m, file_index, header_len <= TBLOB_SAFETENSORS_MAX_HEADER ? 8 + header_len : 0, diag);
   StScanSummary sum;
-  Status s = st_scan_header(f.source.data, f.source.len, lim, &sink, &sum, diag);
+  Status s = st_scan_header_with(f.source.data, f.source.len, lim, &sink, &sum, diag);
   FileDesc &g = m->files[file_index];  // the vector did not move, but stay explicit
   g.tensor_end = m->tensors.size();
   g.metadata_end = m->metadata.size();
