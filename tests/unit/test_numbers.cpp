@@ -90,6 +90,33 @@ TEST(Numbers, ScannerReadsEveryLength) {
   EXPECT_GT(checked, 2000);
 }
 
+// The two data_offsets are converted side by side: every pair of lengths 1..17 (17 digits takes
+// the word-by-word path), with the numbers apart, in the single-entry reader (pad 40) and in
+// the member loop (pad 300: it needs 256 bytes after a name).
+TEST(Numbers, ScannerReadsEveryPairOfOffsetLengths) {
+  std::mt19937_64 rng(11);
+  const auto number = [&](int digits) {
+    std::string s(1, static_cast<char>('1' + rng() % 9));
+    while (static_cast<int>(s.size()) < digits) s.push_back(static_cast<char>('0' + rng() % 10));
+    return s;
+  };
+  int checked = 0;
+  for (int d1 = 1; d1 <= 17; ++d1) {
+    for (int d2 = 1; d2 <= 17; ++d2) {
+      for (size_t pad : {40u, 300u}) {
+        const std::string b = number(d1), e = number(d2);
+        Seen seen;
+        scan(header("0", b, e, pad), &seen);
+        ASSERT_EQ(seen.tensors, 1) << b << "," << e;
+        EXPECT_EQ(seen.begin, std::strtoull(b.c_str(), nullptr, 10)) << b << "," << e << " pad " << pad;
+        EXPECT_EQ(seen.end, std::strtoull(e.c_str(), nullptr, 10)) << b << "," << e << " pad " << pad;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 17 * 17 * 2);
+}
+
 // Leading zeros are not JSON; a number past u64 is not a valid offset. Both fail to scan,
 // at every length and position.
 TEST(Numbers, ScannerRejectsLeadingZerosAndOverflow) {
