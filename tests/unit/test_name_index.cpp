@@ -162,6 +162,29 @@ TEST(NameIndex, InlineLimitAndLongNames) {
   }
 }
 
+TEST(NameIndex, EveryInlineByteIsKept) {
+  // Names of every inline length with a different byte at each position, filled and built:
+  // each is found, and a copy differing in any one byte is not (a slot that lost or misplaced
+  // a byte of the name compares unequal to the name, or equal to the changed copy).
+  Indexed t;
+  for (size_t k = 0; k <= NameIndex::kInline; ++k) {
+    std::string n;
+    for (size_t i = 0; i < k; ++i) n.push_back(static_cast<char>('!' + (i * 7 + k) % 90));
+    t.names.push_back(n);
+  }
+  auto same = [](size_t) -> uint64_t { return 0x1234'0000'0000'0009ull; };
+  ASSERT_TRUE(t.build_filled(same, 8));
+  EXPECT_FALSE(t.idx.has_duplicate());
+  for (size_t k = 0; k < t.names.size(); ++k) {
+    EXPECT_EQ(t.idx.find_hashed(t.names[k].data(), t.names[k].size(), same(0)), k) << k;
+    for (size_t i = 0; i < k; ++i) {
+      std::string other = t.names[k];
+      other[i] = '~';
+      EXPECT_EQ(t.idx.find_hashed(other.data(), other.size(), same(0)), SIZE_MAX) << k << " at " << i;
+    }
+  }
+}
+
 TEST(NameIndex, RunsCrossGroupsAndWrapAround) {
   // 40 names with one hash whose home is the table's last entry: the index has 128 entries
   // (the smallest power of two of at least 2 x 40), so the run starts at entry 127, wraps to
