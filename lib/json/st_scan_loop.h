@@ -309,6 +309,28 @@ class ScanCore {
     json::skip_ws(c_);
     return true;
   }
+  // The step after a member or element of a container that `close` ends: ',' (consumed, with
+  // the whitespace after it) is kMore, `close` (consumed) kEnd, anything else a grammar error
+  // (kBad; at the end of the header with the message `at_end`).
+  enum class Next { kMore, kEnd, kBad };
+  Next next_in(uint8_t close, const char *at_end = "unexpected end of JSON") {
+    json::skip_ws(c_);
+    if (c_.p >= c_.end) {
+      c_.fail(Err::kGrammar, c_.p, at_end);
+      return Next::kBad;
+    }
+    if (*c_.p == ',') {
+      ++c_.p;
+      json::skip_ws(c_);
+      return Next::kMore;
+    }
+    if (*c_.p == close) {
+      ++c_.p;
+      return Next::kEnd;
+    }
+    c_.fail(Err::kGrammar, c_.p, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+    return Next::kBad;
+  }
 
   Cursor c_;
   const Limits &limits_;
@@ -411,18 +433,9 @@ bool Scanner<Sink>::parse_metadata(Status *immediate) {
         return false;
       }
     }
-    json::skip_ws(c_);
-    if (c_.p >= c_.end) return c_.fail(Err::kGrammar, c_.p, "unexpected end of JSON");
-    if (*c_.p == ',') {
-      ++c_.p;
-      json::skip_ws(c_);
-      continue;
-    }
-    if (*c_.p == '}') {
-      ++c_.p;
-      return true;
-    }
-    return c_.fail(Err::kGrammar, c_.p, "expected ',' or '}'");
+    const Next next = next_in('}');
+    if (next == Next::kMore) continue;
+    return next == Next::kEnd;
   }
 }
 
@@ -871,21 +884,9 @@ Status Scanner<Sink>::json_stage() {
           break;
         }
       }
-      json::skip_ws(c_);
-      if (c_.p >= c_.end) {
-        ok = c_.fail(Err::kGrammar, c_.p, "EOF while parsing the header object");
-        break;
-      }
-      if (*c_.p == ',') {
-        ++c_.p;
-        json::skip_ws(c_);
-        continue;
-      }
-      if (*c_.p == '}') {
-        ++c_.p;
-        break;
-      }
-      ok = c_.fail(Err::kGrammar, c_.p, "expected ',' or '}'");
+      const Next next = next_in('}', "EOF while parsing the header object");
+      if (next == Next::kMore) continue;
+      ok = next == Next::kEnd;
       break;
     }
   }

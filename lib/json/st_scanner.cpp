@@ -79,18 +79,10 @@ bool ScanCore::parse_u64_array(StTensorEntry *e, bool is_shape, uint64_t tensor,
                                 limits_.max_rank);
         return false;
       }
-      json::skip_ws(c_);
-      if (c_.p >= c_.end) return c_.fail(Err::kGrammar, c_.p, "unexpected end of JSON");
-      if (*c_.p == ',') {
-        ++c_.p;
-        json::skip_ws(c_);
-        continue;
-      }
-      if (*c_.p == ']') {
-        ++c_.p;
-        break;
-      }
-      return c_.fail(Err::kGrammar, c_.p, "expected ',' or ']'");
+      const Next next = next_in(']');
+      if (next == Next::kMore) continue;
+      if (next == Next::kBad) return false;
+      break;
     }
   }
   if (is_shape) {
@@ -161,18 +153,10 @@ bool ScanCore::parse_entry(StTensorEntry *ep, uint64_t tensor, const StringSlice
         // Unknown fields are ignored whatever their value, as the reference does.
         if (!json::skip_value(c_, 2, limits_.max_json_depth)) return false;
       }
-      json::skip_ws(c_);
-      if (c_.p >= c_.end) return c_.fail(Err::kGrammar, c_.p, "unexpected end of JSON");
-      if (*c_.p == ',') {
-        ++c_.p;
-        json::skip_ws(c_);
-        continue;
-      }
-      if (*c_.p == '}') {
-        ++c_.p;
-        break;
-      }
-      return c_.fail(Err::kGrammar, c_.p, "expected ',' or '}'");
+      const Next next = next_in('}');
+      if (next == Next::kMore) continue;
+      if (next == Next::kBad) return false;
+      break;
     }
   }
   if (!have_dtype || !have_shape || !have_offsets) {
