@@ -230,6 +230,29 @@ inline __attribute__((always_inline)) bool same_words24(const uint8_t *p, const 
 }
 #endif
 
+// The dtypes most tensors have, told from w, the 8 bytes at p (the dtype's text after its
+// opening quote) loaded as a little-endian word, closing quote included: true with *dtype set
+// and p past the name (each case adds its own constant, so p does not wait on a merged
+// length), false for any other (the callers' byte loop and dtype_from_name decide).
+inline __attribute__((always_inline)) bool common_dtype(const uint8_t *&p, uint64_t w, uint32_t *dtype) {
+  if ((w & 0xFFFFFFFFFFull) == 0x2236314642ull) {  // BF16"
+    *dtype = TBLOB_DTYPE_BF16;
+    p += 4;
+    return true;
+  }
+  if ((w & 0xFFFFFFFFull) == 0x22323346ull) {  // F32"
+    *dtype = TBLOB_DTYPE_F32;
+    p += 3;
+    return true;
+  }
+  if ((w & 0xFFFFFFFFull) == 0x22363146ull) {  // F16"
+    *dtype = TBLOB_DTYPE_F16;
+    p += 3;
+    return true;
+  }
+  return false;
+}
+
 // The product of rank dims into *elements (1 for none); true when it overflows 64 bits, with
 // *elements the wrapped product up to the dim that overflowed.
 inline __attribute__((always_inline)) bool dims_elements(const uint64_t *dims, uint32_t rank,
@@ -607,17 +630,7 @@ Status Scanner<Sink>::fast_members(bool *after_value) {
     const uint8_t *v = q + 12;
     uint32_t dtype;
     const uint64_t w = load_word(v);
-    // The common dtypes with their closing quote, as little-endian words.
-    if ((w & 0xFFFFFFFFFFull) == 0x2236314642ull) {  // BF16"
-      dtype = TBLOB_DTYPE_BF16;
-      v += 4;
-    } else if ((w & 0xFFFFFFFFull) == 0x22323346ull) {  // F32"
-      dtype = TBLOB_DTYPE_F32;
-      v += 3;
-    } else if ((w & 0xFFFFFFFFull) == 0x22363146ull) {  // F16"
-      dtype = TBLOB_DTYPE_F16;
-      v += 3;
-    } else {
+    if (!common_dtype(v, w, &dtype)) {
       const uint8_t *t = v;
       while (t - v <= 11 && *t != '"' && *t != '\\') ++t;
       if (*t != '"') break;

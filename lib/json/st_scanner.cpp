@@ -180,20 +180,8 @@ bool ScanCore::fast_entry(StTensorEntry *e) {
   if (end - p < 10 || !same_bytes(p, kDtype, 10)) return false;
   p += 10;
   uint32_t dtype;
-  uint64_t w;
   if (end - p < 8) return false;
-  std::memcpy(&w, p, 8);
-  // The common dtypes with their closing quote, as little-endian words.
-  if ((w & 0xFFFFFFFFFFull) == 0x2236314642ull) {  // BF16"
-    dtype = TBLOB_DTYPE_BF16;
-    p += 4;
-  } else if ((w & 0xFFFFFFFFull) == 0x22323346ull) {  // F32"
-    dtype = TBLOB_DTYPE_F32;
-    p += 3;
-  } else if ((w & 0xFFFFFFFFull) == 0x22363146ull) {  // F16"
-    dtype = TBLOB_DTYPE_F16;
-    p += 3;
-  } else {
+  if (!common_dtype(p, load_le64(p), &dtype)) {
     const uint8_t *q = p;
     while (q < end && q - p <= 11 && *q != '"' && *q != '\\') ++q;
     if (q >= end || *q != '"') return false;
