@@ -36,9 +36,9 @@ struct MetaRec {
 
 // name_hash of the decoded name: equal names hash equally whatever their JSON spelling.
 // Escaped names are decoded in small stack chunks into a stack hash state: no allocation.
-uint64_t decoded_hash(const char *p, size_t n, bool escapes) {
-  if (!escapes) return tblob::name_hash(p, n);
-  tblob::NameHasher state;
+uint64_t decoded_hash(const tblob::NameHashKeys &keys, const char *p, size_t n, bool escapes) {
+  if (!escapes) return tblob::name_hash(keys, p, n);
+  tblob::NameHasher state(keys);
   tblob::json::Decoder d(p, n);
   uint8_t chunk[256];
   size_t k = 0;
@@ -108,6 +108,7 @@ class EventSink final : public tblob::StSink {
   EventSink(tblob_scan_fn cb, void *user, TensorRec *trecs, MetaRec *mtop, size_t avail)
       : cb_(cb), user_(user), trecs_(trecs), mtop_(mtop), avail_(avail) {
     light = trecs == nullptr;  // an event per entry at most; the records make it a table's work
+    if (trecs) keys_ = tblob::name_hash_keys();  // the records' hashes key the duplicate check
     if (!trecs) {
       tensor_fn = cb;  // the callback is all there is to do per tensor
       tensor_user = user;
@@ -127,7 +128,7 @@ class EventSink final : public tblob::StSink {
       r.name = e.key.ptr;
       r.name_len = e.key.len;
       r.has_escapes = e.key.has_escapes;
-      r.hash = decoded_hash(e.key.ptr, e.key.len, e.key.has_escapes);
+      r.hash = decoded_hash(keys_, e.key.ptr, e.key.len, e.key.has_escapes);
       r.order = static_cast<uint32_t>(e.index);
     }
     ++mn_;
@@ -158,6 +159,7 @@ class EventSink final : public tblob::StSink {
   TensorRec *trecs_;  // nullptr: no scratch, no records
   MetaRec *mtop_;     // one past the last metadata record slot
   size_t avail_;      // bytes from trecs_ to mtop_
+  tblob::NameHashKeys keys_{};
   size_t tn_ = 0, mn_ = 0;
   // Bytes both record arrays take so far (counts below what fits, so no overflow).
   size_t used() const { return tn_ * sizeof(TensorRec) + mn_ * sizeof(MetaRec); }
@@ -172,7 +174,7 @@ class EventSink final : public tblob::StSink {
     r.has_escapes = e.ev.name_has_escapes;
     r.name = e.ev.name;
     r.name_len = e.ev.name_len;
-    r.hash = decoded_hash(e.ev.name, e.ev.name_len, e.ev.name_has_escapes != 0);
+    r.hash = decoded_hash(keys_, e.ev.name, e.ev.name_len, e.ev.name_has_escapes != 0);
     r.key_offset = e.ev.header_offset;
     r.bytes = e.bytes;
   }

@@ -5,6 +5,10 @@
 // (a hit among 100,000 model-like names measured about 5 ns faster than with XXH3). It is never
 // stored nor shown (SLM1 files carry FNV-1a, their own), so it may change between versions;
 // NameHasher gives the same value for bytes fed in pieces.
+// Its four keys are drawn at random once per process (name_hash_keys()): with fixed keys a
+// file could carry names chosen offline to share their low bits, which piles them into one
+// probe run of every open-addressing table built over them, and an open of n such names took
+// time in n squared (50,000 names: 0.15 s instead of 5 ms; a 90 MB header, minutes).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -13,12 +17,16 @@
 #include "core/endian.h"
 
 namespace tblob {
-namespace name_hash_detail {
 
-constexpr uint64_t kSeed = 0x243F6A8885A308D3ull;  // digits of pi: arbitrary odd constants
-constexpr uint64_t kK1 = 0x13198A2E03707345ull;
-constexpr uint64_t kK2 = 0xA4093822299F31D1ull;
-constexpr uint64_t kK3 = 0x082EFA98EC4E6C89ull;
+struct NameHashKeys {
+  uint64_t seed, k1, k2, k3;
+};
+
+// This process's keys: the same in every call (every index and scan of the process agrees),
+// unpredictable from outside. Cheap after the first call, safe from any thread.
+NameHashKeys name_hash_keys();
+
+namespace name_hash_detail {
 
 // The low and high halves of a * b, xor-ed.
 inline uint64_t fold_mul(uint64_t a, uint64_t b) {
@@ -37,7 +45,9 @@ inline uint64_t fold_mul(uint64_t a, uint64_t b) {
 #endif
 }
 
-inline uint64_t block(uint64_t h, const uint8_t *p) { return fold_mul(load_le64(p) ^ kK1, load_le64(p + 8) ^ h); }
+inline uint64_t block(const NameHashKeys &k, uint64_t h, const uint8_t *p) {
+  return fold_mul(load_le64(p) ^ k.k1, load_le64(p + 8) ^ h);
+}
 
 // A name of n <= 16 bytes as two words (n = 0: both zero; the length is mixed in by finish).
 inline void small(const uint8_t *p, size_t n, uint64_t *a, uint64_t *b) {
@@ -55,35 +65,36 @@ inline void small(const uint8_t *p, size_t n, uint64_t *a, uint64_t *b) {
   }
 }
 
-inline uint64_t finish(uint64_t h, uint64_t a, uint64_t b, uint64_t n) {
-  return fold_mul(fold_mul(a ^ kK2, b ^ h) ^ kK3, n ^ kSeed);
+inline uint64_t finish(const NameHashKeys &k, uint64_t h, uint64_t a, uint64_t b, uint64_t n) {
+  return fold_mul(fold_mul(a ^ k.k2, b ^ h) ^ k.k3, n ^ k.seed);
 }
 
 }  // namespace name_hash_detail
 
-inline uint64_t name_hash(const char *name, size_t n) {
+inline uint64_t name_hash(const NameHashKeys &k, const char *name, size_t n) {
   namespace d = name_hash_detail;
   const uint8_t *p = reinterpret_cast<const uint8_t *>(name);
-  uint64_t a, b, h = d::kSeed;
+  uint64_t a, b, h = k.seed;
   if (n <= 16) {
     d::small(p, n, &a, &b);
   } else {
-    for (size_t i = 0; n - i > 16; i += 16) h = d::block(h, p + i);  // every block with more after it
+    for (size_t i = 0; n - i > 16; i += 16) h = d::block(k, h, p + i);  // every block with more after it
     a = load_le64(p + n - 16);
     b = load_le64(p + n - 8);
   }
-  return d::finish(h, a, b, n);
+  return d::finish(k, h, a, b, n);
 }
 
 // name_hash of bytes that arrive in pieces (names decoded from JSON escapes), without
 // allocating: the bytes not yet folded in, at most 32, wait in buf_.
 class NameHasher {
  public:
+  explicit NameHasher(const NameHashKeys &k) : k_(k), h_(k.seed) {}
   void update(const uint8_t *p, size_t n) {
     for (size_t i = 0; i < n; ++i) {
       buf_[q_++] = p[i];
       if (q_ == sizeof(buf_)) {  // 16 more bytes follow its first block: fold it in
-        h_ = name_hash_detail::block(h_, buf_);
+        h_ = name_hash_detail::block(k_, h_, buf_);
         std::memcpy(buf_, buf_ + 16, 16);
         q_ = 16;
       }
@@ -96,18 +107,19 @@ class NameHasher {
     if (n_ <= 16) {
       d::small(buf_, static_cast<size_t>(n_), &a, &b);
     } else {
-      if (q_ > 16) h = d::block(h, buf_);  // the last block with more after it
+      if (q_ > 16) h = d::block(k_, h, buf_);  // the last block with more after it
       a = load_le64(buf_ + q_ - 16);
       b = load_le64(buf_ + q_ - 8);
     }
-    return d::finish(h, a, b, n_);
+    return d::finish(k_, h, a, b, n_);
   }
 
  private:
+  NameHashKeys k_;
   uint8_t buf_[32] = {};
   size_t q_ = 0;
   uint64_t n_ = 0;
-  uint64_t h_ = name_hash_detail::kSeed;
+  uint64_t h_;
 };
 
 }  // namespace tblob

@@ -120,7 +120,7 @@ bool NameIndex::build(const Allocator *a, size_t n, NameFn get, const void *ctx,
       size_t len;
       get(ctx, base + j, &p, &len);
       set_slot(slots_[base + j], p, len);
-      batch[j] = hashes ? hashes[base + j] : name_hash(p, len);
+      batch[j] = hashes ? hashes[base + j] : name_hash(keys_, p, len);
       __builtin_prefetch(&pos_[static_cast<size_t>(batch[j]) & mask_], 1);
       __builtin_prefetch(&tags_[static_cast<size_t>(batch[j]) & mask_], 1);
     }
@@ -244,7 +244,7 @@ inline void NameIndex::insert(size_t i, uint64_t h) {
 
 // One call with the hash inlined: a lookup is a few dozen instructions, and a second call
 // with its spills was a measurable part of them.
-size_t NameIndex::find(const char *p, size_t n) const { return find_hashed(p, n, name_hash(p, n)); }
+size_t NameIndex::find(const char *p, size_t n) const { return find_hashed(p, n, name_hash(keys_, p, n)); }
 
 size_t NameIndex::find_hashed(const char *p, size_t n, uint64_t h) const {
   if (!tags_) return SIZE_MAX;
@@ -279,6 +279,19 @@ size_t NameIndex::find_hashed(const char *p, size_t n, uint64_t h) const {
     s = (s + 1) & mask_;
   }
 #endif
+}
+
+size_t NameIndex::longest_run() const {
+  if (!tags_) return 0;
+  const size_t cap = mask_ + 1;
+  size_t start = 0;  // an empty entry to start from: a run never spans the whole table (load <= 0.5)
+  while (start < cap && tags_[start] != 0) ++start;
+  size_t longest = 0, run = 0;
+  for (size_t i = 1; i <= cap; ++i) {
+    run = tags_[(start + i) & mask_] != 0 ? run + 1 : 0;
+    if (run > longest) longest = run;
+  }
+  return longest;
 }
 
 void NameIndex::reset() {

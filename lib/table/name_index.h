@@ -1,4 +1,5 @@
-// Open-addressing hash index from names to table positions, keyed by name_hash().
+// Open-addressing hash index from names to table positions, keyed by name_hash() under the
+// process's random keys.
 // Every hit is confirmed by comparing the full name: a hash match is never a guess.
 #pragma once
 #include <cstddef>
@@ -44,6 +45,16 @@ class NameIndex {
   bool has_duplicate() const { return dup_; }
   size_t dup_first() const { return dup_a_; }
   size_t dup_second() const { return dup_b_; }
+
+  // name_hash() under this index's keys (the process's, unless set_keys() chose others):
+  // what build(hashes) and build_filled() expect, and what find() takes.
+  uint64_t hash(const char *p, size_t n) const { return name_hash(keys_, p, n); }
+  const NameHashKeys &keys() const { return keys_; }
+  // Other keys, before anything is filled or built (tests: names chosen against known keys).
+  void set_keys(const NameHashKeys &k) { keys_ = k; }
+  // The longest run of occupied table entries, wrapping: what the slowest probe of a build or
+  // a miss walks (tests: names piled up by their hashes' low bits show as one long run).
+  size_t longest_run() const;
 
   // Position of the item named (p, n), or SIZE_MAX.
   size_t find(const char *p, size_t n) const;
@@ -123,6 +134,7 @@ class NameIndex {
   bool grow_slots(const Allocator *a, size_t need);
   bool alloc_table(size_t n);
   void free_table();
+  NameHashKeys keys_ = name_hash_keys();
   const Allocator *a_ = nullptr;
   void *slot_mem_ = nullptr;  // slot_cap_ slots from its first 64-byte boundary
   Slot *slots_ = nullptr;

@@ -73,7 +73,7 @@ class TableSink final : public StSink {
     t->key_offset = entry_field(e.ev.header_offset);
     // Hash the name and fill its index slot now, while it is in cache; index_names would read
     // it again otherwise.
-    if (!m_->tensor_index.fill(&m_->alloc, name, name_len) || !m_->scan_hashes.push(name_hash(name, name_len)))
+    if (!m_->tensor_index.fill(&m_->alloc, name, name_len) || !m_->scan_hashes.push(m_->tensor_index.hash(name, name_len)))
       return oom();
     return TBLOB_OK;
   }
