@@ -4,29 +4,39 @@
 # (bench/lookup_rs: SafeTensors::tensor and Metadata::info), on the same names file and
 # safetensors file, the two programs alternated -p times; each prints its best round of -r
 # (thread CPU time per lookup) and its median round; this script keeps the best over the passes
-# and the median of the passes' medians.
-#   bench/lookup.sh -b BUILD [-n 100000] [-r 7] [-p 3] [-d DIR]
+# and the median of the passes' medians. Each run starts from one of two cache states (-s, both
+# by default): warm (the structures in the last-level cache only) and cold (from memory, after
+# an eviction pass of twice the last-level cache); bench/README.md, "Lookup by name".
+#   bench/lookup.sh -b BUILD [-n 100000] [-r 7] [-p 3] [-d DIR] [-s warm|cold|both]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build=build n=100000 rounds=7 passes=3 dir=
-while getopts b:n:r:p:d: o; do
+build=build n=100000 rounds=7 passes=3 dir= states=both
+while getopts b:n:r:p:d:s: o; do
   case $o in
     b) build=$OPTARG ;; n) n=$OPTARG ;; r) rounds=$OPTARG ;; p) passes=$OPTARG ;; d) dir=$OPTARG ;;
-    *) exit 2 ;;
+    s) states=$OPTARG ;; *) exit 2 ;;
   esac
 done
+[[ $states == both ]] && states="warm cold"
+llc=$(getconf LEVEL3_CACHE_SIZE 2>/dev/null || echo 0)
+[[ $llc =~ ^[0-9]+$ && $llc -gt 0 ]] || llc=$((128 << 20))
+evict_mib=$((2 * llc >> 20))
+((evict_mib >= 64)) || evict_mib=64
 dir=${dir:-${TMPDIR:-/tmp}/tblob_lookup_$n}
 mkdir -p "$dir"
 names=$dir/names.txt st=$dir/names.safetensors
 [[ -s $names && -s $st ]] || python3 "$here/make_names.py" --count "$n" --names "$names" --safetensors "$st"
 (cd "$here/lookup_rs" && cargo build --release --quiet)
-out=$dir/results.txt
+echo "# $(date -u '+%F %H:%M') UTC, $n names, load: $(cut -d' ' -f1-3 /proc/loadavg), cold eviction: $evict_mib MiB"
+for state in $states; do
+out=$dir/results-$state.txt
 : > "$out"
 for ((p = 0; p < passes; ++p)); do
-  "$build/bench/bench_lookup" "$names" "$st" "$rounds" >> "$out" 2>/dev/null
-  "$here/lookup_rs/target/release/lookup_rs" "$names" "$st" "$rounds" >> "$out"
+  "$build/bench/bench_lookup" "$names" "$st" "$rounds" "$state" "$evict_mib" >> "$out" 2>/dev/null
+  "$here/lookup_rs/target/release/lookup_rs" "$names" "$st" "$rounds" "$state" "$evict_mib" >> "$out"
 done
-echo "# $(date -u '+%F %H:%M') UTC, $n names, load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "state: $state"
 python3 - "$out" <<'PY'
 import statistics, sys
 best, meds = {}, {}
@@ -47,3 +57,4 @@ print(f"| floor: compare each hit with its name in the model, addresses known | 
 fv = best[("floor-fnv1a", "hit")]
 print(f"| floor for SLM1: FNV-1a 64 of each name (the format's directory key) | {fv:.1f} / {med[('floor-fnv1a', 'hit')]:.1f} | - | - | - | - |")
 PY
+done

@@ -31,8 +31,9 @@ impl Instant {
     }
 }
 
-// Every timed run starts from the same state, as in bench_lookup.cpp: 64 MiB written a byte
-// per cache line first, so no run finds the previous run's lines in L1, L2 or the TLB.
+// Every timed run starts from one of bench_lookup.cpp's two states: `warm` (the same loop once,
+// untimed, then 64 MiB written a byte per cache line: the structures in the last-level cache,
+// none in L1, L2 or the TLB) or `cold` (only an eviction pass of EVICT_MIB: from memory).
 fn evict(junk: &mut [u8]) {
     for i in (0..junk.len()).step_by(64) {
         junk[i] = junk[i].wrapping_add(1);
@@ -43,12 +44,14 @@ fn evict(junk: &mut [u8]) {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 3 {
-        eprintln!("usage: lookup_rs NAMES FILE.safetensors [ROUNDS]");
+        eprintln!("usage: lookup_rs NAMES FILE.safetensors [ROUNDS] [warm | cold EVICT_MIB]");
         std::process::exit(2);
     }
     let names_text = std::fs::read_to_string(&args[1]).expect("names file");
     let bytes = std::fs::read(&args[2]).expect("safetensors file");
     let rounds: usize = args.get(3).map_or(7, |r| r.parse().expect("rounds"));
+    let warm = args.get(4).map_or(true, |s| s != "cold");
+    let evict_mib: usize = if warm { 64 } else { args.get(5).map_or(512, |m| m.parse().expect("EVICT_MIB")) };
     let st = SafeTensors::deserialize(&bytes).expect("deserialize");
     let (_, meta) = SafeTensors::read_metadata(&bytes).expect("read_metadata");
     let hits: Vec<&str> = names_text.lines().filter(|l| !l.is_empty()).collect();
@@ -64,39 +67,27 @@ fn main() {
     let mut t_miss = Vec::new();
     let mut i_hit = Vec::new();
     let mut i_miss = Vec::new();
-    let mut junk = vec![0u8; 64 << 20];
+    let mut junk = vec![0u8; evict_mib << 20];
+    // The state's preparation, then body timed; body returns what the checks need.
+    let mut timed = |t: &mut Vec<f64>, body: &dyn Fn() -> usize| -> usize {
+        if warm {
+            std::hint::black_box(body());
+        }
+        evict(&mut junk);
+        let t0 = Instant::now();
+        let r = body();
+        t.push(t0.elapsed_ns() as f64 / hits.len() as f64);
+        r
+    };
+    let sum_hits = 4 * (hits.len() * (hits.len() - 1) / 2);
     for _ in 0..rounds {
-        evict(&mut junk);
-        let t0 = Instant::now();
-        let mut sum = 0usize;
-        for n in &hits {
-            sum += meta.info(n).expect("hit").data_offsets.0;
-        }
-        i_hit.push(t0.elapsed_ns() as f64 / hits.len() as f64);
-        assert_eq!(sum, 4 * (hits.len() * (hits.len() - 1) / 2));
-        evict(&mut junk);
-        let t0 = Instant::now();
-        let mut found = 0usize;
-        for n in &misses {
-            found += meta.info(n).is_some() as usize;
-        }
-        i_miss.push(t0.elapsed_ns() as f64 / misses.len() as f64);
+        let sum = timed(&mut i_hit, &|| hits.iter().map(|n| meta.info(n).expect("hit").data_offsets.0).sum());
+        assert_eq!(sum, sum_hits);
+        let found = timed(&mut i_miss, &|| misses.iter().filter(|n| meta.info(n).is_some()).count());
         assert_eq!(found, 0);
-        evict(&mut junk);
-        let t0 = Instant::now();
-        let mut sum = 0usize;
-        for n in &hits {
-            sum += st.tensor(n).expect("hit").data().len();
-        }
-        t_hit.push(t0.elapsed_ns() as f64 / hits.len() as f64);
+        let sum = timed(&mut t_hit, &|| hits.iter().map(|n| st.tensor(n).expect("hit").data().len()).sum());
         assert_eq!(sum, 4 * hits.len());
-        evict(&mut junk);
-        let t0 = Instant::now();
-        let mut found = 0usize;
-        for n in &misses {
-            found += st.tensor(n).is_ok() as usize;
-        }
-        t_miss.push(t0.elapsed_ns() as f64 / misses.len() as f64);
+        let found = timed(&mut t_miss, &|| misses.iter().filter(|n| st.tensor(n).is_ok()).count());
         assert_eq!(found, 0);
     }
     for (what, t) in [
