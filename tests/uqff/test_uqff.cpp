@@ -191,6 +191,16 @@ TEST(Uqff, MissingShards) {
     Opened p(t.file("x-0.uqff"));
     EXPECT_EQ(p.s, TBLOB_E_UQFF_SHARD_MISSING) << p.d.message;
   }
+  {  // a report that lists one shard twice (in two outputs): refused, naming it
+    TempDir t;
+    t.write("x-0.uqff", s0);
+    t.write("x-1.uqff", s1);
+    t.write("uqff_report.json",
+            std::string("{\"outputs\":[{\"shards\":[\"x-0.uqff\",\"x-1.uqff\"]},{\"shards\":[\"x-1.uqff\"]}]}"));
+    Opened o(t.path);
+    EXPECT_EQ(o.s, TBLOB_E_UQFF_REPORT) << o.d.message;
+    EXPECT_NE(std::strstr(o.d.message, "lists shard x-1.uqff twice"), nullptr) << o.d.message;
+  }
   {  // a broken report
     TempDir t;
     t.write("x-0.uqff", s0);

@@ -8,6 +8,7 @@
 
 #include "core/checked.h"
 #include "json/json_walk.h"
+#include "table/name_index.h"
 #include "io/source.h"
 
 namespace tblob {
@@ -67,6 +68,12 @@ struct ReportShard {
   size_t len;
   uint32_t output;
 };
+
+void report_name_at(const void *ctx, size_t i, const char **p, size_t *n) {
+  const ReportShard &r = (*static_cast<const PodVec<ReportShard> *>(ctx))[i];
+  *p = r.name;
+  *n = r.len;
+}
 
 Status report_error(const Diag &diag, const char *path, const json::Cursor &c, const char *what) {
   const uint64_t off = c.offset(c.err_at ? c.err_at : c.p);
@@ -128,13 +135,14 @@ Status read_report(tblob_model *m, const char *path, const Limits &limits,
     s = inner != TBLOB_OK ? inner : report_error(diag, path, c, src.len ? "invalid JSON" : "empty file");
   } else if (!saw_outputs) {
     s = diag.fail(TBLOB_E_UQFF_REPORT, TBLOB_NO_OFFSET, -1, "%s has no \"outputs\" array", path);
-  } else {
-    for (size_t i = 0; i < out->size() && s == TBLOB_OK; ++i)
-      for (size_t j = 0; j < i; ++j)
-        if ((*out)[i].len == (*out)[j].len && std::memcmp((*out)[i].name, (*out)[j].name, (*out)[i].len) == 0) {
-          s = diag.fail(TBLOB_E_UQFF_REPORT, TBLOB_NO_OFFSET, -1, "%s lists shard %s twice", path, (*out)[i].name);
-          break;
-        }
+  } else if (out->size() > 1) {
+    // Through the name index: a pairwise check was quadratic in what the report lists.
+    NameIndex idx;
+    if (!idx.build(&m->alloc, out->size(), report_name_at, out))
+      s = diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+    else if (idx.has_duplicate())
+      s = diag.fail(TBLOB_E_UQFF_REPORT, TBLOB_NO_OFFSET, -1, "%s lists shard %s twice", path,
+                    (*out)[idx.dup_second()].name);
   }
   source_close(&src, m->alloc);
   return s;
