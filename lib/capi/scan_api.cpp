@@ -108,8 +108,9 @@ class EventSink final : public tblob::StSink {
   EventSink(tblob_scan_fn cb, void *user, TensorRec *trecs, MetaRec *mtop, size_t avail)
       : cb_(cb), user_(user), trecs_(trecs), mtop_(mtop), avail_(avail) {
     light = trecs == nullptr;  // an event per entry at most; the records make it a table's work
-    if (trecs) keys_ = tblob::name_hash_keys();  // the records' hashes key the duplicate check
-    if (!trecs) {
+    if (trecs) {
+      keys_ = tblob::name_hash_keys();  // the records' hashes key the duplicate check
+    } else {
       tensor_fn = cb;  // the callback is all there is to do per tensor
       tensor_user = user;
     }

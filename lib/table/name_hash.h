@@ -8,7 +8,8 @@
 // Its four keys are drawn at random once per process (name_hash_keys()): with fixed keys a
 // file could carry names chosen offline to share their low bits, which piles them into one
 // probe run of every open-addressing table built over them, and an open of n such names took
-// time in n squared (50,000 names: 0.15 s instead of 5 ms; a 90 MB header, minutes).
+// time in n squared (`tensorblob inspect` of 50,000 such names: 0.18 s, against 0.03 s for
+// ordinary names and for the same names under random keys).
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -49,7 +49,6 @@ class NameIndex {
   // name_hash() under this index's keys (the process's, unless set_keys() chose others):
   // what build(hashes) and build_filled() expect, and what find() takes.
   uint64_t hash(const char *p, size_t n) const { return name_hash(keys_, p, n); }
-  const NameHashKeys &keys() const { return keys_; }
   // Other keys, before anything is filled or built (tests: names chosen against known keys).
   void set_keys(const NameHashKeys &k) { keys_ = k; }
   // The longest run of occupied table entries, wrapping: what the slowest probe of a build or
