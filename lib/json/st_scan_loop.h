@@ -618,15 +618,19 @@ Status Scanner<Sink>::fast_members(bool *after_value) {
   uint32_t prev_end_len = 0;
   uint64_t prev_end = 0;
 #endif
+  // The limits in locals: the sink's call could change any member as far as the compiler knows,
+  // so members would be loaded again after every call.
+  const size_t max_name = limits_.max_name_bytes;
+  const uint64_t max_tensors = limits_.max_tensors;
+  StScanSummary *const sum = sum_;
   for (;;) {
     const uint8_t *name = p + 1;
     const uint8_t *q = json::skip_plain(name, end);
     if (end - q < kFastMargin || *q != '"' || !same_words(q, kOpen, 12)) break;
     const size_t name_len = static_cast<size_t>(q - name);
-    if (name_len > limits_.max_name_bytes || (name_len == 12 && std::memcmp(name, "__metadata__", 12) == 0))
-      break;
-    const uint64_t tensor = sum_->tensor_count;
-    if (tensor >= limits_.max_tensors) break;
+    if (name_len > max_name || (name_len == 12 && std::memcmp(name, "__metadata__", 12) == 0)) break;
+    const uint64_t tensor = sum->tensor_count;
+    if (tensor >= max_tensors) break;
     const uint8_t *v = q + 12;
     uint32_t dtype;
     const uint64_t w = load_word(v);
@@ -723,7 +727,7 @@ Status Scanner<Sink>::fast_members(bool *after_value) {
       v += 2;
     }
     // The whole member is read: commit it.
-    sum_->tensor_count = tensor + 1;
+    sum->tensor_count = tensor + 1;
     StTensorEntry &e = entry_;
     e.ev.index = tensor;
     e.ev.name = reinterpret_cast<const char *>(name);
