@@ -7,11 +7,11 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/cpu.h"
 #include "dequant/ggml/ggml.h"
 #include "dequant/scalar/scalar.h"
 
 #if defined(TBLOB_DEQUANT_AVX2) || defined(TBLOB_DEQUANT_AVX512)
-#include <cpuid.h>
 #include <xmmintrin.h>
 
 #include "dequant/x86/x86_kernels.h"
@@ -29,58 +29,12 @@
 namespace tblob {
 namespace {
 
-// ---- CPU features (cached once; "detected" bit is the sentinel) ----------------------------
-constexpr uint32_t kFeatAvx2 = 1u << 0;    // AVX2 + FMA + F16C, YMM state enabled by the OS
-constexpr uint32_t kFeatAvx512 = 1u << 1;  // AVX-512 F+BW+VL, ZMM/opmask state enabled
-constexpr uint32_t kFeatAvx512Ext = 1u << 2;  // + AVX512_BF16 + AVX512_VBMI (avx512ext_fill_kernels)
-constexpr uint32_t kFeatDetected = 1u << 31;
-std::atomic<uint32_t> g_features{0};
-
-uint32_t detect_features() {
-  uint32_t f = 0;
-#if defined(TBLOB_DEQUANT_X86)
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  if (__get_cpuid(1, &a, &b, &c, &d)) {
-    // FMA: the GGML AVX2 kernels (paired with this set) are compiled with -mfma.
-    const bool osxsave = (c >> 27) & 1u, avx = (c >> 28) & 1u, f16c = (c >> 29) & 1u, fma = (c >> 12) & 1u;
-    if (osxsave && avx) {
-      uint32_t lo, hi;
-      __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-      const uint64_t xcr0 = (static_cast<uint64_t>(hi) << 32) | lo;
-      const bool ymm_state = (xcr0 & 0x6u) == 0x6u;     // SSE + AVX
-      const bool zmm_state = (xcr0 & 0xE6u) == 0xE6u;   // + opmask, ZMM_Hi256, Hi16_ZMM
-      unsigned a7 = 0, b7 = 0, c7 = 0, d7 = 0;
-      if (ymm_state && __get_cpuid_count(7, 0, &a7, &b7, &c7, &d7)) {
-        const bool avx2 = (b7 >> 5) & 1u;
-        const bool avx512f = (b7 >> 16) & 1u, avx512bw = (b7 >> 30) & 1u, avx512vl = (b7 >> 31) & 1u;
-        if (avx2 && f16c && fma) f |= kFeatAvx2;
-        if ((f & kFeatAvx2) && zmm_state && avx512f && avx512bw && avx512vl) f |= kFeatAvx512;
-        unsigned a71 = 0, b71 = 0, c71 = 0, d71 = 0;
-        const bool vbmi = (c7 >> 1) & 1u;
-        const bool bf16 = a7 >= 1 && __get_cpuid_count(7, 1, &a71, &b71, &c71, &d71) && ((a71 >> 5) & 1u);
-        if ((f & kFeatAvx512) && vbmi && bf16) f |= kFeatAvx512Ext;
-      }
-    }
-  }
-#endif
-  return f | kFeatDetected;
-}
-
-[[maybe_unused]] uint32_t features() {
-  uint32_t f = g_features.load(std::memory_order_relaxed);
-  if ((f & kFeatDetected) == 0) {
-    f = detect_features();
-    g_features.store(f, std::memory_order_relaxed);
-  }
-  return f;
-}
-
 bool runs_always() { return true; }
 #if defined(TBLOB_DEQUANT_AVX2)
-bool runs_avx2() { return (features() & kFeatAvx2) != 0; }
+bool runs_avx2() { return (cpu_features() & kCpuAvx2) != 0; }
 #endif
 #if defined(TBLOB_DEQUANT_AVX512)
-bool runs_avx512() { return (features() & kFeatAvx512) != 0; }
+bool runs_avx512() { return (cpu_features() & kCpuAvx512) != 0; }
 #endif
 
 // A SIMD table is the scalar table with the ISA's entries written over it (built once, on
@@ -127,7 +81,7 @@ Once<KernelTable> g_avx512_base_table;
 void avx512_fill(KernelTable *t) {
   avx512_fill_kernels(t);
 #if defined(TBLOB_DEQUANT_AVX512EXT)
-  if ((features() & kFeatAvx512Ext) != 0) avx512ext_fill_kernels(t);
+  if ((cpu_features() & kCpuAvx512Ext) != 0) avx512ext_fill_kernels(t);
 #endif
 }
 const KernelTable &avx512_table() {
@@ -270,7 +224,7 @@ const KernelTable *avx512_plain_kernel_table() {
 
 bool avx512_ext_entries() {
 #if defined(TBLOB_DEQUANT_AVX512EXT)
-  return (features() & kFeatAvx512Ext) != 0;
+  return (cpu_features() & kCpuAvx512Ext) != 0;
 #else
   return false;
 #endif

@@ -1,5 +1,5 @@
 // Kernel-set selection for dequantization: which KernelTable dequantize_rows() uses, and which
-// GGML block set (dequant/ggml/ggml.h) goes with it. This is the one place that asks the CPU.
+// GGML block set (dequant/ggml/ggml.h) goes with it, from what core/cpu.h says the host runs.
 //
 // Sets, best first: "avx512" (x86-64: AVX-512 F+BW+VL, with AVX2/FMA/F16C; a few entries use
 // AVX512_BF16 + VBMI when cpuid reports them too), "avx2" (x86-64:

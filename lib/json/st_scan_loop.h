@@ -13,6 +13,13 @@
 #include "core/dtype.h"
 #include "json/st_scanner.h"
 
+// The member loop's AVX2 + BMI2 build: x86-64 with GCC or Clang (their target attribute).
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__SSE2__)
+#define TBLOB_SCAN_AVX2 1
+#else
+#define TBLOB_SCAN_AVX2 0
+#endif
+
 namespace tblob {
 namespace st_scan {
 
@@ -397,8 +404,20 @@ class Scanner : ScanCore {
   inline __attribute__((always_inline)) bool parse_tensor(const StringSlice &name, uint64_t key_offset, Status *immediate);
   inline __attribute__((always_inline)) Status finish_tensor(StTensorEntry &e);
   inline __attribute__((always_inline)) Status finish_sized(StTensorEntry &e, uint64_t elements, bool overflow);
+  // The member loop (fast_body) is compiled twice on x86-64: for the baseline and for AVX2 +
+  // BMI2, which this host runs when st_scan_uses_avx2(). Every function the loop calls on its
+  // way is always_inline, so each copy is compiled whole for its target and no out-of-line
+  // helper built for AVX2 can be reached from baseline code. The results are the same; the
+  // VEX encodings and BMI2 shifts take fewer instructions (a scan of 20,000 tensors: 549-570 us
+  // against 586-601, alternated).
+  template <bool kAhead>
+  inline __attribute__((always_inline)) Status fast_body(bool *after_value);
   template <bool kAhead>
   Status fast_members(bool *after_value);
+#if TBLOB_SCAN_AVX2
+  template <bool kAhead>
+  __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt"))) Status fast_members_avx2(bool *after_value);
+#endif
   Status json_stage();
 
   Sink *sink_;
@@ -588,6 +607,22 @@ inline Status Scanner<Sink>::finish_sized(StTensorEntry &e, uint64_t elements, b
 template <class Sink>
 template <bool kAhead>
 Status Scanner<Sink>::fast_members(bool *after_value) {
+#if TBLOB_SCAN_AVX2
+  if (st_scan_uses_avx2()) return fast_members_avx2<kAhead>(after_value);
+#endif
+  return fast_body<kAhead>(after_value);
+}
+#if TBLOB_SCAN_AVX2
+template <class Sink>
+template <bool kAhead>
+__attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt"))) Status Scanner<Sink>::fast_members_avx2(bool *after_value) {
+  return fast_body<kAhead>(after_value);
+}
+#endif
+
+template <class Sink>
+template <bool kAhead>
+inline Status Scanner<Sink>::fast_body(bool *after_value) {
   *after_value = false;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
   if (deferred_.status != TBLOB_OK || limits_.max_json_depth <= 3) return TBLOB_OK;

@@ -1,5 +1,8 @@
 #include "json/st_scanner.h"
 
+#include <atomic>
+
+#include "core/cpu.h"
 #include "json/st_scan_loop.h"
 
 namespace tblob {
@@ -243,6 +246,21 @@ Status st_scan_header(const uint8_t *buf, size_t len, const Limits &limits, StSi
                       StScanSummary *summary, const Diag &diag) {
   return st_scan_header_with(buf, len, limits, sink, summary, diag);
 }
+
+namespace {
+std::atomic<bool> g_allow_avx2{true};
+}  // namespace
+
+bool st_scan_uses_avx2() {
+#if TBLOB_SCAN_AVX2
+  constexpr uint32_t kNeed = kCpuAvx2 | kCpuBmi2;
+  return g_allow_avx2.load(std::memory_order_relaxed) && (cpu_features() & kNeed) == kNeed;
+#else
+  return false;
+#endif
+}
+
+void st_scan_allow_avx2(bool allow) { g_allow_avx2.store(allow, std::memory_order_relaxed); }
 
 void st_parse_dims(const char *shape_json, size_t len, uint64_t *dims, uint32_t rank) {
   const char *p = shape_json + 1;

@@ -121,6 +121,12 @@ struct StScanSummary {
 Status st_scan_header(const uint8_t *buf, size_t len, const Limits &limits, StSink *sink,
                       StScanSummary *summary, const Diag &diag);
 
+// Whether the scanner runs its member loop's AVX2 + BMI2 build (st_scan_loop.h): on x86-64
+// hosts that have both (core/cpu.h), unless st_scan_allow_avx2(false) said otherwise. Every
+// status, event and diagnostic is the same either way; tests compare the two builds.
+bool st_scan_uses_avx2();
+void st_scan_allow_avx2(bool allow);
+
 // Parses a validated shape array's text into dims (capacity rank).
 void st_parse_dims(const char *shape_json, size_t len, uint64_t *dims, uint32_t rank);
 
