@@ -3,6 +3,8 @@
 //
 // Per input:
 //   1. scan without scratch, recording every event (each field read and checked);
+//   1b. on a host that runs the member loop's AVX2 + BMI2 build, scan 1 again with the baseline
+//      build: the same status, diagnostic and events;
 //   2. scan again with scratch (layout chosen by the trailer: exact size, one byte short,
 //      misaligned, generous) and check that the events are identical and that the two
 //      statuses agree (same header error; whole-table checks only ever add errors);
@@ -16,6 +18,7 @@
 #include <cstring>
 
 #include "fuzz_common.h"
+#include "json/st_scanner.h"
 #include "tensorblob.h"
 
 namespace {
@@ -291,6 +294,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const uint32_t depth = json_depth(file.ptr + 8, file.ptr + header_end);
     FUZZ_ASSERT_MSG(depth < opts.max_json_depth, "nesting depth %u accepted with max_json_depth %u",
                     depth, opts.max_json_depth);
+  }
+
+  // 1b. The member loop's baseline build, where this host runs the AVX2 one.
+  if (tblob::st_scan_uses_avx2()) {
+    ScanState o;
+    o.buf = file.ptr;
+    o.len = file.len;
+    o.header_end = header_end;
+    o.opts = &opts;
+    tblob_scan_result ro = TBLOB_SCAN_RESULT_INIT;
+    tblob_diag dd = TBLOB_DIAG_INIT;
+    tblob::st_scan_allow_avx2(false);
+    const tblob_status so = tblob_st_scan(file.ptr, file.len, &opts, on_event, &o, nullptr, 0, &ro, &dd);
+    tblob::st_scan_allow_avx2(true);
+    FUZZ_ASSERT_MSG(so == sa, "the loop's builds disagree: %s (AVX2) and %s (baseline)", tblob_status_name(sa),
+                    tblob_status_name(so));
+    FUZZ_ASSERT_MSG(o.digest == a.digest && o.events == a.events, "the loop's builds report different events");
+    FUZZ_ASSERT(dd.offset == da.offset && dd.tensor_index == da.tensor_index &&
+                std::strcmp(dd.message, da.message) == 0);
+    FUZZ_ASSERT(ro.tensor_count == ra.tensor_count && ro.metadata_count == ra.metadata_count &&
+                ro.data_bytes == ra.data_bytes);
   }
 
   // 2. With scratch.

@@ -4,7 +4,8 @@
 // never reach that loop, so these are long: canonical members before and after one under test,
 // whose bytes (and the separator after it) are mutated one at a time. Each result is checked
 // against an independent reading: simdjson's DOM says whether the header is JSON and what it
-// holds, and the per-tensor sizes are computed here from the dtype widths.
+// holds, and the per-tensor sizes are computed here from the dtype widths. Every test runs once
+// for each build of the loop: the baseline one and, on hosts that run it, the AVX2 + BMI2 one.
 #include <simdjson.h>
 
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "json/st_scanner.h"
 #include "st_builder.h"
 #include "tensorblob.h"
 
@@ -282,7 +284,18 @@ const std::vector<Target> kTargets = {
     {"I8", {0, 1234567890123ull, 123456789012ull}},
 };
 
-TEST(ScanFastPath, CanonicalMembersScanExactly) {
+// The parameter: whether the AVX2 + BMI2 build of the loop may run.
+class ScanFastPath : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    tblob::st_scan_allow_avx2(GetParam());
+    if (GetParam() && !tblob::st_scan_uses_avx2()) GTEST_SKIP() << "this host does not run AVX2 + BMI2";
+    ASSERT_EQ(tblob::st_scan_uses_avx2(), GetParam());
+  }
+  void TearDown() override { tblob::st_scan_allow_avx2(true); }
+};
+
+TEST_P(ScanFastPath, CanonicalMembersScanExactly) {
   std::mt19937_64 rng(7);
   int skipped = 0;
   for (const Target &t : kTargets) {
@@ -294,7 +307,7 @@ TEST(ScanFastPath, CanonicalMembersScanExactly) {
 
 // Every byte of the member under test replaced, removed, or preceded by one of the bytes that
 // change its meaning.
-TEST(ScanFastPath, MutatedMembersAgreeWithTheDom) {
+TEST_P(ScanFastPath, MutatedMembersAgreeWithTheDom) {
   static const char kBytesIn[] = {'"', '\\', ' ', '\n', ',', ']', '[', '}', '{', ':', '0', '1', '9', '-', '.', 'e',
                                   'a', static_cast<char>(0x80), static_cast<char>(0x1F)};
   std::mt19937_64 rng(20261125);
@@ -329,7 +342,7 @@ TEST(ScanFastPath, MutatedMembersAgreeWithTheDom) {
 // (ends of "0", the spelling a leading zero extends), and one member whose shape appeared
 // before is mutated byte by byte: every tensor's dims and offsets must still be what simdjson
 // reads.
-TEST(ScanFastPath, RecurringShapesAndOffsetsAgreeWithTheDom) {
+TEST_P(ScanFastPath, RecurringShapesAndOffsetsAgreeWithTheDom) {
   static const char kBytesIn[] = {'"', ',', ']', '[', '}', ' ', '0', '1', '2', '4', '9', '-', '.', 'e'};
   std::vector<std::vector<uint64_t>> shapes = {{0, 5}, {0}, {}};
   for (uint64_t i = 0; i < 95; ++i) shapes.push_back({1 + i % 5, 2 + i, 4});  // more than the memo's 64 slots
@@ -385,5 +398,8 @@ TEST(ScanFastPath, RecurringShapesAndOffsetsAgreeWithTheDom) {
   }
   EXPECT_LT(skipped, cases / 10);
 }
+
+INSTANTIATE_TEST_SUITE_P(Builds, ScanFastPath, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool> &i) { return i.param ? "Avx2" : "Baseline"; });
 
 }  // namespace
