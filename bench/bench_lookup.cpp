@@ -11,7 +11,12 @@
 // name's bytes where the model holds them (their addresses taken beforehand, in query order),
 // so what a lookup costs above the floor is its own work; and for SLM1 the FNV-1a 64 of each
 // query, which the format's directory is keyed by (one multiply per byte, each waiting for
-// the last). Times are thread CPU
+// the last). Two more floors are memory alone: per query, a chain of dependent reads of one
+// cache line each, every line at a random place in an array as large as one of a structure's,
+// its index read from the line before, and nothing else (no hash, no compare). Two lines over
+// arrays the sizes of tblob's index (its tag and position table, then its name slots: what a hit
+// waits for), four over the sizes of the map's (buckets, the node before the chain, the node, the
+// name). In the cold state they show what memory alone allows each structure. Times are thread CPU
 // time per lookup (the machine is shared); the best round of N and the median are printed as
 //   <what> <hit|miss> <best ns> <median ns>
 #define TBLOB_EXPERIMENTAL_API 1
@@ -85,6 +90,42 @@ void evict() {
   for (size_t i = 0; i < junk.size(); i += 64) junk[i] = static_cast<uint8_t>(junk[i] + 1);
 }
 
+// k dependent line reads per query over arrays of the given sizes (the floors above).
+class LineChain {
+ public:
+  LineChain(const std::vector<size_t> &bytes, size_t queries, uint64_t seed) : rng_(seed) {
+    for (size_t b : bytes) levels_.emplace_back(std::max<size_t>(b / 64, 1) * 16);
+    for (size_t j = 0; j < levels_.size(); ++j) {
+      const size_t next = j + 1 < levels_.size() ? levels_[j + 1].size() / 16 : 1;
+      for (size_t l = 0; l < levels_[j].size(); l += 16) levels_[j][l] = static_cast<uint32_t>(rng_() % next);
+    }
+    start_.resize(queries);
+    for (uint32_t &q : start_) q = static_cast<uint32_t>(rng_() % (levels_[0].size() / 16));
+  }
+  size_t walk() const {
+    uint64_t sum = 0;
+    for (uint32_t x : start_) {
+      for (const std::vector<uint32_t> &l : levels_) x = l[size_t{x} * 16];
+      sum += x;
+    }
+    return static_cast<size_t>(sum);
+  }
+
+ private:
+  struct SplitMix {
+    uint64_t s;
+    explicit SplitMix(uint64_t v) : s(v) {}
+    uint64_t operator()() {
+      uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+      return z ^ (z >> 31);
+    }
+  } rng_;
+  std::vector<std::vector<uint32_t>> levels_;
+  std::vector<uint32_t> start_;
+};
+
 struct Timer {
   std::vector<double> rounds;
   void report(const char *what, const char *kind) {
@@ -152,7 +193,16 @@ int main(int argc, char **argv) {
       die("floor setup", d);
     own[i] = info.name;
   }
-  Timer tb_hit, tb_miss, um_hit, um_miss, slm_hit, slm_miss, floor_hit, fnv_hit;
+  // The memory floors' arrays: tblob's table (a tag byte and a 4-byte position per entry, at
+  // least 2n entries, a power of two) and its 64-byte slots; the map's buckets, its nodes (a
+  // next pointer, the key's view, the value and the cached hash: 40 bytes, 48 from malloc) and
+  // the names, which it reads where the model holds them (the safetensors header).
+  size_t cap = 1;
+  while (cap < 2 * n) cap *= 2;
+  const LineChain two_lines({cap * 5, n * 64}, n, 1);
+  const size_t node_bytes = n * 48;
+  const LineChain four_lines({map.bucket_count() * sizeof(void *), node_bytes, node_bytes, st.size()}, n, 2);
+  Timer tb_hit, tb_miss, um_hit, um_miss, slm_hit, slm_miss, floor_hit, fnv_hit, two_hit, four_hit;
   uint64_t check = 0;
   // One timed run of body() (which returns how many names it found): the state's preparation,
   // then the loop, timed; a wrong count stops the program.
@@ -212,8 +262,16 @@ int main(int argc, char **argv) {
       return n;
     });
   };
+  auto run_chain = [&](const LineChain &c, Timer &t) {
+    timed(t, n, "lines", [&] {
+      check += c.walk();
+      return n;
+    });
+  };
   for (int r = 0; r < rounds; ++r) {
     run_tblob(m_st, hits, tb_hit, true);
+    run_chain(two_lines, two_hit);
+    run_chain(four_lines, four_hit);
     run_fnv(fnv_hit);
     run_floor(floor_hit);
     run_map(hits, um_hit, true);
@@ -230,6 +288,8 @@ int main(int argc, char **argv) {
   slm_miss.report("tblob-slm1-sorted", "miss");
   floor_hit.report("floor-name-compare", "hit");
   fnv_hit.report("floor-fnv1a", "hit");
+  two_hit.report("floor-2-lines", "hit");
+  four_hit.report("floor-4-lines", "hit");
   std::fprintf(stderr, "%zu names, checksum %llu\n", n, static_cast<unsigned long long>(check));
   tblob_model_close(m_st);
   tblob_model_close(m_slm);

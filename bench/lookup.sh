@@ -56,5 +56,9 @@ for what in [t, "std-unordered_map", "rust-info", "rust-tensor", "tblob-slm1-sor
 print(f"| floor: compare each hit with its name in the model, addresses known | {fl:.1f} / {med[('floor-name-compare', 'hit')]:.1f} | - | - | - | 0 |")
 fv = best[("floor-fnv1a", "hit")]
 print(f"| floor for SLM1: FNV-1a 64 of each name (the format's directory key) | {fv:.1f} / {med[('floor-fnv1a', 'hit')]:.1f} | - | - | - | - |")
+for lines, sizes in [(2, "tblob's table and slots"), (4, "the map's buckets, nodes, nodes and names")]:
+    k = (f"floor-{lines}-lines", "hit")
+    if k in best:
+        print(f"| memory alone: {lines} dependent line reads a query, arrays the sizes of {sizes} | {best[k]:.1f} / {med[k]:.1f} | - | - | - | - |")
 PY
 done
