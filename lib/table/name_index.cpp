@@ -243,10 +243,13 @@ inline void NameIndex::insert(size_t i, uint64_t h) {
 }
 
 // One call with the hash inlined: a lookup is a few dozen instructions, and a second call
-// with its spills was a measurable part of them.
-size_t NameIndex::find(const char *p, size_t n) const { return find_hashed(p, n, name_hash(keys_, p, n)); }
+// with its spills was a measurable part of them. Both functions start on a cache line, so their
+// speed does not depend on the code before them: started 32 bytes into one by code added
+// elsewhere, the same instructions took 80.0-80.6 ns a hit from memory against 74.0-75.6, and
+// 25.4-26.3 ns a miss against 22.8-24.6 (100,000 names, alternated).
+__attribute__((aligned(64))) size_t NameIndex::find(const char *p, size_t n) const { return find_hashed(p, n, name_hash(keys_, p, n)); }
 
-size_t NameIndex::find_hashed(const char *p, size_t n, uint64_t h) const {
+__attribute__((aligned(64))) size_t NameIndex::find_hashed(const char *p, size_t n, uint64_t h) const {
   if (!tags_) return SIZE_MAX;
   const uint8_t tag = tag_of(h);
   size_t s = static_cast<size_t>(h) & mask_;
