@@ -140,6 +140,8 @@ struct ScanState {
   int64_t cancel_at = -1;
   const tblob_open_options *opts = nullptr;
 
+  ScanState(const uint8_t *b, size_t n, uint64_t end, const tblob_open_options *o)
+      : buf(b), len(n), header_end(end), opts(o) {}
   void mix(uint64_t v) { digest = (digest ^ v) * 1099511628211ull; }
   bool inside(const char *p, size_t n) const {
     const uint8_t *q = reinterpret_cast<const uint8_t *>(p);
@@ -265,11 +267,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   };
 
   // 1. No scratch.
-  ScanState a;
-  a.buf = file.ptr;
-  a.len = file.len;
-  a.header_end = header_end;
-  a.opts = &opts;
+  ScanState a(file.ptr, file.len, header_end, &opts);
   tblob_scan_result ra = TBLOB_SCAN_RESULT_INIT;
   tblob_diag da = TBLOB_DIAG_INIT;
   tblob_status sa;
@@ -298,11 +296,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   // 1b. The member loop's baseline build, where this host runs the AVX2 one.
   if (tblob::st_scan_uses_avx2()) {
-    ScanState o;
-    o.buf = file.ptr;
-    o.len = file.len;
-    o.header_end = header_end;
-    o.opts = &opts;
+    ScanState o(file.ptr, file.len, header_end, &opts);
     tblob_scan_result ro = TBLOB_SCAN_RESULT_INIT;
     tblob_diag dd = TBLOB_DIAG_INIT;
     tblob::st_scan_allow_avx2(false);
@@ -330,11 +324,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   uint8_t *block = static_cast<uint8_t *>(std::malloc(bytes + shift));
   FUZZ_ASSERT(block != nullptr);
   std::memset(block, 0xA5, bytes + shift);  // the scratch is not expected to be zeroed
-  ScanState b;
-  b.buf = file.ptr;
-  b.len = file.len;
-  b.header_end = header_end;
-  b.opts = &opts;
+  ScanState b(file.ptr, file.len, header_end, &opts);
   tblob_scan_result rb = TBLOB_SCAN_RESULT_INIT;
   tblob_diag db = TBLOB_DIAG_INIT;
   tblob_status sb;
@@ -369,11 +359,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   // 3. Cancel at one of the events.
   if (a.events > 0) {
-    ScanState c;
-    c.buf = file.ptr;
-    c.len = file.len;
-    c.header_end = header_end;
-    c.opts = &opts;
+    ScanState c(file.ptr, file.len, header_end, &opts);
     c.cancel_at = static_cast<int64_t>(p.fail_at % a.events);
     tblob_diag dc = TBLOB_DIAG_INIT;
     const tblob_status sc =
