@@ -413,6 +413,41 @@ TEST_F(Import, GcFindsTemporaryManifestsLeftByAKilledImport) {
   tblob_store_close(s);
 }
 
+// A file system's clock can run a second ahead of time()'s coarse one, so a temporary file
+// written a moment ago may carry a timestamp past gc's "now". With min_age_seconds 0 gc still
+// takes every temporary (docs/ollama.md); with a positive age such a file counts as young.
+TEST_F(Import, GcWithNoMinimumAgeTakesTemporariesStampedInTheFuture) {
+  const std::string src = dir + "/src";
+  tw::mkdirs(src);
+  tw::write_file(src + "/model.safetensors", tw::read_file(examples() + "/tiny-llama/model.safetensors"));
+  tblob_diag d = TBLOB_DIAG_INIT;
+  ASSERT_EQ(import("tiny", src, nullptr, &d), TBLOB_OK) << d.message;
+  const std::string blob_tmp = root + "/blobs/.tblob-tmp-ahead";
+  const std::string manifest_tmp = root + "/manifests/registry.ollama.ai/library/tiny/.tblob-tmp-latest-1";
+  const struct timespec ahead[2] = {{::time(nullptr) + 5, 0}, {::time(nullptr) + 5, 0}};
+  for (const std::string &f : {blob_tmp, manifest_tmp}) {
+    tw::write_file(f, "t");
+    ASSERT_EQ(::utimensat(AT_FDCWD, f.c_str(), ahead, 0), 0) << f;
+  }
+  tblob_store *s = open_store();
+  tblob_gc_options o = TBLOB_GC_OPTIONS_INIT;
+  o.flags = TBLOB_GC_REMOVE;
+  o.min_age_seconds = 60;
+  tblob_gc_result r = TBLOB_GC_RESULT_INIT;
+  ASSERT_EQ(tblob_store_gc(s, &o, &r, &d), TBLOB_OK) << d.message;
+  EXPECT_EQ(r.removed_files, 0u);
+  struct stat sb;
+  EXPECT_EQ(::lstat(blob_tmp.c_str(), &sb), 0);
+  EXPECT_EQ(::lstat(manifest_tmp.c_str(), &sb), 0);
+  o.min_age_seconds = 0;
+  ASSERT_EQ(tblob_store_gc(s, &o, &r, &d), TBLOB_OK) << d.message;
+  EXPECT_EQ(r.removed_files, 2u);
+  EXPECT_NE(::lstat(blob_tmp.c_str(), &sb), 0);
+  EXPECT_NE(::lstat(manifest_tmp.c_str(), &sb), 0);
+  EXPECT_EQ(verify("tiny", &d), TBLOB_OK) << d.message;
+  tblob_store_close(s);
+}
+
 TEST_F(Import, OpenPathOnStorePaths) {
   const std::string src = dir + "/src";
   tw::mkdirs(src);

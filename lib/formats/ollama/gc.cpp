@@ -60,6 +60,11 @@ uint32_t classify(const char *name, size_t n) {
 
 constexpr char kTmpPrefix[] = ".tblob-tmp-";
 
+// Whether a file modified at mtime is too young to collect: with min_age 0 none is, even one
+// whose timestamp lies a second past `now` (a file system's clock can run ahead of time()'s
+// coarse one at a second's turn, which left a killed import's temporary behind).
+bool too_young(int64_t now, int64_t mtime, int64_t min_age) { return min_age > 0 && now - mtime < min_age; }
+
 // Temporary manifests, exactly three directory levels under manifests/ (where import writes
 // them); directories are opened without following symlinks and only regular files are listed.
 // Each directory holding one stays open in *fds for the removal.
@@ -91,7 +96,7 @@ bool scan_manifest_temps(int dirfd, const std::string &rel, int level, int64_t n
       continue;
     }
     if (std::strncmp(name, kTmpPrefix, sizeof(kTmpPrefix) - 1) != 0 || !S_ISREG(stt.st_mode)) continue;
-    if (now - static_cast<int64_t>(stt.st_mtime) < min_age) continue;  // an import in progress
+    if (too_young(now, static_cast<int64_t>(stt.st_mtime), min_age)) continue;  // an import in progress
     if (kept < 0) {
       kept = open_dir_nofollow(::dirfd(dir), ".");
       if (kept < 0) continue;
@@ -183,7 +188,7 @@ Status gc_store(const tblob_store &s, const tblob_gc_options *opt, tblob_gc_resu
       if (std::binary_search(refs.data(), refs.data() + refs.size(), h,
                              [](const Hex &a, const Hex &b) { return std::memcmp(a.h, b.h, 64) < 0; }))
         continue;
-    } else if (now - static_cast<int64_t>(stt.st_mtime) < o.min_age_seconds) {
+    } else if (too_young(now, static_cast<int64_t>(stt.st_mtime), o.min_age_seconds)) {
       continue;  // may belong to a download or import in progress
     }
     const char *copy = arena.copy(e->d_name, n + 1);
