@@ -27,6 +27,13 @@ struct Import : tt::Fixture {
     tblob_store_close(s);
     return r;
   }
+  // A source directory holding the tiny-llama example's weights: its path.
+  std::string tiny_source() {
+    const std::string src = dir + "/src";
+    tw::mkdirs(src);
+    tw::write_file(src + "/model.safetensors", tw::read_file(examples() + "/tiny-llama/model.safetensors"));
+    return src;
+  }
   std::vector<std::string> blob_files() {
     std::vector<std::string> v;
     if (DIR *d = ::opendir((root + "/blobs").c_str())) {
@@ -127,9 +134,7 @@ int log_progress(void *user, const tblob_import_progress *p) {
 }
 
 TEST_F(Import, ProgressAndCancel) {
-  const std::string src = dir + "/src";
-  tw::mkdirs(src);
-  tw::write_file(src + "/model.safetensors", tw::read_file(examples() + "/tiny-llama/model.safetensors"));
+  const std::string src = tiny_source();
   tw::write_file(src + "/config.json", "{\"model_type\":\"llama\"}");
   // Totals from the source itself.
   tblob_model *src_m = nullptr;
@@ -321,9 +326,7 @@ TEST_F(Import, ManifestAboveStoreLimitIsRefusedBeforeWriting) {
 }
 
 TEST_F(Import, GcListsThenRemovesOnlyUnreferenced) {
-  const std::string src = dir + "/src";
-  tw::mkdirs(src);
-  tw::write_file(src + "/model.safetensors", tw::read_file(examples() + "/tiny-llama/model.safetensors"));
+  const std::string src = tiny_source();
   tblob_diag d = TBLOB_DIAG_INIT;
   ASSERT_EQ(import("tiny", src, nullptr, &d), TBLOB_OK) << d.message;
   tw::Store st(root);
@@ -371,9 +374,7 @@ TEST_F(Import, GcListsThenRemovesOnlyUnreferenced) {
 }
 
 TEST_F(Import, GcFindsTemporaryManifestsLeftByAKilledImport) {
-  const std::string src = dir + "/src";
-  tw::mkdirs(src);
-  tw::write_file(src + "/model.safetensors", tw::read_file(examples() + "/tiny-llama/model.safetensors"));
+  const std::string src = tiny_source();
   tblob_diag d = TBLOB_DIAG_INIT;
   ASSERT_EQ(import("tiny", src, nullptr, &d), TBLOB_OK) << d.message;
   const std::string mdir = root + "/manifests/registry.ollama.ai/library/tiny";
@@ -417,9 +418,7 @@ TEST_F(Import, GcFindsTemporaryManifestsLeftByAKilledImport) {
 // written a moment ago may carry a timestamp past gc's "now". With min_age_seconds 0 gc still
 // takes every temporary (docs/ollama.md); with a positive age such a file counts as young.
 TEST_F(Import, GcWithNoMinimumAgeTakesTemporariesStampedInTheFuture) {
-  const std::string src = dir + "/src";
-  tw::mkdirs(src);
-  tw::write_file(src + "/model.safetensors", tw::read_file(examples() + "/tiny-llama/model.safetensors"));
+  const std::string src = tiny_source();
   tblob_diag d = TBLOB_DIAG_INIT;
   ASSERT_EQ(import("tiny", src, nullptr, &d), TBLOB_OK) << d.message;
   const std::string blob_tmp = root + "/blobs/.tblob-tmp-ahead";
@@ -449,9 +448,7 @@ TEST_F(Import, GcWithNoMinimumAgeTakesTemporariesStampedInTheFuture) {
 }
 
 TEST_F(Import, OpenPathOnStorePaths) {
-  const std::string src = dir + "/src";
-  tw::mkdirs(src);
-  tw::write_file(src + "/model.safetensors", tw::read_file(examples() + "/tiny-llama/model.safetensors"));
+  const std::string src = tiny_source();
   tblob_diag d = TBLOB_DIAG_INIT;
   ASSERT_EQ(import("tiny", src, nullptr, &d), TBLOB_OK) << d.message;
   tblob_model *m = nullptr;
