@@ -779,6 +779,22 @@ TBLOB_API tblob_status tblob_quant_dequantize(const tblob_quant_desc *desc, uint
                                          uint64_t row_begin, uint64_t row_end, void *dst,
                                          size_t dst_bytes, tblob_diag *diag) TBLOB_NOEXCEPT;
 
+/* ---- Quantizing ----
+ * Options of the quantizers (tblob_quant_quantize for the MLX/FP8 schemes, tblob_ggml_quantize
+ * for GGML blocks). The bytes written never depend on `threads`. */
+typedef struct tblob_quantize_options {
+  uint32_t struct_size;
+  uint32_t threads;          /* as tblob_dequant_options.threads: 0 one per online core, 1 the
+                                calling thread only */
+  const float *importance;   /* NULL, or importance_count (= cols) non-negative per-column
+                                weights for the schemes that take them (docs/quantize.md) */
+  uint64_t importance_count;
+  uint32_t reserved[2];      /* 0 */
+} tblob_quantize_options;
+#define TBLOB_QUANTIZE_OPTIONS_INIT {(uint32_t)sizeof(tblob_quantize_options), 0u, NULL, 0u, {0u, 0u}}
+TBLOB_API tblob_status tblob_quantize_options_init(tblob_quantize_options *s,
+                                                   size_t struct_size) TBLOB_NOEXCEPT;
+
 /* The same for tensor `index` of a model: a resolved quantized tensor (give the packed
  * weight's index) or a plain F8_*, F4, F16, BF16, F32 tensor; a U8 E8M0/E4M3 scale
  * companion decodes as that encoding. Also TBLOB_E_NOT_DEQUANTIZABLE (integer, bool, F64,

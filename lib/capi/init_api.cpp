@@ -34,6 +34,7 @@ tblob_status init_struct(T *s, size_t struct_size, const T &defaults) {
   X(tblob_quant_info_init, tblob_quant_info, TBLOB_QUANT_INFO_INIT)                      \
   X(tblob_dequant_options_init, tblob_dequant_options, TBLOB_DEQUANT_OPTIONS_INIT)       \
   X(tblob_dequant_job_init, tblob_dequant_job, TBLOB_DEQUANT_JOB_INIT)                   \
+  X(tblob_quantize_options_init, tblob_quantize_options, TBLOB_QUANTIZE_OPTIONS_INIT)    \
   X(tblob_store_options_init, tblob_store_options, TBLOB_STORE_OPTIONS_INIT)             \
   X(tblob_layer_info_init, tblob_layer_info, TBLOB_LAYER_INFO_INIT)                      \
   X(tblob_store_open_options_init, tblob_store_open_options, TBLOB_STORE_OPEN_OPTIONS_INIT) \
