@@ -4,14 +4,18 @@
 # /tmp/tblob-ggml-peer) and never committed; the newest release unless
 # TBLOB_PEER_VERSION names one. Sets WORK (and cds there), VER, G (ggml's directory) and GQ
 # (ggml-quants.c compiled).
+_tblob_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 WORK=${TBLOB_PEER_DIR:-/tmp/tblob-ggml-peer}
 mkdir -p "$WORK"
 cd "$WORK"
 _pin=${TBLOB_PEER_VERSION:+==$TBLOB_PEER_VERSION}
 if ! ls llama_cpp_python-${TBLOB_PEER_VERSION:-}*.tar.gz >/dev/null 2>&1; then
   # Metadata preparation needs the build backend; no build isolation, no dependencies.
-  python3 -m pip install -q scikit-build-core >/dev/null
-  python3 -m pip download -q --no-build-isolation --no-binary :all: --no-deps "llama-cpp-python$_pin" -d .
+  # shellcheck source=scripts/lib/setup.sh
+  . "$_tblob_root/scripts/lib/setup.sh"
+  setup_pip python3 scikit-build-core >/dev/null
+  setup_retry "pip download llama-cpp-python$_pin" python3 -m pip download -q --no-build-isolation \
+    --no-binary :all: --no-deps "llama-cpp-python$_pin" -d .
 fi
 SDIST=$(ls llama_cpp_python-${TBLOB_PEER_VERSION:-}*.tar.gz | sort -V | tail -1)
 VER=${SDIST#llama_cpp_python-}

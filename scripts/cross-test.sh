@@ -41,22 +41,10 @@ fail() {
 }
 
 # ---- 1. toolchain and arm64 libraries ----
-need_apt=()
-for p in g++-aarch64-linux-gnu qemu-user meson ninja-build pkg-config; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$p")
-done
-for p in libgtest-dev:arm64 libstdc++6:arm64; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$p")
-done
-if ((${#need_apt[@]})); then
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO=sudo
-  dpkg --print-foreign-architectures | grep -qx arm64 || $SUDO dpkg --add-architecture arm64 ||
-    fail "dpkg --add-architecture arm64 failed"
-  $SUDO apt-get update -qq || fail "apt-get update failed"
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null ||
-    fail "apt-get install ${need_apt[*]} failed"
-fi
+# shellcheck source=scripts/lib/setup.sh
+. "$src/scripts/lib/setup.sh"
+setup_apt g++-aarch64-linux-gnu qemu-user meson ninja-build pkg-config libgtest-dev:arm64 \
+  libstdc++6:arm64 || fail "the arm64 toolchain could not be installed (see above)"
 command -v qemu-aarch64 >/dev/null || fail "qemu-aarch64 not found"
 echo "== toolchain ready ($(( $(date +%s) - start )) s)"
 

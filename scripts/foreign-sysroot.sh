@@ -25,8 +25,8 @@ case "$arch" in
   *) echo "foreign-sysroot: unknown architecture $arch"; exit 2 ;;
 esac
 
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO=sudo
+# shellcheck source=scripts/lib/setup.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/setup.sh"
 candidate() {
   apt-cache policy "$1:$arch" 2>/dev/null | sed -n 's/^ *Candidate: *//p'
 }
@@ -37,7 +37,7 @@ refreshed=0
 refresh() {
   [ "$refreshed" = 0 ] || return 1
   refreshed=1
-  $SUDO apt-get update -qq || echo "foreign-sysroot: apt-get update reported errors"
+  setup_apt_update
   ssl=$(candidate libssl-dev)
   sj=$(candidate libsimdjson-dev)
 }
@@ -62,7 +62,10 @@ rm -rf "$dir"
 mkdir -p "$dir/debs" "$dir/root"
 # apt-get download writes into the current directory; as root it warns that _apt cannot
 # reach it, which is harmless.
-download() { (cd "$dir/debs" && apt-get download "${pkgs[@]}" >download.log 2>&1); }
+download() {
+  setup_retry "apt-get download ${pkgs[*]}" \
+    bash -c 'cd "$1" && shift && apt-get download "$@" >download.log 2>&1' _ "$dir/debs" "${pkgs[@]}"
+}
 if ! download && ! { refresh && packages && download; }; then
   cat "$dir/debs/download.log"
   echo "foreign-sysroot: apt-get download ${pkgs[*]} failed"

@@ -35,20 +35,10 @@ fail() {
 }
 
 # ---- 1. toolchain and i386 libraries ----
-need_apt=()
-for p in g++-i686-linux-gnu meson ninja-build pkg-config libgtest-dev:i386 libstdc++6:i386; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$p")
-done
-if ((${#need_apt[@]})); then
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO=sudo
-  dpkg --print-foreign-architectures | grep -qx i386 || $SUDO dpkg --add-architecture i386 ||
-    fail "dpkg --add-architecture i386 failed"
-  # A mirror mid-sync can fail one index; the install below says whether it mattered.
-  $SUDO apt-get update -qq || echo "i386-test: apt-get update reported errors"
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null ||
-    fail "apt-get install ${need_apt[*]} failed"
-fi
+# shellcheck source=scripts/lib/setup.sh
+. "$src/scripts/lib/setup.sh"
+setup_apt g++-i686-linux-gnu meson ninja-build pkg-config libgtest-dev:i386 libstdc++6:i386 ||
+  fail "the i386 toolchain could not be installed (see above)"
 echo "== toolchain ready ($(( $(date +%s) - start )) s)"
 
 # The Ollama part's i386 libcrypto and simdjson, unpacked privately (see above).

@@ -8,16 +8,9 @@ APT_PACKAGES=(meson ninja-build pkg-config jq libsimdjson-dev libssl-dev
   libcurl4-openssl-dev)  # libcurl: the CLI's http(s) URLs (optional: -Dcurl=disabled builds without)
 PIP_PACKAGES=(numpy safetensors ml_dtypes)
 
-missing=()
-for p in "${APT_PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO=sudo
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+# shellcheck source=scripts/lib/setup.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/setup.sh"
+setup_apt "${APT_PACKAGES[@]}"
 
 # The 32-bit suite (scripts/i386-test.sh): Debian's i686 cross compiler and the i386 libraries
 # the tests link (gcc-multilib is not used: it conflicts with the aarch64 cross compiler).
@@ -25,29 +18,17 @@ fi
 # scripts unpack them into their build's own directory (scripts/foreign-sysroot.sh).
 if [ "${TBLOB_SKIP_I386:-0}" != 1 ] && [ "$(dpkg --print-architecture)" = amd64 ]; then
   I386_PACKAGES=(g++-i686-linux-gnu libgtest-dev:i386 libstdc++6:i386)
-  missing=()
-  for p in "${I386_PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  if ((${#missing[@]})); then
-    SUDO=""
-    [ "$(id -u)" -eq 0 ] || SUDO=sudo
-    dpkg --print-foreign-architectures | grep -qx i386 || $SUDO dpkg --add-architecture i386 || true
-    # A mirror mid-sync can fail one index; the install says whether it mattered.
-    $SUDO apt-get update -qq || echo "note: apt-get update reported errors"
-    # Not fatal here: scripts/i386-test.sh tries again and fails its own stage only.
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null ||
-      echo "note: the i386 packages could not be installed; the 32-bit stage will fail"
-  fi
+  # Not fatal here: scripts/i386-test.sh tries again and fails its own stage only.
+  setup_apt "${I386_PACKAGES[@]}" || setup_say "note: the 32-bit stage will fail"
 fi
 
 PY=${PYTHON:-python3}
 if ! "$PY" -c 'import numpy, safetensors, ml_dtypes' 2>/dev/null; then
-  "$PY" -m pip install -q --disable-pip-version-check "${PIP_PACKAGES[@]}"
+  setup_pip "$PY" "${PIP_PACKAGES[@]}"
 fi
 # Optional oracles: a failure to install them only skips the tests that need them.
 for extra in ${TBLOB_OPTIONAL_PIP:-}; do
-  "$PY" -m pip install -q --disable-pip-version-check "$extra" || echo "note: optional $extra not installed"
+  setup_pip "$PY" "$extra" || setup_say "note: optional $extra not installed"
 done
 
 # Bindings: Go 1.24+ (iter.Seq) and a Rust toolchain. Debian's golang-go is too old, so a
@@ -60,12 +41,13 @@ if [ "${TBLOB_SKIP_BINDINGS:-0}" != 1 ]; then
   fi
   if [ "$go_ok" = 0 ]; then
     GO_VERSION=${TBLOB_GO_VERSION:-1.24.6}
-    curl -fsSL "https://go.dev/dl/go${GO_VERSION}.linux-$(dpkg --print-architecture).tar.gz" -o /tmp/go.tgz &&
+    setup_download "https://go.dev/dl/go${GO_VERSION}.linux-$(dpkg --print-architecture).tar.gz" /tmp/go.tgz &&
       rm -rf /usr/local/go && tar -C /usr/local -xzf /tmp/go.tgz && rm -f /tmp/go.tgz ||
-      echo "note: Go could not be installed; the Go binding tests will fail"
+      setup_say "note: Go could not be installed; the Go binding tests will fail"
   fi
   if ! command -v cargo >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
-    curl -fsSL https://sh.rustup.rs | sh -s -- -y --profile minimal -c clippy ||
-      echo "note: Rust could not be installed; the Rust binding tests will fail"
+    setup_download https://sh.rustup.rs /tmp/rustup-init.sh &&
+      setup_retry "rustup-init" sh /tmp/rustup-init.sh -y --profile minimal -c clippy ||
+      setup_say "note: Rust could not be installed; the Rust binding tests will fail"
   fi
 fi

@@ -31,16 +31,8 @@ jobs=${JOBS:-2}
 parts=("$@")
 [ ${#parts[@]} -gt 0 ] || parts=(asan memcheck tsan)
 
-need_tools() {  # installs valgrind when missing (clang, llvm come from install-deps.sh)
-  local missing=() p
-  for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  ((${#missing[@]})) || return 0
-  local sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo=sudo
-  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
-}
+# shellcheck source=scripts/lib/setup.sh
+. "$src/scripts/lib/setup.sh"
 
 # Sanitizer behaviour for everything meson runs (it keeps variables that are already set).
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1:print_summary=1}
@@ -96,7 +88,7 @@ part_asan() {
 }
 
 part_memcheck() {
-  need_tools valgrind || { echo "sanitize: cannot install valgrind"; return 1; }
+  setup_apt valgrind || { echo "sanitize: cannot install valgrind"; return 1; }
   local dir=${MEMCHECK_BUILD:-${prefix}memcheck}
   if [ -z "${MEMCHECK_BUILD:-}" ]; then
     setup "$dir" meson setup "$dir" "$src" --buildtype=debugoptimized -Dtests=enabled \

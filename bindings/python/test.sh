@@ -28,8 +28,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   for m in "${missing[@]}"; do
     [ "$m" = ml_dtypes ] && pkgs+=(ml_dtypes) || pkgs+=("$m")
   done
-  "$py" -m pip install --quiet --disable-pip-version-check "${pkgs[@]}" >&2 \
-    || summary_fail "cannot install ${pkgs[*]}"
+  # shellcheck source=scripts/lib/setup.sh
+  . "$here/../../scripts/lib/setup.sh"
+  setup_pip "$py" "${pkgs[@]}" >&2 || summary_fail "cannot install ${pkgs[*]}"
 fi
 
 report="$(mktemp /tmp/tblob-pytest-XXXXXX.xml)"

@@ -17,7 +17,9 @@ fail() { echo "venv-install-test: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
 vpy="$work/venv/bin/python"
 # TENSORBLOB_LIBRARY must not point the installed package elsewhere.
 unset TENSORBLOB_LIBRARY
-(cd "$root" && "$vpy" -m pip install --quiet --disable-pip-version-check ./bindings/python) \
+# shellcheck source=scripts/lib/setup.sh
+. "$root/scripts/lib/setup.sh"
+(cd "$root" && setup_pip "$vpy" ./bindings/python) \
   > "$work/pip.log" 2>&1 || { tail -40 "$work/pip.log" >&2; fail "pip install ./bindings/python failed"; }
 
 "$vpy" - "$here/README.md" "$work/example.py" <<'PY' || fail "no Python example in README.md"

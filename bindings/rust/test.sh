@@ -31,8 +31,10 @@ if ! command -v cargo >/dev/null 2>&1; then
   echo "0 passed, 1 failed"
   exit 1
 fi
+# shellcheck source=scripts/lib/setup.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/setup.sh"
 if ! cargo clippy --version >/dev/null 2>&1; then
-  rustup component add clippy >&2
+  setup_retry "rustup component add clippy" rustup component add clippy >&2
 fi
 have_libclang() {
   [ -n "${LIBCLANG_PATH:-}" ] && return 0
@@ -41,9 +43,7 @@ have_libclang() {
 }
 if ! have_libclang; then
   # systest runs bindgen, which loads libclang at build time; nothing else needs it.
-  sudo_=""
-  [ "$(id -u)" != 0 ] && command -v sudo >/dev/null && sudo_="sudo"
-  $sudo_ apt-get install -y libclang-dev >&2 || echo "could not install libclang-dev" >&2
+  setup_apt libclang-dev || setup_say "could not install libclang-dev"
 fi
 
 export PKG_CONFIG_PATH="$TBLOB_BUILD_DIR/meson-uninstalled${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
@@ -57,6 +57,9 @@ failed=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
+# The crates come from crates.io: fetched first, with retries, so a network hiccup is told
+# apart from a failing test.
+setup_retry "cargo fetch" cargo fetch >&2 || echo "rust binding: cargo fetch failed" >&2
 # --no-fail-fast: one failing test binary must not hide the counts of the others.
 cargo test --workspace --no-fail-fast --features tensorblob/half 2>&1 | tee "$log"
 test_rc=${PIPESTATUS[0]}
