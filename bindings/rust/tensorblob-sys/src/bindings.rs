@@ -510,6 +510,24 @@ impl Default for tblob_quant_desc {
     }
 }
 #[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct tblob_quantize_options {
+    pub struct_size: u32,
+    pub threads: u32,
+    pub importance: *const f32,
+    pub importance_count: u64,
+    pub reserved: [u32; 2usize],
+}
+impl Default for tblob_quantize_options {
+    fn default() -> Self {
+        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+#[repr(C)]
 #[derive(Debug, Default, Copy, Clone)]
 pub struct tblob_dequant_options {
     pub struct_size: u32,
@@ -1354,6 +1372,10 @@ extern "C" {
         dst: *mut ::core::ffi::c_void,
         dst_bytes: usize,
         diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_quantize_options_init(
+        s: *mut tblob_quantize_options,
+        struct_size: usize,
     ) -> tblob_status;
     pub fn tblob_tensor_dequantize(
         model: *const tblob_model,
