@@ -31,10 +31,20 @@ def kernel() -> str:
     return str(_lib.tblob_kernel_active().decode())
 
 
+def features() -> "list[str]":
+    """What the loaded library was built with: "format:safetensors", "format:gguf", ...,
+    "kernel:avx2", "kernel:scalar" (tblob_features)."""
+    import ctypes
+
+    n = ctypes.c_size_t(0)
+    arr = _lib.tblob_features(ctypes.byref(n))
+    return [arr[i].decode() for i in range(n.value)]
+
+
 __all__ = [
     "safe_open", "open", "open_store", "SafeOpen", "SafeSlice", "Store", "StoreModel", "QuantInfo",
     "VerifyProgress", "VerifyResult", "BlobProblem", "TensorblobError", "TensorblobIOError",
     "MissingFileError", "FormatError", "LimitError", "DigestError", "DequantError",
     "NotFoundError", "InvalidArgumentError", "CancelledError", "UnsupportedError",
-    "library_path", "library_version", "kernel", "__version__",
+    "library_path", "library_version", "kernel", "features", "__version__",
 ]

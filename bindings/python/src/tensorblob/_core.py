@@ -654,7 +654,7 @@ class SafeOpen:
     # ---- beyond safetensors ----
     @property
     def format(self) -> str:
-        """"safetensors", "safetensors-sharded", "ollama", "uqff" or "slm1"."""
+        """"safetensors", "safetensors-sharded", "ollama", "uqff", "slm1" or "gguf"."""
         return _ffi.cstr(lib.tblob_format_name(self._format))
 
     @property
