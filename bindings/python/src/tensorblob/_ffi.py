@@ -86,7 +86,8 @@ class StoreEntry(Structure):
 
 class StoreOpenOptions(Structure):
     _fields_ = [("struct_size", u32), ("flags", u32), ("open", POINTER(OpenOptions)),
-                ("component", c_char_p), ("component_len", c_size_t)]
+                ("component", c_char_p), ("component_len", c_size_t),
+                ("part", u32), ("reserved", u32), ("part_index", u64)]
 
 
 class VerifyProgress(Structure):
