@@ -1,5 +1,5 @@
 """tensorblob: a drop-in for safetensors.safe_open over the tensorblob C library, which also
-reads sharded checkpoints, Ollama stores, UQFF and SLM1 and dequantizes quantized tensors.
+reads sharded checkpoints, Ollama stores, UQFF, SLM1 and GGUF and dequantizes quantized tensors.
 
     import tensorblob
     with tensorblob.safe_open("model.safetensors", framework="numpy") as f:

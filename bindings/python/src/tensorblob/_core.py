@@ -352,7 +352,7 @@ class SafeSlice:
 
 class SafeOpen:
     """An open model: a safetensors file or buffer, a sharded checkpoint, an Ollama store
-    model, a UQFF shard set or an SLM1 file, all with the safetensors.safe_open methods.
+    model, a UQFF shard set, an SLM1 or a GGUF file, all with the safetensors.safe_open methods.
 
     Arrays it returns alias the file's mapping (read-only, no copy) and keep the model open
     while they live, also after the ``with`` block ends.
