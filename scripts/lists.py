@@ -207,6 +207,14 @@ def main():
     c.check(not re.search(r"\{\s*-\d+\s*,|range\(\s*-\d+", pyerr),
             "bindings/python/src/tensorblob/_errors.py spells no status numbers (it asks tblob_status_family)")
 
+    # Python's named status numbers (_core.py: byte-source callbacks return them).
+    pycore_text = read("bindings", "python", "src", "tensorblob", "_core.py")
+    by_name = {n: int(v) for n, v, _, _ in statuses}
+    for names, values in re.findall(r"^((?:_E_[A-Z_]+,\s*)*_E_[A-Z_]+)\s*=\s*((?:-?\d+,\s*)*-?\d+)\s*$", pycore_text, re.M):
+        for n, v in zip(re.split(r",\s*", names), re.split(r",\s*", values)):
+            c.check(by_name.get("TBLOB" + n) == int(v), "bindings/python/src/tensorblob/_core.py %s = %s: the list says %s"
+                    % (n, v, by_name.get("TBLOB" + n)))
+
     # Rust: error.rs's lists are generated.
     rs_path = os.path.join(ROOT, "bindings", "rust", "tensorblob", "src", "error.rs")
     rs = read("bindings", "rust", "tensorblob", "src", "error.rs")
