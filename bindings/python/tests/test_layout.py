@@ -88,3 +88,20 @@ def test_layout_matches_c(pyname, c_layout):
         desc = getattr(cls, field)
         assert (desc.offset, desc.size) == c_layout[f"{cname}.{field}"], f"{cname}.{field}: Python (offset, size) vs C"
     assert ctypes.sizeof(cls) == c_layout[cname], f"sizeof({cname}): Python vs C (a field missing from _ffi?)"
+
+
+def test_numpy_dtypes_match_the_library():
+    # _core's tblob_dtype -> numpy map: every whole-byte dtype of the library is there, under
+    # its number, with the library's element size; sub-byte ones (F4, F6_*) are not.
+    from tensorblob import _core
+    lib = _ffi.lib
+    code = 1
+    while lib.tblob_dtype_name(code) is not None:
+        bits = lib.tblob_dtype_bits(code)
+        if bits % 8 == 0:
+            assert code in _core._NP_DTYPES, lib.tblob_dtype_name(code)
+            assert _core._NP_DTYPES[code].itemsize * 8 == bits, lib.tblob_dtype_name(code)
+        else:
+            assert code not in _core._NP_DTYPES, lib.tblob_dtype_name(code)
+        code += 1
+    assert code > 20 and max(_core._NP_DTYPES) < code

@@ -159,6 +159,7 @@ _SIGNATURES = {
     "tblob_family_name": (c_char_p, [u32]),
     "tblob_features": (POINTER(c_char_p), [POINTER(c_size_t)]),
     "tblob_dtype_name": (c_char_p, [u32]),
+    "tblob_dtype_bits": (u32, [u32]),
     "tblob_format_name": (c_char_p, [u32]),
     "tblob_quant_scheme_name": (c_char_p, [u32]),
     "tblob_kernel_active": (c_char_p, []),
