@@ -215,6 +215,10 @@ def main():
             c.check(by_name.get("TBLOB" + n) == int(v), "bindings/python/src/tensorblob/_core.py %s = %s: the list says %s"
                     % (n, v, by_name.get("TBLOB" + n)))
 
+    for n, v in re.findall(r'"(TBLOB_E_[A-Z0-9_]+)",\s*(-\d+)', pycore_text):
+        c.check(by_name.get(n) == int(v), "bindings/python/src/tensorblob/_core.py raises %s as %s: the list says %s"
+                % (n, v, by_name.get(n)))
+
     # Rust: error.rs's lists are generated.
     rs_path = os.path.join(ROOT, "bindings", "rust", "tensorblob", "src", "error.rs")
     rs = read("bindings", "rust", "tensorblob", "src", "error.rs")
