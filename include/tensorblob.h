@@ -206,6 +206,41 @@ TBLOB_API const char *tblob_status_name(tblob_status status) TBLOB_NOEXCEPT;
 /* A one-line English description of the status. Static. */
 TBLOB_API const char *tblob_status_message(tblob_status status) TBLOB_NOEXCEPT;
 
+/* The family of a status: what kind of failure it is, for callers (and bindings) that map
+ * statuses to their own error classes without hard-coding number ranges. Every status has
+ * exactly one family (docs/errors.md gives each status's); the numbers are pinned. */
+typedef enum tblob_family {
+  TBLOB_FAMILY_UNKNOWN = 0,     /* a number that is not a status of this library */
+  TBLOB_FAMILY_OK = 1,          /* TBLOB_OK */
+  TBLOB_FAMILY_ARGUMENT = 2,    /* the call was wrong: argument, index or row range, buffer
+                                   size, output dtype, kernel set, several models in a store */
+  TBLOB_FAMILY_MEMORY = 3,      /* the allocator returned NULL */
+  TBLOB_FAMILY_IO = 4,          /* open/read/mmap failed, a byte source misbehaved, a file,
+                                   blob, store or shard is missing */
+  TBLOB_FAMILY_NOT_FOUND = 5,   /* no tensor, key, model or component of that name */
+  TBLOB_FAMILY_FORMAT = 6,      /* the bytes break their container's rules */
+  TBLOB_FAMILY_LIMIT = 7,       /* a limit of tblob_open_options / the store options was hit */
+  TBLOB_FAMILY_DIGEST = 8,      /* content differs from its hash, size or checksum */
+  TBLOB_FAMILY_DEQUANT = 9,     /* a quantization descriptor that cannot be decoded */
+  TBLOB_FAMILY_UNSUPPORTED = 10,/* valid input this build cannot handle, or compiled out */
+  TBLOB_FAMILY_CANCELLED = 11,  /* a callback asked to stop */
+  TBLOB_FAMILY_COUNT_ = 12
+} tblob_family;
+
+/* tblob_family of the status; TBLOB_FAMILY_UNKNOWN for a number not in the enum. */
+TBLOB_API uint32_t tblob_status_family(tblob_status status) TBLOB_NOEXCEPT;
+/* "unknown", "ok", "argument", "memory", "io", "not-found", "format", "limit", "digest",
+ * "dequant", "unsupported", "cancelled"; NULL for a value outside the enum. Static. */
+TBLOB_API const char *tblob_family_name(uint32_t family) TBLOB_NOEXCEPT;
+
+/* What this build contains: a static, NULL-terminated array of static strings, one per
+ * feature, "format:NAME" for each container format compiled in (NAME as tblob_format_name
+ * spells it, in enum order) then "kernel:NAME" for each dequantization kernel set compiled
+ * in, best first (whether this host can run it: tblob_kernel_set). *count (if count is not
+ * NULL) receives the number of entries. The same for the whole life of the process; new
+ * kinds of entry ("kind:name") may be appended by later versions. */
+TBLOB_API const char *const *tblob_features(size_t *count) TBLOB_NOEXCEPT;
+
 /* ------------------------------------------------------------------------------------------
  * Diagnostics: caller-owned, filled on error (and reset on success). No allocation.
  * ---------------------------------------------------------------------------------------- */

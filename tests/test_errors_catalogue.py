@@ -7,7 +7,8 @@ Parses the status enum of include/tensorblob.h (every TBLOB_OK / TBLOB_E_* = num
 checks, for each status:
   - docs/errors.md has a table row with its number and name: | -24 | `TBLOB_E_JSON` | ...
     and a cause (and, for errors, an action) that is not empty;
-  - lib/capi/status_names.cpp has a TBLOB_S(NAME, "message") entry with a non-empty message.
+  - lib/core/status_list.def has a TBLOB_STATUS(NAME, number, family, "message") entry with a
+    non-empty message (the compiler checks its numbers against the header).
 Also checks that numbers are unique and inside the documented ranges, that the catalogue and
 the names table list nothing the header lacks, and that no number appears twice in either.
 Prints one line per failed check, then `N passed, N failed`; exit status 1 if any failed.
@@ -83,11 +84,11 @@ def catalogue_rows(path):
 
 
 def status_names(path):
-    """{name: [message]} from TBLOB_S(NAME, "message") entries."""
+    """{name: [message]} from TBLOB_STATUS(NAME, number, FAMILY, "message") entries."""
     with open(path, encoding="utf-8") as f:
         text = strip_c_comments(f.read())
     out = {}
-    for name, msg in re.findall(r'TBLOB_S\(\s*(TBLOB_(?:OK|E_[A-Z0-9_]+))\s*,\s*"((?:[^"\\]|\\.)*)"',
+    for name, msg in re.findall(r'TBLOB_STATUS\(\s*(TBLOB_(?:OK|E_[A-Z0-9_]+))\s*,\s*-?\d+\s*,\s*[A-Z_]+\s*,\s*"((?:[^"\\]|\\.)*)"',
                                 text):
         out.setdefault(name, []).append(msg)
     return out
@@ -97,7 +98,7 @@ def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     header = os.path.join(root, "include", "tensorblob.h")
     catalogue = os.path.join(root, "docs", "errors.md")
-    names_cpp = os.path.join(root, "lib", "capi", "status_names.cpp")
+    names_cpp = os.path.join(root, "lib", "core", "status_list.def")
     c = Checker()
 
     for p in (header, catalogue, names_cpp):
@@ -133,15 +134,15 @@ def main():
                         "%s: docs/errors.md says nothing about what to do" % name)
 
         msgs = names.get(name, [])
-        if c.check(len(msgs) > 0, "%s (%d) has no TBLOB_S entry in lib/capi/status_names.cpp" % (name, num)):
-            c.check(len(msgs) == 1, "%s has %d TBLOB_S entries" % (name, len(msgs)))
-            c.check(msgs[0].strip() != "", "%s: empty message in status_names.cpp" % name)
+        if c.check(len(msgs) > 0, "%s (%d) has no TBLOB_STATUS entry in lib/core/status_list.def" % (name, num)):
+            c.check(len(msgs) == 1, "%s has %d TBLOB_STATUS entries" % (name, len(msgs)))
+            c.check(msgs[0].strip() != "", "%s: empty message in status_list.def" % name)
 
     known = {n for n, _ in statuses}
     for name in sorted(set(rows) - known):
         c.check(False, "docs/errors.md lists %s, which the header does not define" % name)
     for name in sorted(set(names) - known):
-        c.check(False, "status_names.cpp names %s, which the header does not define" % name)
+        c.check(False, "status_list.def names %s, which the header does not define" % name)
     doc_nums = {}
     for name, entries in rows.items():
         for num, _ in entries:

@@ -1,5 +1,5 @@
 // Package tensorblob reads model-weight containers (safetensors files and sharded
-// checkpoints, Ollama stores, UQFF shard sets, SLM1 files) through the tensorblob C library.
+// checkpoints, Ollama stores, UQFF shard sets, SLM1 and GGUF files) through the tensorblob C library.
 //
 // Open detects the container by content; a Model lists its tensors (Tensors, Len, At,
 // Lookup), hands out zero-copy views of their bytes (Tensor.Bytes) and dequantizes them

@@ -14,6 +14,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unsafe"
@@ -602,3 +603,27 @@ func (t Tensor) UQFFLayer() (UQFFLayer, bool) {
 
 // Version returns the version string of the linked C library.
 func Version() string { return C.GoString(C.tblob_version_string()) }
+
+// Family asks the library which family the status belongs to; FamilyUnknown for a number it
+// does not define.
+func (s Status) Family() Family { return Family(C.tblob_status_family(C.tblob_status(s))) }
+
+// String is the library's name of the family: "io", "format", "limit", ...
+func (f Family) String() string {
+	if n := C.tblob_family_name(C.uint32_t(f)); n != nil {
+		return C.GoString(n)
+	}
+	return "Family(" + strconv.FormatUint(uint64(f), 10) + ")"
+}
+
+// Features lists what the linked library was built with: "format:safetensors", "format:gguf",
+// ..., "kernel:avx2", "kernel:scalar" (tblob_features).
+func Features() []string {
+	var n C.size_t
+	list := unsafe.Slice(C.tblob_features(&n), int(n))
+	out := make([]string, len(list))
+	for i, p := range list {
+		out[i] = C.GoString(p)
+	}
+	return out
+}

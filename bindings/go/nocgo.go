@@ -9,6 +9,7 @@ import (
 	"context"
 	"io"
 	"iter"
+	"strconv"
 )
 
 // Model is an open container (see the cgo build); without cgo none can be opened.
@@ -76,3 +77,12 @@ func (s *Store) Import(ctx context.Context, name, sourceDir string, opts ...Impo
 	return ImportResult{}, ErrNoCgo
 }
 func (s *Store) GC(opts ...GCOption) (GCResult, error) { return GCResult{}, ErrNoCgo }
+
+// Family is FamilyUnknown without the library.
+func (s Status) Family() Family { return FamilyUnknown }
+
+// String names the family by number (the names come from the library).
+func (f Family) String() string { return "Family(" + strconv.FormatUint(uint64(f), 10) + ")" }
+
+// Features is empty without the library.
+func Features() []string { return nil }

@@ -71,3 +71,23 @@ var ErrNoCgo = &Error{
 
 // ErrClosed is returned by calls on a closed Model or Store.
 var ErrClosed = &Error{Status: ErrInvalidArgument, Message: "use of a closed handle", Offset: -1, Tensor: -1}
+
+// Family is what kind of failure a Status is (the C tblob_family; numbers pinned). The library
+// says which through tblob_status_family: this package spells no number ranges.
+type Family uint32
+
+// The families (scripts/lists.py checks them against the header).
+const (
+	FamilyUnknown     Family = 0 // not a status of the linked library (or a build without cgo)
+	FamilyOK          Family = 1
+	FamilyArgument    Family = 2 // the call was wrong: argument, index, buffer size, kernel set
+	FamilyMemory      Family = 3
+	FamilyIO          Family = 4 // reading failed, or a file, blob or shard is missing
+	FamilyNotFound    Family = 5
+	FamilyFormat      Family = 6 // the bytes break their container's rules
+	FamilyLimit       Family = 7
+	FamilyDigest      Family = 8
+	FamilyDequant     Family = 9
+	FamilyUnsupported Family = 10
+	FamilyCancelled   Family = 11
+)

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/checked.h"
+#include "core/dtype.h"
 #include "table/model.h"
 #include "io/source.h"
 #include "dequant/dequant.h"
@@ -59,28 +60,7 @@ namespace {
 
 // First versions of the structs: every field up to here is required.
 
-const char *scheme_name(uint32_t s) {
-  switch (s) {
-    case 0: return "none";
-    case TBLOB_QUANT_MLX_AFFINE: return "mlx-affine";
-    case TBLOB_QUANT_MXFP4: return "mxfp4";
-    case TBLOB_QUANT_MXFP8: return "mxfp8";
-    case TBLOB_QUANT_NVFP4: return "nvfp4";
-    case TBLOB_QUANT_F8_E4M3: return "F8_E4M3";
-    case TBLOB_QUANT_F8_E5M2: return "F8_E5M2";
-    case TBLOB_QUANT_F8_E8M0: return "F8_E8M0";
-    case TBLOB_QUANT_F8_E4M3FNUZ: return "F8_E4M3FNUZ";
-    case TBLOB_QUANT_F8_E5M2FNUZ: return "F8_E5M2FNUZ";
-    case TBLOB_QUANT_F4: return "F4";
-    case TBLOB_QUANT_F16: return "F16";
-    case TBLOB_QUANT_BF16: return "BF16";
-    case TBLOB_QUANT_F32: return "F32";
-    case TBLOB_QUANT_BLOCK_FP8: return "block-fp8";
-    case TBLOB_QUANT_SLM1_Q8_0: return "slm1-q8_0";
-    case TBLOB_QUANT_SLM1_Q4_0: return "slm1-q4_0";
-    default: return nullptr;
-  }
-}
+const char *scheme_name(uint32_t s) { return s == 0 ? "none" : tblob::quant_scheme_label(s); }
 
 const char *sname(uint32_t s) {
   const char *n = scheme_name(s);
@@ -95,16 +75,7 @@ const char *dtname(uint32_t dt) {
 
 bool is_block(const QuantDesc &q) { return q.scheme == QuantScheme::kBlockFp8; }
 
-uint32_t scale_bytes_of(uint32_t dt) {
-  switch (dt) {
-    case TBLOB_DTYPE_F32: return 4;
-    case TBLOB_DTYPE_F16:
-    case TBLOB_DTYPE_BF16: return 2;
-    case TBLOB_DTYPE_F8_E8M0:
-    case TBLOB_DTYPE_F8_E4M3: return 1;
-    default: return 0;
-  }
-}
+uint32_t scale_bytes_of(uint32_t dt) { return tblob::dtype_size(dt); }
 
 
 // Which input a status is about (for the model API's offsets and names).

@@ -42,15 +42,19 @@ TBLOB_API tblob_status tblob_dtype_from_name(const char *name, size_t name_len, 
 }
 
 TBLOB_API const char *tblob_format_name(uint32_t format) noexcept {
-  switch (format) {
-    case TBLOB_FORMAT_SAFETENSORS: return "safetensors";
-    case TBLOB_FORMAT_SAFETENSORS_SHARDED: return "safetensors-sharded";
-    case TBLOB_FORMAT_OLLAMA: return "ollama";
-    case TBLOB_FORMAT_UQFF: return "uqff";
-    case TBLOB_FORMAT_SLM1: return "slm1";
-    case TBLOB_FORMAT_GGUF: return "gguf";
-    default: return nullptr;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic error "-Wswitch"  // a header enumerator missing from the list fails the build
+  switch (static_cast<tblob_format>(format)) {
+#define TBLOB_FORMAT(id, number, name, built)                                   \
+  case TBLOB_FORMAT_##id:                                                       \
+    static_assert(TBLOB_FORMAT_##id == (number), #id " has another number in the header"); \
+    return name;
+#include "formats/format_list.def"
+#undef TBLOB_FORMAT
+    case TBLOB_FORMAT_UNKNOWN: return nullptr;
   }
+#pragma GCC diagnostic pop
+  return nullptr;
 }
 
 TBLOB_API tblob_status tblob_model_open(const char *path, const tblob_open_options *options,

@@ -6,19 +6,34 @@
 
 namespace tblob {
 
-#define TBLOB_DT(name, bits) {name, sizeof(name) - 1, bits}
+// Rows in enum order: entry i is dtype i (checked below).
 const DtypeInfo kDtypeTable[TBLOB_DTYPE_COUNT_] = {
     {"", 0, 0},
-    TBLOB_DT("BOOL", 8),         TBLOB_DT("U8", 8),           TBLOB_DT("I8", 8),
-    TBLOB_DT("I16", 16),         TBLOB_DT("U16", 16),         TBLOB_DT("F16", 16),
-    TBLOB_DT("BF16", 16),        TBLOB_DT("I32", 32),         TBLOB_DT("U32", 32),
-    TBLOB_DT("F32", 32),         TBLOB_DT("F64", 64),         TBLOB_DT("I64", 64),
-    TBLOB_DT("U64", 64),         TBLOB_DT("C64", 64),         TBLOB_DT("F8_E5M2", 8),
-    TBLOB_DT("F8_E4M3", 8),      TBLOB_DT("F8_E8M0", 8),      TBLOB_DT("F8_E4M3FNUZ", 8),
-    TBLOB_DT("F8_E5M2FNUZ", 8),  TBLOB_DT("F4", 4),           TBLOB_DT("F6_E2M3", 6),
-    TBLOB_DT("F6_E3M2", 6),
+#define TBLOB_DTYPE(id, number, name, bits) {name, sizeof(name) - 1, bits},
+#include "core/dtype_list.def"
+#undef TBLOB_DTYPE
 };
-#undef TBLOB_DT
+
+namespace {
+// Every row's number is the header's, and the rows are 1, 2, 3, ... with none missing.
+constexpr uint32_t kListed[] = {
+    0,
+#define TBLOB_DTYPE(id, number, name, bits) (number),
+#include "core/dtype_list.def"
+#undef TBLOB_DTYPE
+};
+#define TBLOB_DTYPE(id, number, name, bits) \
+  static_assert(TBLOB_DTYPE_##id == (number), #id " has another number in the header");
+#include "core/dtype_list.def"
+#undef TBLOB_DTYPE
+static_assert(sizeof(kListed) / sizeof(kListed[0]) == TBLOB_DTYPE_COUNT_, "one row per dtype");
+constexpr bool in_order() {
+  for (uint32_t i = 0; i < TBLOB_DTYPE_COUNT_; ++i)
+    if (kListed[i] != i) return false;
+  return true;
+}
+static_assert(in_order(), "core/dtype_list.def rows are in enum order");
+}  // namespace
 
 namespace {
 // A name as two words, byte i at bits 8*i: the same packing at compile time for the table
@@ -36,14 +51,9 @@ struct PackedName {
 #define TBLOB_PN(s) {pack_word(s, sizeof(s) - 1, 0), pack_word(s, sizeof(s) - 1, 8), sizeof(s) - 1}
 constexpr PackedName kPacked[TBLOB_DTYPE_COUNT_] = {
     {0, 0, 0},
-    TBLOB_PN("BOOL"),        TBLOB_PN("U8"),          TBLOB_PN("I8"),
-    TBLOB_PN("I16"),         TBLOB_PN("U16"),         TBLOB_PN("F16"),
-    TBLOB_PN("BF16"),        TBLOB_PN("I32"),         TBLOB_PN("U32"),
-    TBLOB_PN("F32"),         TBLOB_PN("F64"),         TBLOB_PN("I64"),
-    TBLOB_PN("U64"),         TBLOB_PN("C64"),         TBLOB_PN("F8_E5M2"),
-    TBLOB_PN("F8_E4M3"),     TBLOB_PN("F8_E8M0"),     TBLOB_PN("F8_E4M3FNUZ"),
-    TBLOB_PN("F8_E5M2FNUZ"), TBLOB_PN("F4"),          TBLOB_PN("F6_E2M3"),
-    TBLOB_PN("F6_E3M2"),
+#define TBLOB_DTYPE(id, number, name, bits) TBLOB_PN(name),
+#include "core/dtype_list.def"
+#undef TBLOB_DTYPE
 };
 #undef TBLOB_PN
 }  // namespace

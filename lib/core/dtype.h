@@ -26,6 +26,13 @@ inline const DtypeInfo *dtype_info(uint32_t dtype) {
 // Exact, case-sensitive match of a decoded name. TBLOB_DTYPE_INVALID if unknown.
 uint32_t dtype_from_name(const char *name, size_t len);
 
+// Bytes per element of a whole-byte dtype (BOOL and U8 1, BF16 2, F32 4, ...); 0 for a
+// sub-byte dtype (F4, F6_*) or a value outside the enum. The one element-size table.
+inline uint32_t dtype_size(uint32_t dtype) {
+  const DtypeInfo *info = dtype_info(dtype);
+  return info && info->bits % 8 == 0 ? info->bits / 8u : 0u;
+}
+
 // Byte length of `elements` values of dtype; false on overflow or a bit count that is not
 // a multiple of 8 (*misaligned set then). Inline: the header scanner calls it per tensor, and
 // out of line its results came back through memory.

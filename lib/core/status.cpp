@@ -20,7 +20,7 @@ Status Diag::fail(Status s, uint64_t offset, int64_t tensor, const char *fmt, ..
 }
 
 Status Diag::fail_plain(Status s) const {
-  return fail(s, TBLOB_NO_OFFSET, -1, "%s", tblob_status_message(s));
+  return fail(s, TBLOB_NO_OFFSET, -1, "%s", ::tblob::status_message(s));
 }
 
 int clip_name(size_t name_len, const char **ellipsis) {

@@ -9,6 +9,14 @@ namespace tblob {
 
 using Status = tblob_status;
 
+// The text and family of a status number, from core/status_list.def (status_text.cpp). Any
+// int is accepted: a C caller may pass a number outside the enum.
+bool status_known(int s);           // in the list
+const char *status_name(int s);     // "TBLOB_E_JSON"; "TBLOB_E_UNKNOWN_STATUS" if not listed
+const char *status_message(int s);  // one line; "unknown status" if not listed
+uint32_t status_family(int s);      // tblob_family; TBLOB_FAMILY_UNKNOWN if not listed
+const char *family_name(uint32_t family);  // "io", "format", ...; nullptr past the enum
+
 // Where an error happened. Kept by value; the message is formatted into the caller's
 // diag only, never stored.
 struct Diag {

@@ -1,6 +1,7 @@
 #include "dequant/dequant.h"
 
 #include "core/checked.h"
+#include "core/dtype.h"
 #include "dequant/scalar/block_fp8.h"
 #include "dequant/dispatch.h"
 
@@ -21,14 +22,8 @@ uint64_t gcd_u64(uint64_t a, uint64_t b) {
   return a;
 }
 
-uint64_t scale_elem_bytes(uint32_t dtype) {
-  switch (dtype) {
-    case TBLOB_DTYPE_F32: return 4;
-    case TBLOB_DTYPE_F16:
-    case TBLOB_DTYPE_BF16: return 2;
-    default: return 1;  // F8_E8M0 / F8_E4M3
-  }
-}
+// A validated descriptor's scale/bias encoding: F32, F16, BF16, F8_E8M0 or F8_E4M3.
+uint64_t scale_elem_bytes(uint32_t dtype) { return dtype_size(dtype); }
 
 // Writes rows [rb, re) through the staging buffer and the streaming copy. A piece of a long
 // row is handed to the kernel as a descriptor of its own (one row of whole groups and whole

@@ -1,6 +1,7 @@
 #include "dequant/quant_desc.h"
 
 #include "core/checked.h"
+#include "core/dtype.h"
 #include "dequant/scalar/block_fp8.h"
 
 namespace tblob {
@@ -82,37 +83,33 @@ uint32_t quant_element_bits(const QuantDesc &d) {
 }
 
 uint32_t dequant_out_size(uint32_t out_dtype) {
-  switch (out_dtype) {
-    case TBLOB_DTYPE_F32:
-      return 4;
-    case TBLOB_DTYPE_F16:
-    case TBLOB_DTYPE_BF16:
-      return 2;
-    default:
-      return 0;
+  const bool output = out_dtype == TBLOB_DTYPE_F32 || out_dtype == TBLOB_DTYPE_F16 || out_dtype == TBLOB_DTYPE_BF16;
+  return output ? dtype_size(out_dtype) : 0;
+}
+
+#define TBLOB_QUANT_SCHEME(id, number, internal, name)                                          \
+  static_assert(TBLOB_QUANT_##id == (number), #id " has another number in tensorblob.h");      \
+  static_assert(static_cast<uint32_t>(QuantScheme::internal) == (number), #internal " differs");
+#include "dequant/quant_scheme_list.def"
+#undef TBLOB_QUANT_SCHEME
+
+const char *quant_scheme_label(uint32_t s) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic error "-Wswitch"  // a scheme missing from the list fails the build
+  switch (static_cast<QuantScheme>(s)) {
+#define TBLOB_QUANT_SCHEME(id, number, internal, name) \
+  case QuantScheme::internal: return name;
+#include "dequant/quant_scheme_list.def"
+#undef TBLOB_QUANT_SCHEME
+    case QuantScheme::kInvalid: return nullptr;
   }
+#pragma GCC diagnostic pop
+  return nullptr;
 }
 
 const char *quant_scheme_name(QuantScheme s) {
-  switch (s) {
-    case QuantScheme::kMlxAffine: return "mlx-affine";
-    case QuantScheme::kMxfp4: return "mxfp4";
-    case QuantScheme::kMxfp8: return "mxfp8";
-    case QuantScheme::kNvfp4: return "nvfp4";
-    case QuantScheme::kF8E4M3: return "F8_E4M3";
-    case QuantScheme::kF8E5M2: return "F8_E5M2";
-    case QuantScheme::kF8E8M0: return "F8_E8M0";
-    case QuantScheme::kF8E4M3Fnuz: return "F8_E4M3FNUZ";
-    case QuantScheme::kF8E5M2Fnuz: return "F8_E5M2FNUZ";
-    case QuantScheme::kF4E2M1: return "F4";
-    case QuantScheme::kF16: return "F16";
-    case QuantScheme::kBF16: return "BF16";
-    case QuantScheme::kF32: return "F32";
-    case QuantScheme::kBlockFp8: return "block-fp8";
-    case QuantScheme::kSlm1Q8: return "slm1-q8_0";
-    case QuantScheme::kSlm1Q4: return "slm1-q4_0";
-    default: return "invalid";
-  }
+  const char *n = quant_scheme_label(static_cast<uint32_t>(s));
+  return n ? n : "invalid";
 }
 
 uint64_t quant_scale_count(const QuantDesc &d) {

@@ -201,6 +201,9 @@ uint64_t quant_scale_count(const QuantDesc &d);
 // Bytes one output element takes for out_dtype (F32 4, F16/BF16 2), 0 if not an output dtype.
 uint32_t dequant_out_size(uint32_t out_dtype);
 
+// The name of scheme number s from dequant/quant_scheme_list.def ("mlx-affine", ...), nullptr
+// for 0 and values outside the enum.
+const char *quant_scheme_label(uint32_t s);
 // "mlx-affine", "mxfp4", ..., "slm1-q8_0", "slm1-q4_0", "invalid".
 const char *quant_scheme_name(QuantScheme s);
 

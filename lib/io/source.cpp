@@ -154,8 +154,7 @@ namespace {
 Status read_status(int64_t r) {
   // Only values inside the enum's range may be converted to it (-256 covers every status).
   if (r < -256) return TBLOB_E_IO;
-  const Status s = static_cast<Status>(r);
-  return std::strcmp(tblob_status_name(s), "TBLOB_E_UNKNOWN_STATUS") == 0 ? TBLOB_E_IO : s;
+  return ::tblob::status_known(static_cast<int>(r)) ? static_cast<Status>(r) : TBLOB_E_IO;
 }
 }  // namespace
 
@@ -198,7 +197,7 @@ Status source_read(const Source &s, uint64_t offset, void *dst, size_t len, cons
   if (got < 0) {
     const Status st = read_status(got);
     return diag.fail(st, offset, -1, "source %s: %s: reading %zu bytes at offset %llu failed (%s, returned %" PRId64 ")",
-                     r.name, what, len, off, tblob_status_name(st), got);
+                     r.name, what, len, off, ::tblob::status_name(st), got);
   }
   if (static_cast<uint64_t>(got) > len)
     return diag.fail(TBLOB_E_SOURCE_OVERREAD, offset, -1,
@@ -335,7 +334,7 @@ Status source_open_sibling(const Source &parent, const char *name, size_t name_l
   if (st != TBLOB_OK) {
     // A sibling that failed to open was never the library's: nothing to close.
     return diag.fail(st < 0 ? st : TBLOB_E_IO, TBLOB_NO_OFFSET, -1, "source %s: opening its sibling %.*s: %s", r.name,
-                     shown, name, tblob_status_name(st));
+                     shown, name, ::tblob::status_name(st));
   }
   if (bs.struct_size < sizeof(tblob_byte_source) || !bs.read) {
     if (bs.close) bs.close(bs.user);

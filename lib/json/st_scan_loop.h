@@ -330,7 +330,7 @@ class ScanCore {
   // A sink that stops the scan may have described why already; if not, say where.
   Status stopped_by_sink(Status s, uint64_t offset, int64_t tensor) {
     return diag_.fail(s, offset, tensor, "scan stopped at byte %llu: %s",
-                      static_cast<unsigned long long>(offset), tblob_status_message(s));
+                      static_cast<unsigned long long>(offset), ::tblob::status_message(s));
   }
   bool expect_colon() {
     json::skip_ws(c_);

@@ -301,7 +301,7 @@ Status st_entry_error(const Diag &diag, Status s, uint64_t index, const json::St
                        ull(end - begin), ull(expected));
     default:
       return diag.fail(s, key_offset, static_cast<int64_t>(index), "tensor \"%.*s%s\" (byte %llu): %s",
-                       shown, shown_name.text, ell, ull(key_offset), tblob_status_message(s));
+                       shown, shown_name.text, ell, ull(key_offset), ::tblob::status_message(s));
   }
 }
 

@@ -5,7 +5,8 @@ differences computed with numpy), --json, and terminal behaviour (colour and pro
 only on a terminal, never with NO_COLOR or when piped; a pty stands in for the terminal).
 
 usage: test_cli.py --cli TENSORBLOB --examples DIR --workdir DIR --version X.Y.Z
-                   --features ollama=0|1,uqff=0|1,slm1=0|1 [--uqff-data DIR]
+                   --features ollama=0|1,uqff=0|1,slm1=0|1,gguf=0|1,http=0|1
+                   --kernels SET,SET,... [--uqff-data DIR]
 """
 import argparse
 import json
@@ -99,11 +100,22 @@ def options_in_help(text):
     return opts
 
 
-def test_version_help(cli, version, features):
+def test_version_help(cli, version, features, kernels):
     rc, out, err = run(cli, "--version")
     check(rc == 0 and out == f"tensorblob {version}\n", "--version prints the library version", repr(out))
     rc, out, _ = run(cli, "version", "--json")
     check(rc == 0 and json.loads(out)["version"] == version, "version --json")
+    # The whole feature list, against what the build was configured with (meson's options):
+    # every container format, built or not, http, and the kernel sets compiled in, best first.
+    doc = json.loads(out) if rc == 0 else {}
+    want_features = {"safetensors": True, "safetensors-sharded": True}
+    want_features.update(features)
+    check(doc.get("features") == want_features, "version --json feature list",
+          f"{doc.get('features')} vs {want_features}")
+    check(doc.get("kernels") == kernels, "version --json kernel sets", f"{doc.get('kernels')} vs {kernels}")
+    check(doc.get("kernel") in kernels, "version --json kernel in use is one of them", repr(doc.get("kernel")))
+    rc2, out2, _ = run(cli, "--version", "--json")
+    check(rc2 == 0 and out2 == out, "--version --json = version --json", out2)
     rc, out, _ = run(cli, "--help")
     check(rc == 0 and "exit status:" in out and "\n  2  usage error" in out, "--help documents exit codes")
     names = commands_of(cli)
@@ -438,12 +450,13 @@ def main():
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--version", required=True)
     ap.add_argument("--features", required=True)
+    ap.add_argument("--kernels", required=True, help="the kernel sets compiled in, best first")
     ap.add_argument("--uqff-data")
     args = ap.parse_args()
     features = {k: v == "1" for k, v in (kv.split("=") for kv in args.features.split(","))}
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
-    names, helps = test_version_help(args.cli, args.version, features)
+    names, helps = test_version_help(args.cli, args.version, features, args.kernels.split(","))
     test_usage_errors(args.cli, names)
     test_completion(args.cli, names, helps, args.workdir)
     pa, pb = test_diff(args.cli, args.examples, args.workdir)

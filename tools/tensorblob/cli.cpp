@@ -185,11 +185,17 @@ void print_main_help(FILE *f) {
                "usage: tensorblob <command> [options] [arguments]\n"
                "       tensorblob --version | --help\n"
                "\n"
-               "Open, validate, compare and dequantize model-weight containers (safetensors files and\n"
-               "sharded checkpoints, Ollama stores, UQFF shard sets, SLM1). Formats are detected from\n"
-               "content, never from file names.\n"
-               "\n"
-               "commands:\n");
+               "Open, validate, compare and dequantize model-weight containers. Formats are detected\n"
+               "from content, never from file names.\n"
+               "formats in this build:");
+  // The library's own list (tblob_features), so a format added there shows here.
+  const char *sep = " ";
+  for (const char *const *feat = tblob_features(nullptr); *feat; ++feat) {
+    if (std::strncmp(*feat, "format:", 7) != 0) continue;
+    std::fprintf(f, "%s%s", sep, *feat + 7);
+    sep = ", ";
+  }
+  std::fprintf(f, ".\n\ncommands:\n");
   size_t n;
   const Command *t = commands(&n);
   for (size_t i = 0; i < n; ++i) std::fprintf(f, "  %-12s%s\n", t[i].name, t[i].summary);

@@ -108,20 +108,39 @@ int run_convert(const Args &a) {
 }
 #endif
 
+// Whether tblob_features lists "<kind>:<name>".
+bool has_feature(const char *kind, const char *name) {
+  const size_t kl = std::strlen(kind);
+  for (const char *const *f = tblob_features(nullptr); *f; ++f)
+    if (std::strncmp(*f, kind, kl) == 0 && (*f)[kl] == ':' && std::strcmp(*f + kl + 1, name) == 0) return true;
+  return false;
+}
+
+// version --json: every format the library knows (tblob_format_name) with whether this build
+// has it, http (the CLI's own libcurl), the kernel sets compiled in and the one in use. All
+// from the library's lists, so a new format appears here without a change to this file.
 int run_version(const Args &a) {
   if (a.json) {
     JsonWriter w;
     w.lit("{\"version\":");
     w.str(tblob_version_string());
-    w.lit(",\"features\":{\"ollama\":");
-    w.raw(TBLOB_HAVE_OLLAMA ? "true" : "false");
-    w.lit(",\"uqff\":");
-    w.raw(TBLOB_HAVE_UQFF ? "true" : "false");
-    w.lit(",\"slm1\":");
-    w.raw(TBLOB_HAVE_SLM1 ? "true" : "false");
-    w.lit(",\"http\":");
+    w.lit(",\"features\":{");
+    for (uint32_t f = 1; tblob_format_name(f) != nullptr; ++f) {
+      w.str(tblob_format_name(f));
+      w.raw(':');
+      w.raw(has_feature("format", tblob_format_name(f)) ? "true," : "false,");
+    }
+    w.lit("\"http\":");
     w.raw(http_available() ? "true" : "false");
-    w.lit("},\"kernel\":");
+    w.lit("},\"kernels\":[");
+    bool first = true;
+    for (const char *const *f = tblob_features(nullptr); *f; ++f) {
+      if (std::strncmp(*f, "kernel:", 7) != 0) continue;
+      if (!first) w.raw(',');
+      first = false;
+      w.str(*f + 7);
+    }
+    w.lit("],\"kernel\":");
     w.str(tblob_kernel_active());
     w.raw('}');
     w.flush_line(stdout);

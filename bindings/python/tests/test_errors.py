@@ -166,3 +166,21 @@ def test_dequantize_row_range_checked():
         with pytest.raises(ValueError):
             f.dequantize("w", rows=(-1, 2))
         assert f.dequantize("w", rows=(2, 2)).size == 0
+
+
+def test_features_list_the_build():
+    f = tensorblob.features()
+    assert f[:2] == ["format:safetensors", "format:safetensors-sharded"], f
+    assert f[-1] == "kernel:scalar" and "kernel:" + tensorblob.kernel() in f, f
+    assert all(e.startswith(("format:", "kernel:")) for e in f), f
+
+
+def test_family_comes_from_the_library():
+    # Families as the header documents them (tblob_family), including statuses that sit in
+    # another area's number range: a model name missing is NOT_FOUND, a blob's size DIGEST.
+    from tensorblob._errors import family
+    assert family(-105) is NotFoundError            # TBLOB_E_OLLAMA_MODEL_NOT_FOUND
+    assert family(-118) is DigestError              # TBLOB_E_OLLAMA_BLOB_SIZE
+    assert family(-80) is tensorblob.InvalidArgumentError  # TBLOB_E_KERNEL_UNAVAILABLE
+    assert family(-75) is tensorblob.DequantError   # TBLOB_E_QUANT_SCALE_SIZE
+    assert family(-9999) is FormatError             # not a status: the library says unknown

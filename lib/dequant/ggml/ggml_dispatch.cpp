@@ -5,6 +5,7 @@
 
 #include "core/checked.h"
 #include "dequant/dispatch.h"
+#include "dequant/quant_desc.h"
 #include "dequant/ggml/ggml.h"
 
 namespace tblob {
@@ -106,15 +107,10 @@ Status dequantize(const Kernels &k, uint32_t ggml_type, const uint8_t *src, uint
   if (!t)
     return diag.fail(TBLOB_E_UNSUPPORTED, TBLOB_NO_OFFSET, -1, "ggml type %u is not one this library decodes",
                      ggml_type);
-  uint32_t esize;
-  switch (out_dtype) {
-    case TBLOB_DTYPE_F32: esize = 4; break;
-    case TBLOB_DTYPE_F16:
-    case TBLOB_DTYPE_BF16: esize = 2; break;
-    default:
-      return diag.fail(TBLOB_E_INVALID_ARGUMENT, TBLOB_NO_OFFSET, -1,
-                       "output dtype %u is not F32, F16 or BF16", out_dtype);
-  }
+  const uint32_t esize = dequant_out_size(out_dtype);
+  if (esize == 0)
+    return diag.fail(TBLOB_E_INVALID_ARGUMENT, TBLOB_NO_OFFSET, -1,
+                     "output dtype %u is not F32, F16 or BF16", out_dtype);
   uint64_t need_src;
   if ((elements & (t->block_elems - 1u)) != 0)
     return diag.fail(TBLOB_E_TENSOR_SIZE, TBLOB_NO_OFFSET, -1,

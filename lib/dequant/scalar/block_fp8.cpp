@@ -2,19 +2,17 @@
 #include "dequant/scalar/block_fp8.h"
 
 #include "core/checked.h"
+#include "core/dtype.h"
 #include "dequant/scalar/common.h"
 
 namespace tblob {
 
 namespace {
 
+// Bytes per scale for the encodings block FP8 allows (F32, F16, BF16), else 0.
 uint32_t block_scale_size(uint32_t dt) {
-  switch (dt) {
-    case TBLOB_DTYPE_F32: return 4;
-    case TBLOB_DTYPE_F16:
-    case TBLOB_DTYPE_BF16: return 2;
-    default: return 0;
-  }
+  const bool allowed = dt == TBLOB_DTYPE_F32 || dt == TBLOB_DTYPE_F16 || dt == TBLOB_DTYPE_BF16;
+  return allowed ? dtype_size(dt) : 0;
 }
 
 template <uint32_t SDT, uint32_t OUT>

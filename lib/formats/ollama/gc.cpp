@@ -138,7 +138,7 @@ Status gc_store(const tblob_store &s, const tblob_gc_options *opt, tblob_gc_resu
     if (names[i].status != TBLOB_OK)
       return diag.fail(TBLOB_E_OLLAMA_CORRUPT_STORE, TBLOB_NO_OFFSET, -1,
                        "manifest entry %s cannot be read (%s); nothing is collected", names[i].raw,
-                       tblob_status_name(names[i].status));
+                       ::tblob::status_name(names[i].status));
     tblob_manifest *man = nullptr;
     tblob_diag inner = TBLOB_DIAG_INIT;
     Diag d;

@@ -573,7 +573,7 @@ Status verifier_open(const char *digest, size_t n, uint64_t expected_size, tblob
 
 Status verifier_update(tblob_verifier *v, const void *p, size_t n, const Diag &diag) {
   if (v->failed != TBLOB_OK)
-    return diag.fail(v->failed, v->got, -1, "the verifier already failed (%s)", tblob_status_name(v->failed));
+    return diag.fail(v->failed, v->got, -1, "the verifier already failed (%s)", ::tblob::status_name(v->failed));
   uint64_t got;
   if (!checked_add(v->got, n, &got) || (v->expected_size != UINT64_MAX && got > v->expected_size)) {
     v->failed = TBLOB_E_OLLAMA_BLOB_SIZE;
@@ -591,7 +591,7 @@ Status verifier_update(tblob_verifier *v, const void *p, size_t n, const Diag &d
 
 Status verifier_final(tblob_verifier *v, char *actual, size_t cap, const Diag &diag) {
   if (v->failed != TBLOB_OK)
-    return diag.fail(v->failed, v->got, -1, "the verifier already failed (%s)", tblob_status_name(v->failed));
+    return diag.fail(v->failed, v->got, -1, "the verifier already failed (%s)", ::tblob::status_name(v->failed));
   uint8_t dg[kSha256Bytes];
   char hex[kDigestBuf];
   if (!v->hash.final(dg)) return diag.fail_plain(TBLOB_E_OUT_OF_MEMORY);

@@ -152,7 +152,7 @@ Status Builder::set_problem(Severity sev, Status st, uint64_t offset, const char
 Status Builder::set_failure(Status st, const tblob_diag &local) {
   if (st == TBLOB_E_OUT_OF_MEMORY) return diag_.fail_plain(st);
   return set_problem(Severity::kError, st, local.offset, "%s",
-                     local.message[0] ? local.message : tblob_status_message(st));
+                     local.message[0] ? local.message : ::tblob::status_message(st));
 }
 
 Status Builder::emit(const ReportEntry &e) {
@@ -240,7 +240,7 @@ Status Builder::scan_file(uint32_t i, bool is_shard) {
     p.severity = Severity::kError;
     p.status = s;
     std::snprintf(p.message, sizeof(p.message), "%.100s: %.130s", m_->files[i].path,
-                  local.message[0] ? local.message : tblob_status_message(s));
+                  local.message[0] ? local.message : ::tblob::status_message(s));
     e.problem_count = 1;
     e.problems = &p;
   }

@@ -1,5 +1,5 @@
 """tensorblob: a drop-in for safetensors.safe_open over the tensorblob C library, which also
-reads sharded checkpoints, Ollama stores, UQFF and SLM1 and dequantizes quantized tensors.
+reads sharded checkpoints, Ollama stores, UQFF, SLM1 and GGUF and dequantizes quantized tensors.
 
     import tensorblob
     with tensorblob.safe_open("model.safetensors", framework="numpy") as f:
@@ -31,10 +31,20 @@ def kernel() -> str:
     return str(_lib.tblob_kernel_active().decode())
 
 
+def features() -> "list[str]":
+    """What the loaded library was built with: "format:safetensors", "format:gguf", ...,
+    "kernel:avx2", "kernel:scalar" (tblob_features)."""
+    import ctypes
+
+    n = ctypes.c_size_t(0)
+    arr = _lib.tblob_features(ctypes.byref(n))
+    return [arr[i].decode() for i in range(n.value)]
+
+
 __all__ = [
     "safe_open", "open", "open_store", "SafeOpen", "SafeSlice", "Store", "StoreModel", "QuantInfo",
     "VerifyProgress", "VerifyResult", "BlobProblem", "TensorblobError", "TensorblobIOError",
     "MissingFileError", "FormatError", "LimitError", "DigestError", "DequantError",
     "NotFoundError", "InvalidArgumentError", "CancelledError", "UnsupportedError",
-    "library_path", "library_version", "kernel", "__version__",
+    "library_path", "library_version", "kernel", "features", "__version__",
 ]

@@ -145,7 +145,7 @@ def _open_buffer(data: Buffer, names: Optional[Sequence[str]]) -> _Handle:
 
 # ---- models read through a binary file object (tblob_model_open_source) ----
 
-_E_IO, _E_NOT_FOUND, _E_OVERREAD, _E_NOT_MAPPED = -3, -4, -12, -14
+_E_IO, _E_NOT_FOUND, _E_SOURCE_OVERREAD, _E_NOT_MAPPED = -3, -4, -12, -14
 
 
 class _SourceState:
@@ -191,12 +191,12 @@ def _read_into(src: _FileSource, offset: int, dst: int, n: int) -> int:
                 b = src.f.read(n - done)
                 k = len(b)
                 if k > n - done:
-                    return _E_OVERREAD
+                    return _E_SOURCE_OVERREAD
                 mv[done:done + k] = b
             if k is None:
                 raise BlockingIOError("a non-blocking file object had no data")
             if k > n - done:
-                return _E_OVERREAD
+                return _E_SOURCE_OVERREAD
             if k == 0:
                 break
             done += k
@@ -352,7 +352,7 @@ class SafeSlice:
 
 class SafeOpen:
     """An open model: a safetensors file or buffer, a sharded checkpoint, an Ollama store
-    model, a UQFF shard set or an SLM1 file, all with the safetensors.safe_open methods.
+    model, a UQFF shard set, an SLM1 or a GGUF file, all with the safetensors.safe_open methods.
 
     Arrays it returns alias the file's mapping (read-only, no copy) and keep the model open
     while they live, also after the ``with`` block ends.
@@ -654,7 +654,7 @@ class SafeOpen:
     # ---- beyond safetensors ----
     @property
     def format(self) -> str:
-        """"safetensors", "safetensors-sharded", "ollama", "uqff" or "slm1"."""
+        """"safetensors", "safetensors-sharded", "ollama", "uqff", "slm1" or "gguf"."""
         return _ffi.cstr(lib.tblob_format_name(self._format))
 
     @property

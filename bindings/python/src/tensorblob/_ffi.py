@@ -86,7 +86,8 @@ class StoreEntry(Structure):
 
 class StoreOpenOptions(Structure):
     _fields_ = [("struct_size", u32), ("flags", u32), ("open", POINTER(OpenOptions)),
-                ("component", c_char_p), ("component_len", c_size_t)]
+                ("component", c_char_p), ("component_len", c_size_t),
+                ("part", u32), ("reserved", u32), ("part_index", u64)]
 
 
 class VerifyProgress(Structure):
@@ -154,7 +155,11 @@ _SIGNATURES = {
     "tblob_version_string": (c_char_p, []),
     "tblob_status_name": (c_char_p, [i32]),
     "tblob_status_message": (c_char_p, [i32]),
+    "tblob_status_family": (u32, [i32]),
+    "tblob_family_name": (c_char_p, [u32]),
+    "tblob_features": (POINTER(c_char_p), [POINTER(c_size_t)]),
     "tblob_dtype_name": (c_char_p, [u32]),
+    "tblob_dtype_bits": (u32, [u32]),
     "tblob_format_name": (c_char_p, [u32]),
     "tblob_quant_scheme_name": (c_char_p, [u32]),
     "tblob_kernel_active": (c_char_p, []),

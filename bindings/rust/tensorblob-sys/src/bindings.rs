@@ -160,6 +160,20 @@ pub const TBLOB_E_GGUF_OVERLAP: tblob_status = -216;
 pub const TBLOB_E_GGUF_LAYOUT: tblob_status = -217;
 pub const TBLOB_STATUS_MIN_: tblob_status = -256;
 pub type tblob_status = ::core::ffi::c_int;
+pub const TBLOB_FAMILY_UNKNOWN: tblob_family = 0;
+pub const TBLOB_FAMILY_OK: tblob_family = 1;
+pub const TBLOB_FAMILY_ARGUMENT: tblob_family = 2;
+pub const TBLOB_FAMILY_MEMORY: tblob_family = 3;
+pub const TBLOB_FAMILY_IO: tblob_family = 4;
+pub const TBLOB_FAMILY_NOT_FOUND: tblob_family = 5;
+pub const TBLOB_FAMILY_FORMAT: tblob_family = 6;
+pub const TBLOB_FAMILY_LIMIT: tblob_family = 7;
+pub const TBLOB_FAMILY_DIGEST: tblob_family = 8;
+pub const TBLOB_FAMILY_DEQUANT: tblob_family = 9;
+pub const TBLOB_FAMILY_UNSUPPORTED: tblob_family = 10;
+pub const TBLOB_FAMILY_CANCELLED: tblob_family = 11;
+pub const TBLOB_FAMILY_COUNT_: tblob_family = 12;
+pub type tblob_family = ::core::ffi::c_uint;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct tblob_diag {
@@ -1171,6 +1185,9 @@ extern "C" {
     pub fn tblob_version_string() -> *const ::core::ffi::c_char;
     pub fn tblob_status_name(status: tblob_status) -> *const ::core::ffi::c_char;
     pub fn tblob_status_message(status: tblob_status) -> *const ::core::ffi::c_char;
+    pub fn tblob_status_family(status: tblob_status) -> u32;
+    pub fn tblob_family_name(family: u32) -> *const ::core::ffi::c_char;
+    pub fn tblob_features(count: *mut usize) -> *const *const ::core::ffi::c_char;
     pub fn tblob_diag_init(diag: *mut tblob_diag, struct_size: usize) -> tblob_status;
     pub fn tblob_dtype_name(dtype: u32) -> *const ::core::ffi::c_char;
     pub fn tblob_dtype_bits(dtype: u32) -> u32;

@@ -1,6 +1,6 @@
 //! Safe Rust API of tensorblob: open, validate, look up and dequantize model-weight
 //! containers (safetensors files and sharded checkpoints, Ollama stores, mistral.rs UQFF,
-//! SLM1), through the C library's `include/tensorblob.h`.
+//! SLM1, GGUF), through the C library's `include/tensorblob.h`.
 //!
 //! - [`Model::open`] / [`Model::from_bytes`] open a container; [`Model::tensors`] lists it;
 //!   [`Model::get`] finds a tensor; [`Tensor::data`] borrows its bytes without a copy;
@@ -9,8 +9,9 @@
 //!   the tensors asked for); [`Tensor::read_into`] copies a tensor's bytes from any model.
 //! - [`Store`] opens an Ollama store: [`Store::models`], [`Store::open_model`],
 //!   [`Store::verify`].
-//! - Every failure is an [`Error`] carrying a [`Status`], the library's message and the byte
-//!   offset. Input never makes this crate panic.
+//! - Every failure is an [`Error`] carrying a [`Status`] (and its [`Family`]), the library's
+//!   message and the byte offset. Input never makes this crate panic.
+//! - [`features`] lists what the linked library was built with.
 //!
 //! See `bindings/rust/README.md` for an example (also run as a doctest).
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -28,7 +29,7 @@ mod source;
 mod store;
 
 pub use dtype::{DType, Element};
-pub use error::{Error, Result, Status};
+pub use error::{Error, Family, Result, Status};
 pub use model::{
     ggml_dequantize, DequantOptions, Format, Metadata, Model, OpenMode, OpenOptions, QuantInfo, Stores, Tensor,
     TensorInfo, Tensors,
@@ -40,6 +41,19 @@ pub use store::{Store, StoreModel, VerifyProgress, VerifySummary};
 pub fn library_version() -> &'static str {
     // SAFETY: tblob_version_string returns a static NUL-terminated string.
     unsafe { error::static_str(tensorblob_sys::tblob_version_string()) }
+}
+
+/// What the linked library contains: `"format:safetensors"`, `"format:gguf"`, ...,
+/// `"kernel:avx2"`, `"kernel:scalar"` (`tblob_features`).
+pub fn features() -> Vec<&'static str> {
+    let mut n = 0usize;
+    // SAFETY: tblob_features returns a static NULL-terminated array of static strings and
+    // writes the count through the valid pointer given.
+    let list = unsafe { tensorblob_sys::tblob_features(&mut n) };
+    (0..n)
+        // SAFETY: i < n, the array's length; each entry is a static NUL-terminated string.
+        .map(|i| unsafe { error::static_str(*list.add(i)) })
+        .collect()
 }
 
 #[cfg(doctest)]

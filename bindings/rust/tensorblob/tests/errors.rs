@@ -165,3 +165,39 @@ proptest! {
         common::check("mutated tiny-llama", &b, &mut common::Tally::default());
     }
 }
+
+// The families the header documents for these statuses (tblob_family's comments), asked of the
+// library: the crate spells no number ranges.
+#[test]
+fn status_families() {
+    use tensorblob::Family;
+    let cases = [
+        (Status::InvalidArgument, Family::Argument, "argument"),
+        (Status::OutOfMemory, Family::Memory, "memory"),
+        (Status::Io, Family::Io, "io"),
+        (Status::SourceShortRead, Family::Io, "io"),
+        (Status::NotFound, Family::NotFound, "not-found"),
+        (Status::TrailingBytes, Family::Format, "format"),
+        (Status::GgufLayout, Family::Format, "format"),
+        (Status::LimitTensors, Family::Limit, "limit"),
+        (Status::DigestMismatch, Family::Digest, "digest"),
+        (Status::Slm1Checksum, Family::Digest, "digest"),
+        (Status::QuantPacking, Family::Dequant, "dequant"),
+        (Status::FeatureDisabled, Family::Unsupported, "unsupported"),
+        (Status::Cancelled, Family::Cancelled, "cancelled"),
+    ];
+    for (s, f, name) in cases {
+        assert_eq!(s.family(), f, "{s}");
+        assert_eq!(f.name(), name);
+    }
+    assert_eq!(Status::Other(-9999).family(), Family::Unknown(0));
+    assert_eq!(Family::Unknown(0).name(), "unknown");
+}
+
+#[test]
+fn features_list_the_build() {
+    let f = tensorblob::features();
+    assert!(f.contains(&"format:safetensors") && f.contains(&"format:safetensors-sharded"), "{f:?}");
+    assert_eq!(f.last(), Some(&"kernel:scalar"), "{f:?}");
+    assert!(f.iter().all(|e| e.starts_with("format:") || e.starts_with("kernel:")), "{f:?}");
+}
