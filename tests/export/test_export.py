@@ -341,7 +341,7 @@ def main():
 
     # 6b. Side files of a sentence-transformers directory (all-MiniLM-L6-v2's layout): every
     #     JSON file, vocab.txt and 1_Pooling/config.json are copied byte for byte from a file
-    #     source; hidden files and README.md are not. Imported into a store and exported from
+    #     source; hidden files, README.md and a .txt over 256 MiB are not. Imported into a store and exported from
     #     it, the same JSON files come back (import stores JSON files only, so not vocab.txt).
     stdir = W("st-model")
     os.makedirs(os.path.join(stdir, "1_Pooling"))
@@ -362,6 +362,8 @@ def main():
     not_side = {"README.md": b"# a model card\n", ".hidden.json": b"{}\n", ".cache/x.json": b"{}\n"}
     for n, b in {**side, **not_side}.items():
         open(os.path.join(stdir, n), "wb").write(b)
+    with open(os.path.join(stdir, "corpus.txt"), "wb") as fh:  # sparse, over the 256 MiB cap: no side file
+        fh.truncate((256 << 20) + 1)
 
     def side_files(out):
         found = {}

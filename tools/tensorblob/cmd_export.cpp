@@ -197,6 +197,10 @@ bool side_file_name(const char *n) {
 // path component of a store layer's name: not empty, not hidden, so never "." or "..").
 bool side_folder_name(const char *n) { return n[0] != '.' && n[0] != '\0'; }
 
+// A side file is read whole into memory: one larger than this (a data set's .txt beside a
+// model file) is no side file, and is left out with a note.
+constexpr off_t kSideFileMax = off_t(256) << 20;
+
 // A store JSON layer's name as a path inside OUT_DIR: "file" or "folder/file" (what import
 // writes), nothing that could land outside it. Every JSON layer is a side file.
 bool safe_side_path(const std::string &name) {
@@ -515,22 +519,24 @@ int cmd_export(const Args &a) {
       // only (a symlink is followed, as in a Hugging Face cache snapshot); a FIFO is never read.
       const std::string dir = is_dir(src) ? std::string(src) : dir_of(src);
       std::vector<std::string> names;
+      auto consider = [&](const std::string &rel, const char *leaf) {
+        struct stat st;
+        if (!side_file_name(leaf) || ::stat((dir + "/" + rel).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+        if (st.st_size > kSideFileMax)
+          std::fprintf(stderr, "tensorblob export: %s/%s: over 256 MiB, not copied as a side file\n", dir.c_str(),
+                       rel.c_str());
+        else
+          names.push_back(rel);
+      };
       if (DIR *dp = ::opendir(dir.c_str())) {
         while (const dirent *e = ::readdir(dp)) {
           struct stat st;
           const std::string name = e->d_name;
-          if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0 ||
-              ::stat((dir + "/" + name).c_str(), &st) != 0)
+          consider(name, e->d_name);
+          if (!side_folder_name(e->d_name) || ::stat((dir + "/" + name).c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
             continue;
-          if (S_ISREG(st.st_mode) && side_file_name(e->d_name)) names.push_back(name);
-          if (!S_ISDIR(st.st_mode) || !side_folder_name(e->d_name)) continue;
           if (DIR *sp = ::opendir((dir + "/" + name).c_str())) {
-            while (const dirent *se = ::readdir(sp)) {
-              struct stat sst;
-              if (side_file_name(se->d_name) && ::stat((dir + "/" + name + "/" + se->d_name).c_str(), &sst) == 0 &&
-                  S_ISREG(sst.st_mode))
-                names.push_back(name + "/" + se->d_name);
-            }
+            while (const dirent *se = ::readdir(sp)) consider(name + "/" + se->d_name, se->d_name);
             ::closedir(sp);
           }
         }
