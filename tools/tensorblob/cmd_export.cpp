@@ -201,6 +201,7 @@ bool side_folder_name(const char *n) { return n[0] != '.' && n[0] != '\0'; }
 // model file) is no side file, and is left out with a note.
 constexpr off_t kSideFileMax = off_t(256) << 20;
 
+#if TBLOB_HAVE_OLLAMA
 // A store JSON layer's name as a path inside OUT_DIR: "file" or "folder/file" (what import
 // writes), nothing that could land outside it. Every JSON layer is a side file.
 bool safe_side_path(const std::string &name) {
@@ -210,6 +211,7 @@ bool safe_side_path(const std::string &name) {
   if (name.find('/', slash + 1) != std::string::npos) return false;
   return side_folder_name(name.substr(0, slash).c_str()) && side_folder_name(name.c_str() + slash + 1);
 }
+#endif
 
 struct JsonFile {
   std::string name, bytes;
