@@ -359,7 +359,8 @@ def main():
         "vocab.txt": b"[PAD]\n[UNK]\n[CLS]\n[SEP]\nthe\n",
         "1_Pooling/config.json": b'{"word_embedding_dimension":8,"pooling_mode_mean_tokens":true}\n',
     }
-    not_side = {"README.md": b"# a model card\n", ".hidden.json": b"{}\n", ".cache/x.json": b"{}\n"}
+    not_side = {"README.md": b"# a model card\n", ".hidden.json": b"{}\n", ".cache/x.json": b"{}\n",
+                "pytorch_model.bin.index.json": b'{"weight_map":{}}\n'}
     for n, b in {**side, **not_side}.items():
         open(os.path.join(stdir, n), "wb").write(b)
     with open(os.path.join(stdir, "corpus.txt"), "wb") as fh:  # sparse, over the 256 MiB cap: no side file

@@ -182,13 +182,14 @@ bool ends_with(const char *n, const char *suffix) {
 }
 
 // The side files a model directory carries next to its weights, which loaders read: every
-// JSON file but a shard index (config, generation, tokenizer, and sentence-transformers'
-// modules.json, sentence_bert_config.json, config_sentence_transformers.json ...), and the
-// vocabularies and tokenizer models (vocab.txt, merges.txt, tokenizer.model, *.tiktoken). The
-// same rule for a file source's directory as for a store's JSON layers; hidden names never.
+// JSON file but a weight index (*.index.json names the source's weight files, not the
+// export's), so config, generation, tokenizer, and sentence-transformers' modules.json,
+// sentence_bert_config.json, config_sentence_transformers.json ...; and the vocabularies and
+// tokenizer models (vocab.txt, merges.txt, tokenizer.model, *.tiktoken). The same rule for a
+// file source's directory as for a store's JSON layers; hidden names never.
 bool side_file_name(const char *n) {
   if (n[0] == '.' || n[0] == '\0') return false;
-  if (ends_with(n, ".json")) return !ends_with(n, ".safetensors.index.json");
+  if (ends_with(n, ".json")) return !ends_with(n, ".index.json");
   return ends_with(n, ".txt") || ends_with(n, ".model") || ends_with(n, ".tiktoken");
 }
 
@@ -202,14 +203,14 @@ bool side_folder_name(const char *n) { return n[0] != '.' && n[0] != '\0'; }
 constexpr off_t kSideFileMax = off_t(256) << 20;
 
 #if TBLOB_HAVE_OLLAMA
-// A store JSON layer's name as a path inside OUT_DIR: "file" or "folder/file" (what import
-// writes), nothing that could land outside it. Every JSON layer is a side file.
-bool safe_side_path(const std::string &name) {
+// A store JSON layer to write: a side file (the rule above) named "file" or "folder/file"
+// (what import writes), nothing that could land outside OUT_DIR.
+bool side_layer_path(const std::string &name) {
   if (name.empty() || name.find('\0') != std::string::npos) return false;
   const size_t slash = name.find('/');
-  if (slash == std::string::npos) return side_folder_name(name.c_str());
+  if (slash == std::string::npos) return side_file_name(name.c_str());
   if (name.find('/', slash + 1) != std::string::npos) return false;
-  return side_folder_name(name.substr(0, slash).c_str()) && side_folder_name(name.c_str() + slash + 1);
+  return side_folder_name(name.substr(0, slash).c_str()) && side_file_name(name.c_str() + slash + 1);
 }
 #endif
 
@@ -594,7 +595,7 @@ int cmd_export(const Args &a) {
       JsonFile f{std::string(li.name, li.name_len), {}};
       // "file" or "folder/file" (a sub-folder's JSON, as import names it): nothing may land
       // outside OUT_DIR.
-      if (!safe_side_path(f.name)) continue;
+      if (!side_layer_path(f.name)) continue;
       size_t len = 0;
       s = tblob_store_read_layer(store, man, i, nullptr, 0, &len, &d);
       if (s != TBLOB_OK && s != TBLOB_E_BUFFER_TOO_SMALL) break;
