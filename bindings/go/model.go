@@ -140,7 +140,7 @@ func Open(path string, opts ...Option) (*Model, error) {
 		st = C.tblob_model_open(cpath, &o, &out, &d)
 	}
 	if st != 0 {
-		return nil, newError(st, &d)
+		return nil, withFileCause(newError(st, &d), path)
 	}
 	return newModel(out, nil)
 }
@@ -187,7 +187,7 @@ func OpenUQFF(paths []string, opts ...Option) (*Model, error) {
 	var d C.tblob_diag
 	initDiag(&d)
 	if st := C.tblob_uqff_open(ptrs, C.size_t(len(paths)), o, &out, &d); st != 0 {
-		return nil, newError(st, &d)
+		return nil, withFileCause(newError(st, &d), paths...)
 	}
 	return newModel(out, nil)
 }

@@ -91,7 +91,7 @@ func OpenStore(root string, opts ...StoreOption) (*Store, error) {
 	var d C.tblob_diag
 	initDiag(&d)
 	if st := C.tblob_store_open(croot, &o, &out, &d); st != 0 {
-		return nil, newError(st, &d)
+		return nil, withFileCause(newError(st, &d), root)
 	}
 	s := &Store{c: out, root: storeRoot(out)}
 	s.cleanup = runtime.AddCleanup(s, closeStore, out)
@@ -283,7 +283,7 @@ func (s *Store) Import(ctx context.Context, name, sourceDir string, opts ...Impo
 		Tensors: uint64(r.tensors), BlobsWritten: uint64(r.blobs_written),
 		BlobsReused: uint64(r.blobs_reused), BytesWritten: uint64(r.bytes_written),
 	}
-	return out, finish(state, st, &d)
+	return out, withFileCause(finish(state, st, &d), sourceDir)
 }
 
 // GC lists the files of blobs/ that no manifest references, partial downloads and

@@ -7,6 +7,8 @@
 #   cargo test --workspace            (all tests, doctests included; feature tensorblob/half)
 #   cargo clippy --workspace --all-targets -- -D warnings
 #   cargo doc --workspace --no-deps   (warnings denied)
+#   outside_crate.sh                  (README.md's dependency lines and example in a new crate
+#                                      outside the checkout)
 # and prints as its last line "N passed, N failed": N passed is the sum of cargo test's
 # counts; failed adds cargo test's failures, 1 for a test build that fails, and 1 each for
 # clippy and doc failing. Exits non-zero when anything failed.
@@ -90,6 +92,17 @@ if [ "${TBLOB_RUST_BUNDLED:-0}" = 1 ]; then
     echo "bundled build or test failed" >&2
     failed=$((failed + 1))
   fi
+fi
+
+# The README's dependency lines and example, pasted into a new crate outside the checkout.
+outside=$(TBLOB_BUILD_DIR="$TBLOB_BUILD_DIR" ./outside_crate.sh)
+outside_rc=$?
+printf '%s\n' "$outside"
+read -r p f < <(printf '%s\n' "$outside" | tail -n 1 | awk '{ print $1 + 0, $3 + 0 }')
+passed=$((passed + p))
+failed=$((failed + f))
+if [ "$outside_rc" != 0 ] && [ "$f" = 0 ]; then
+  failed=$((failed + 1))
 fi
 
 if ! cargo clippy --workspace --all-targets --features tensorblob/half -- -D warnings; then

@@ -339,6 +339,58 @@ def main():
             check(r.returncode == 1 and "TBLOB_E_DIGEST_MISMATCH" in r.stdout and not nothing_left(W("from-damaged2")),
                   f"damaged {what}: refused, nothing left", (r.returncode, r.stdout, r.stderr))
 
+    # 6b. Side files of a sentence-transformers directory (all-MiniLM-L6-v2's layout): every
+    #     JSON file, vocab.txt and 1_Pooling/config.json are copied byte for byte from a file
+    #     source; hidden files, README.md and a .txt over 256 MiB are not. Imported into a store and exported from
+    #     it, the same JSON files come back (import stores JSON files only, so not vocab.txt).
+    stdir = W("st-model")
+    os.makedirs(os.path.join(stdir, "1_Pooling"))
+    os.makedirs(os.path.join(stdir, ".cache"))
+    shutil.copy(tiny_file, stdir)
+    side = {
+        "config.json": b'{"model_type":"bert","hidden_size":8}\n',
+        "config_sentence_transformers.json": b'{"__version__":{"sentence_transformers":"2.0.0"}}\n',
+        "modules.json": b'[{"idx":0,"name":"0","path":"","type":"sentence_transformers.models.Transformer"},'
+                        b'{"idx":1,"name":"1","path":"1_Pooling","type":"sentence_transformers.models.Pooling"}]\n',
+        "sentence_bert_config.json": b'{"max_seq_length":256,"do_lower_case":false}\n',
+        "special_tokens_map.json": b'{"cls_token":"[CLS]"}\n',
+        "tokenizer.json": b'{"version":"1.0","added_tokens":[]}\n',
+        "tokenizer_config.json": b'{"do_lower_case":true}\n',
+        "vocab.txt": b"[PAD]\n[UNK]\n[CLS]\n[SEP]\nthe\n",
+        "1_Pooling/config.json": b'{"word_embedding_dimension":8,"pooling_mode_mean_tokens":true}\n',
+    }
+    not_side = {"README.md": b"# a model card\n", ".hidden.json": b"{}\n", ".cache/x.json": b"{}\n",
+                "pytorch_model.bin.index.json": b'{"weight_map":{}}\n'}
+    for n, b in {**side, **not_side}.items():
+        open(os.path.join(stdir, n), "wb").write(b)
+    with open(os.path.join(stdir, "corpus.txt"), "wb") as fh:  # sparse, over the 256 MiB cap: no side file
+        fh.truncate((256 << 20) + 1)
+
+    def side_files(out):
+        found = {}
+        for base, dirs, names in os.walk(out):
+            for n in names:
+                rel = os.path.relpath(os.path.join(base, n), out)
+                if not rel.endswith(".safetensors") and rel != "model.safetensors.index.json":
+                    found[rel] = open(os.path.join(base, n), "rb").read()
+        return found
+
+    if export(stdir, W("st-out"), "--dtype", "f32") is not None:
+        got = side_files(W("st-out"))
+        check(got == side, "file export: every side file, vocab.txt and 1_Pooling/config.json, byte for byte",
+              sorted(set(got) ^ set(side)))
+    if export(os.path.join(stdir, "model.safetensors"), W("st-out-file"), "--dtype", "f32") is not None:
+        check(side_files(W("st-out-file")) == side, "a file named as SRC: the same side files as its directory",
+              sorted(side_files(W("st-out-file"))))
+    st_store = W("st-store")
+    r = run("import", "--store", st_store, "--name", "minilm", stdir)
+    if check(r.returncode == 0, "import of the sentence-transformers directory", r.stderr) and \
+            export("minilm", W("st-from-store"), "--dtype", "f32", "--store", st_store) is not None:
+        got = side_files(W("st-from-store"))
+        want = {n: b for n, b in side.items() if n.endswith(".json")}
+        check(got == want, "store export: the same JSON side files as the file export, 1_Pooling/ included",
+              sorted(set(got) ^ set(want)))
+
     # 7. UQFF and GGUF sources: values equal `tensorblob dequant` of the source.
     for src in (os.path.join(root, "tests", "data", "uqff", "real", "dense", "afq4"),
                 os.path.join(root, "tests", "data", "gguf", "small_v2.gguf")):

@@ -10,6 +10,9 @@ the staged installation and run on examples/tiny-llama/model.safetensors, one wa
                tensorblob::tensorblob_static
   subproject   a throwaway Meson project with subprojects/tensorblob -> the source tree and
                dependency('tensorblob', fallback: ...)
+  prefix       a build directory of its own set up with the default prefix, moved with
+               `meson setup --reconfigure --prefix=P`, installed to P; a program built with
+               pkg-config outside the checkout and the installed CLI run without LD_LIBRARY_PATH
 
 The program prints the tensor count and one tensor's dtype; the expected values come from the
 file's own JSON header. Exit 77 (skipped) when the way's tool (cmake, pkg-config) is missing.
@@ -255,9 +258,60 @@ executable('consumer', 'main.c', dependencies: tb)
         run_program(os.path.join(bdir, "consumer"), model, "lm_head.weight", want, "meson subproject: program runs")
 
 
+def way_prefix(a, model, want):
+    """A user's install to a prefix of their own: `meson setup` first with the default prefix (as
+    scripts/demo.sh does), then the documented `meson setup --reconfigure BUILD --prefix=P`,
+    `meson install`, and a program built with pkg-config outside the checkout that runs, like
+    the installed CLI, with no LD_LIBRARY_PATH (the .pc's run path, meson.build). A small
+    configuration: the run path does not depend on the formats built."""
+    pc, cc = shutil.which("pkg-config"), shutil.which("cc")
+    if not pc or not cc:
+        print("pkg-config or cc missing: skipped")
+        sys.exit(77)
+    intro = json.loads(sh(["meson", "introspect", "--buildoptions", a.build]).stdout)
+    werror = {o["name"]: o["value"] for o in intro}.get("werror_ci", False)
+    bdir = os.path.join(a.workdir, "build")
+    prefix = os.path.join(a.workdir, "prefix")
+    small = ["-Dwerror_ci=" + ("true" if werror else "false"), "-Dtests=disabled", "-Dbenchmarks=disabled",
+             "-Dollama=disabled", "-Duqff=disabled", "-Dslm1=disabled", "-Dgguf=disabled", "-Dcurl=disabled",
+             "-Dsimd_x86=disabled", "-Dsimd_neon=disabled", "-Dcli=enabled"]
+    env = dict(os.environ)
+    env.pop("LD_LIBRARY_PATH", None)
+    env.pop("PKG_CONFIG_PATH", None)
+    if not check(sh(["meson", "setup", bdir, a.source] + small, env=env).returncode == 0, "meson setup (default prefix)"):
+        sys.exit(1)
+    p = sh(["meson", "setup", "--reconfigure", bdir, a.source, "--prefix=" + prefix], env=env)
+    check(p.returncode == 0, "meson setup --reconfigure --prefix=P")
+    opt = {o["name"]: o["value"] for o in json.loads(sh(["meson", "introspect", "--buildoptions", bdir]).stdout)}
+    if not check(opt["prefix"] == prefix, "--reconfigure takes the new prefix", opt["prefix"]):
+        sys.exit(1)
+    if not check(sh(["ninja", "-C", bdir, "-j2"], env=env).returncode == 0, "build"):
+        sys.exit(1)
+    if not check(sh(["meson", "install", "-C", bdir, "--quiet"], env=env).returncode == 0, "meson install to P"):
+        sys.exit(1)
+    libdir = os.path.join(prefix, opt["libdir"])
+    env["PKG_CONFIG_PATH"] = os.path.join(libdir, "pkgconfig")
+    libs = sh([pc, "--libs", "tensorblob"], env=env).stdout.split()
+    check("-Wl,-rpath," + libdir in libs, "pkg-config --libs carries -Wl,-rpath,<libdir> for a non-system prefix",
+          str(libs))
+    # Outside the checkout and the build directory, as a user would.
+    consumer = os.path.join(a.workdir, "consumer")
+    os.makedirs(consumer, exist_ok=True)
+    shutil.copy(os.path.join(a.workdir, "main.c"), consumer)
+    cflags = sh([pc, "--cflags", "tensorblob"], env=env).stdout.split()
+    p = sh([cc, "-std=c99", "-Wall", "-Werror", "main.c", "-o", "app"] + cflags + libs, cwd=consumer, env=env)
+    if check(p.returncode == 0, "cc main.c $(pkg-config --cflags --libs tensorblob)"):
+        run_program(os.path.join(consumer, "app"), model, "lm_head.weight", want,
+                    "the program runs without LD_LIBRARY_PATH", env={"LD_LIBRARY_PATH": ""})
+    tool = os.path.join(prefix, opt["bindir"], "tensorblob")
+    p = sh([tool, "--version"], env=env)
+    check(p.returncode == 0 and p.stdout.strip() == f"tensorblob {a.version}",
+          "the installed CLI runs without LD_LIBRARY_PATH", p.stdout + p.stderr)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("way", choices=["files", "pkgconfig", "cmake", "subproject"])
+    ap.add_argument("way", choices=["files", "pkgconfig", "cmake", "subproject", "prefix"])
     ap.add_argument("--build", required=True)
     ap.add_argument("--source", required=True)
     ap.add_argument("--workdir", required=True)
@@ -279,6 +333,8 @@ def main():
     want = expected(model, "lm_head.weight")
     if a.way == "subproject":
         way_subproject(a, model, want)
+    elif a.way == "prefix":
+        way_prefix(a, model, want)
     else:
         destdir, prefix, libdir, opt = stage(a.build, a.workdir)
         if a.way == "files":

@@ -81,6 +81,55 @@ fi
 expect 1 "dequant q8_0 --rows 3:99" "$T" dequant --rows 3:99 --out "$work/x.bin" "$work/q8_0.slm" "$W"
 grep_out "TBLOB_E_RANGE" err "row range past the end"
 
+# A BERT-like checkpoint: float weights and the I64 embeddings.position_ids (and a BOOL mask)
+# that such models carry. SLM1 holds no integer dtype: refused, naming the tensor and the
+# option; with --skip-integer each float tensor is stored with the generator's own f32 bytes
+# and each integer one is named as skipped. Written by hand here (struct and json), so the
+# expected values are the bytes this script wrote.
+mkdir "$work/bert"
+if python3 - "$work/bert" <<'PY'; then
+import json, os, struct, sys
+d = sys.argv[1]
+f32 = lambda vals: struct.pack(f"<{len(vals)}f", *vals)
+tensors = {
+    "embeddings.word_embeddings.weight": ("F32", [8, 4], f32([i * 0.25 - 3 for i in range(32)])),
+    "embeddings.position_ids": ("I64", [1, 6], struct.pack("<6q", *range(6))),
+    "embeddings.LayerNorm.weight": ("F32", [4], f32([1, 1.5, 2, 2.5])),
+    "encoder.layer.0.attention.self.query.weight": ("F32", [4, 4], f32([(i % 5) - 2.0 for i in range(16)])),
+    "encoder.layer.0.attention.mask": ("BOOL", [2, 2], bytes([1, 0, 0, 1])),
+}
+hdr, data = {}, b""
+for name, (dt, shape, raw) in tensors.items():
+    hdr[name] = {"dtype": dt, "shape": shape, "data_offsets": [len(data), len(data) + len(raw)]}
+    data += raw
+    if dt == "F32":
+        open(os.path.join(d, name + ".f32"), "wb").write(raw)
+h = json.dumps(hdr).encode()
+h += b" " * (-len(h) % 8)
+open(os.path.join(d, "model.safetensors"), "wb").write(struct.pack("<Q", len(h)) + h + data)
+json.dump({"model_type": "bert", "hidden_size": 4, "intermediate_size": 8, "num_hidden_layers": 1,
+           "num_attention_heads": 2, "max_position_embeddings": 6, "vocab_size": 8, "layer_norm_eps": 1e-12},
+          open(os.path.join(d, "config.json"), "w"))
+PY
+  expect 1 "convert a checkpoint with an I64 tensor" "$T" convert --to slm1 "$work/bert/model.safetensors" "$work/bert.slm"
+  grep_out 'tensor "embeddings.position_ids" is I64 \[1, 6\]' err "names the integer tensor, its dtype and shape"
+  grep_out "--skip-integer" err "names the option that skips it"
+  [ -e "$work/bert.slm" ] && { echo "FAIL: a refused conversion left its output"; fails=$((fails + 1)); }
+  expect 0 "convert --skip-integer" "$T" convert --to slm1 --skip-integer "$work/bert/model.safetensors" "$work/bert.slm"
+  grep_out "3 tensors (3 f32, 0 q8_0, 0 q4_0, 2 integer skipped)" out "summary counts the skipped tensors"
+  grep_out 'skipped "embeddings.position_ids" (I64 \[1, 6\])' err "names the skipped I64 tensor"
+  grep_out 'skipped "encoder.layer.0.attention.mask" (BOOL \[2, 2\])' err "names the skipped BOOL tensor"
+  for n in embeddings.word_embeddings.weight embeddings.LayerNorm.weight encoder.layer.0.attention.self.query.weight; do
+    expect 0 "dequant $n" "$T" dequant --out "$work/bert/$n.out" "$work/bert.slm" "$n"
+    cmp -s "$work/bert/$n.f32" "$work/bert/$n.out" || { echo "FAIL: $n: values differ from the source"; fails=$((fails + 1)); }
+  done
+  expect 1 "the skipped tensor is absent" "$T" dequant --out "$work/bert/x.out" "$work/bert.slm" embeddings.position_ids
+  expect 0 "convert --skip-integer --json" "$T" convert --json --to slm1 --skip-integer "$work/bert/model.safetensors" "$work/bert2.slm"
+  grep_out '"skipped":\["embeddings.position_ids","encoder.layer.0.attention.mask"\]' out "JSON lists the skipped tensors"
+else
+  echo "FAIL: could not write the BERT-like checkpoint"; fails=$((fails + 1))
+fi
+
 # Usage errors.
 expect 2 "convert --to gguf" "$T" convert --to gguf "$work/model.safetensors" "$work/x.slm"
 expect 2 "convert --dtype q5" "$T" convert --to slm1 --dtype q5 "$work/model.safetensors" "$work/x.slm"

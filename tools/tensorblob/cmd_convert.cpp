@@ -1,8 +1,10 @@
 // tensorblob convert --to slm1 [--dtype f32|q8_0|q4_0] [--block-size N] [--config FILE]
-//                    [--tokenizer FILE] SRC OUT
+//                    [--tokenizer FILE] [--skip-integer] SRC OUT
 //
 // Converts a safetensors file (or sharded checkpoint) of f32/f16/bf16 tensors into an SLM1
-// file (docs/slm1.md). Tensors of rank 2-4 are stored as --dtype (default f32); rank-1 tensors
+// file (docs/slm1.md). SLM1 stores f32, q8_0 and q4_0 only, so an integer or bool tensor
+// (BERT's embeddings.position_ids, I64) cannot be copied as it is: it is refused, or with
+// --skip-integer left out and named on stderr. Tensors of rank 2-4 are stored as --dtype (default f32); rank-1 tensors
 // (norms, biases) always stay f32. Header fields come from config.json beside SRC (or
 // --config); the tokenizer section defaults to the byte tokenizer BTOK, --tokenizer takes a
 // whole BTOK/BPE1 section from a file. The output is written atomically, then reopened and
@@ -128,6 +130,31 @@ bool widen(uint32_t dtype, const uint8_t *p, uint64_t n, std::vector<float> *out
   return true;
 }
 
+// Integer and bool dtypes: no SLM1 dtype holds them, and widening to f32 would change them.
+bool is_integer(uint32_t dtype) {
+  switch (dtype) {
+    case TBLOB_DTYPE_BOOL:
+    case TBLOB_DTYPE_U8:
+    case TBLOB_DTYPE_I8:
+    case TBLOB_DTYPE_I16:
+    case TBLOB_DTYPE_U16:
+    case TBLOB_DTYPE_I32:
+    case TBLOB_DTYPE_U32:
+    case TBLOB_DTYPE_I64:
+    case TBLOB_DTYPE_U64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string dtype_and_shape(const tblob_tensor_info &t) {
+  std::string s = tblob_dtype_name(t.dtype) ? tblob_dtype_name(t.dtype) : "?";
+  s += " [";
+  for (uint32_t k = 0; k < t.rank; ++k) s += (k ? ", " : "") + std::to_string(t.shape[k]);
+  return s + "]";
+}
+
 // With --json a failure is also the one JSON object on stdout.
 bool g_json = false;
 
@@ -161,6 +188,7 @@ int fail_text(const std::string &msg) {
 int cmd_convert(const Args &a) {
   const char *to = a.get("--to"), *dtype_arg = a.get("--dtype") ? a.get("--dtype") : "f32";
   const char *config_arg = a.get("--config"), *tokenizer_arg = a.get("--tokenizer");
+  const bool skip_integer = a.has("--skip-integer");
   long block = 0;
   const bool block_given = a.has("--block-size");
   if (block_given) {
@@ -219,6 +247,7 @@ int cmd_convert(const Args &a) {
   }
 
   uint64_t counts[4] = {0, 0, 0, 0};
+  std::vector<std::string> skipped;
   std::vector<float> values;
   const uint64_t n = tblob_model_tensor_count(m);
   int rc = kExitOk;
@@ -241,6 +270,21 @@ int cmd_convert(const Args &a) {
     if (t.rank < 1 || t.rank > 4) {
       rc = fail_text("tensor \"" + name + "\" has rank " + std::to_string(t.rank) + "; SLM1 holds ranks 1-4");
       break;
+    }
+    if (is_integer(t.dtype)) {
+      if (!skip_integer) {
+        rc = fail_text("tensor \"" + name + "\" is " + dtype_and_shape(t) +
+                       "; SLM1 holds f32, q8_0 and q4_0 only, so integer and bool tensors cannot be copied: "
+                       "pass --skip-integer to leave them out (BERT's embeddings.position_ids, 0..n-1, is "
+                       "rebuilt by the model code)");
+        break;
+      }
+      bar.clear();
+      std::fprintf(stderr, "tensorblob convert: skipped \"%s\" (%s): SLM1 holds no integer tensors\n", name.c_str(),
+                   dtype_and_shape(t).c_str());
+      skipped.push_back(name);
+      done += t.data_length;
+      continue;
     }
     if (!widen(t.dtype, static_cast<const uint8_t *>(data), t.element_count, &values)) {
       rc = fail_text("tensor \"" + name + "\" is " + (tblob_dtype_name(t.dtype) ? tblob_dtype_name(t.dtype) : "?") +
@@ -284,6 +328,12 @@ int cmd_convert(const Args &a) {
     jw.field_u64("f32", counts[1]);
     jw.field_u64("q8_0", counts[2]);
     jw.field_u64("q4_0", counts[3]);
+    jw.lit(",\"skipped\":[");
+    for (size_t k = 0; k < skipped.size(); ++k) {
+      if (k) jw.raw(',');
+      jw.str(skipped[k].c_str());
+    }
+    jw.raw(']');
     jw.field("tokenizer", h.tokenizer_kind == TBLOB_SLM1_TOKENIZER_BTOK ? "BTOK" : "BPE1");
     jw.field_u64("vocab_size", h.vocab_size);
     char sum[24];
@@ -294,9 +344,10 @@ int cmd_convert(const Args &a) {
     tblob_model_close(m);
     return kExitOk;
   }
-  std::printf("%s: slm1, %u tensors (%llu f32, %llu q8_0, %llu q4_0), %s tokenizer, vocab %u, checksum %016llx\n",
+  const std::string skip_note = skipped.empty() ? "" : ", " + std::to_string(skipped.size()) + " integer skipped";
+  std::printf("%s: slm1, %u tensors (%llu f32, %llu q8_0, %llu q4_0%s), %s tokenizer, vocab %u, checksum %016llx\n",
               out.c_str(), h.tensor_count, static_cast<unsigned long long>(counts[1]),
-              static_cast<unsigned long long>(counts[2]), static_cast<unsigned long long>(counts[3]),
+              static_cast<unsigned long long>(counts[2]), static_cast<unsigned long long>(counts[3]), skip_note.c_str(),
               h.tokenizer_kind == TBLOB_SLM1_TOKENIZER_BTOK ? "BTOK" : "BPE1", h.vocab_size,
               static_cast<unsigned long long>(h.checksum));
   tblob_model_close(m);

@@ -1,6 +1,7 @@
 // tensorblob export [--store DIR] [--dtype keep|bf16|f16|f32] [--max-shard-size SIZE] [--json] SRC OUT_DIR
 // Writes a Hugging Face style directory: model-0000N-of-0000M.safetensors shards, their
-// model.safetensors.index.json and the JSON files (config, tokenizer) the source carries.
+// model.safetensors.index.json and the side files the source carries (side_file_name: JSON,
+// vocabularies, tokenizer models, also one sub-folder deep such as 1_Pooling/config.json).
 // Memory stays bounded: each shard's header is computed from the tensor sizes first, the
 // file is sized with ftruncate and filled with pwrite. Tensors are dequantized on every core
 // (tblob_tensors_dequantize) into one of two 32 MiB windows while a writer thread pwrites the
@@ -137,12 +138,15 @@ bool read_small_file(const std::string &path, std::string *out) {
   return ok;
 }
 
-// Removes the temporary directory and what the export put in it (one level of files).
-void remove_tree(const std::string &dir) {
+// Removes the temporary directory and what the export put in it (files, and the files of
+// side-file sub-folders: two levels).
+void remove_tree(const std::string &dir, int depth = 2) {
   if (DIR *dp = ::opendir(dir.c_str())) {
-    while (const dirent *e = ::readdir(dp))
-      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
-        ::unlink((dir + "/" + e->d_name).c_str());
+    while (const dirent *e = ::readdir(dp)) {
+      if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+      const std::string p = dir + "/" + e->d_name;
+      if (::unlink(p.c_str()) != 0 && (errno == EISDIR || errno == EPERM) && depth > 1) remove_tree(p, depth - 1);
+    }
     ::closedir(dp);
   }
   ::rmdir(dir.c_str());
@@ -172,14 +176,43 @@ bool is_dir(const std::string &p) {
   return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-// The JSON files a Hugging Face directory carries next to its weights.
-bool wanted_json(const char *n) {
-  const size_t len = std::strlen(n);
-  if (len < 5 || std::strcmp(n + len - 5, ".json") != 0) return false;
-  return std::strcmp(n, "config.json") == 0 || std::strcmp(n, "generation_config.json") == 0 ||
-         std::strcmp(n, "special_tokens_map.json") == 0 || std::strcmp(n, "preprocessor_config.json") == 0 ||
-         std::strncmp(n, "tokenizer", 9) == 0;
+bool ends_with(const char *n, const char *suffix) {
+  const size_t a = std::strlen(n), b = std::strlen(suffix);
+  return a >= b && std::strcmp(n + a - b, suffix) == 0;
 }
+
+// The side files a model directory carries next to its weights, which loaders read: every
+// JSON file but a weight index (*.index.json names the source's weight files, not the
+// export's), so config, generation, tokenizer, and sentence-transformers' modules.json,
+// sentence_bert_config.json, config_sentence_transformers.json ...; and the vocabularies and
+// tokenizer models (vocab.txt, merges.txt, tokenizer.model, *.tiktoken). The same rule for a
+// file source's directory as for a store's JSON layers; hidden names never.
+bool side_file_name(const char *n) {
+  if (n[0] == '.' || n[0] == '\0') return false;
+  if (ends_with(n, ".json")) return !ends_with(n, ".index.json");
+  return ends_with(n, ".txt") || ends_with(n, ".model") || ends_with(n, ".tiktoken");
+}
+
+// A sub-folder whose side files are copied too (sentence-transformers' 1_Pooling/,
+// 2_Normalize/): one level, as `import` stores them; hidden ones never (also the test for a
+// path component of a store layer's name: not empty, not hidden, so never "." or "..").
+bool side_folder_name(const char *n) { return n[0] != '.' && n[0] != '\0'; }
+
+// A side file is read whole into memory: one larger than this (a data set's .txt beside a
+// model file) is no side file, and is left out with a note.
+constexpr off_t kSideFileMax = off_t(256) << 20;
+
+#if TBLOB_HAVE_OLLAMA
+// A store JSON layer to write: a side file (the rule above) named "file" or "folder/file"
+// (what import writes), nothing that could land outside OUT_DIR.
+bool side_layer_path(const std::string &name) {
+  if (name.empty() || name.find('\0') != std::string::npos) return false;
+  const size_t slash = name.find('/');
+  if (slash == std::string::npos) return side_file_name(name.c_str());
+  if (name.find('/', slash + 1) != std::string::npos) return false;
+  return side_folder_name(name.substr(0, slash).c_str()) && side_file_name(name.c_str() + slash + 1);
+}
+#endif
 
 struct JsonFile {
   std::string name, bytes;
@@ -485,21 +518,42 @@ int cmd_export(const Args &a) {
     }
 #endif
     if (beside) {
-      // JSON files beside a safetensors / UQFF source.
+      // Side files beside a safetensors / UQFF source, and in its sub-folders. Regular files
+      // only (a symlink is followed, as in a Hugging Face cache snapshot); a FIFO is never read.
       const std::string dir = is_dir(src) ? std::string(src) : dir_of(src);
+      std::vector<std::string> names;
+      auto consider = [&](const std::string &rel, const char *leaf) {
+        struct stat st;
+        if (!side_file_name(leaf) || ::stat((dir + "/" + rel).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+        if (st.st_size > kSideFileMax)
+          std::fprintf(stderr, "tensorblob export: %s/%s: over 256 MiB, not copied as a side file\n", dir.c_str(),
+                       rel.c_str());
+        else
+          names.push_back(rel);
+      };
       if (DIR *dp = ::opendir(dir.c_str())) {
         while (const dirent *e = ::readdir(dp)) {
-          if (!wanted_json(e->d_name)) continue;
-          JsonFile f{e->d_name, {}};
-          if (!read_small_file(dir + "/" + e->d_name, &f.bytes)) {
-            const int en = errno;
-            ::closedir(dp);
-            tblob_model_close(m);
-            return fail_errno(dir + "/" + e->d_name, en);
+          struct stat st;
+          const std::string name = e->d_name;
+          consider(name, e->d_name);
+          if (!side_folder_name(e->d_name) || ::stat((dir + "/" + name).c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+          if (DIR *sp = ::opendir((dir + "/" + name).c_str())) {
+            while (const dirent *se = ::readdir(sp)) consider(name + "/" + se->d_name, se->d_name);
+            ::closedir(sp);
           }
-          json_files.push_back(std::move(f));
         }
         ::closedir(dp);
+      }
+      std::sort(names.begin(), names.end());
+      for (const std::string &name : names) {
+        JsonFile f{name, {}};
+        if (!read_small_file(dir + "/" + name, &f.bytes)) {
+          const int en = errno;
+          tblob_model_close(m);
+          return fail_errno(dir + "/" + name, en);
+        }
+        json_files.push_back(std::move(f));
       }
     }
   }
@@ -539,8 +593,9 @@ int cmd_export(const Args &a) {
       if ((s = tblob_manifest_layer_at(man, i, &li, &d)) != TBLOB_OK) break;
       if (li.kind != TBLOB_LAYER_JSON || li.name_len == 0) continue;
       JsonFile f{std::string(li.name, li.name_len), {}};
-      // A bare file name only: nothing may land outside OUT_DIR.
-      if (f.name.find('/') != std::string::npos || f.name[0] == '.') continue;
+      // "file" or "folder/file" (a sub-folder's JSON, as import names it): nothing may land
+      // outside OUT_DIR.
+      if (!side_layer_path(f.name)) continue;
       size_t len = 0;
       s = tblob_store_read_layer(store, man, i, nullptr, 0, &len, &d);
       if (s != TBLOB_OK && s != TBLOB_E_BUFFER_TOO_SMALL) break;
@@ -931,6 +986,12 @@ int cmd_export(const Args &a) {
   }
   for (size_t k = 0; k < json_files.size() && rc == kExitOk; ++k) {
     const std::string p = tmp + "/" + json_files[k].name;
+    const size_t slash = json_files[k].name.find('/');
+    if (slash != std::string::npos && ::mkdir((tmp + "/" + json_files[k].name.substr(0, slash)).c_str(), 0755) != 0 &&
+        errno != EEXIST) {
+      rc = fail_errno(p, errno);
+      break;
+    }
     if (out_dtype != kKeep && json_files[k].name == "config.json") {
       // The tensors are plain floats now: a quantization block would make loaders treat them
       // as quantized.

@@ -307,6 +307,8 @@ const Option kConvertOptions[] = {
      nullptr},
     {"--tokenizer", nullptr, "FILE", "a whole BTOK/BPE1 tokenizer section (default: byte tokenizer)",
      Complete::kFile, nullptr},
+    {"--skip-integer", nullptr, nullptr, "leave integer and bool tensors out, naming each (SLM1 cannot hold them)",
+     Complete::kNone, nullptr},
 };
 #endif
 
@@ -377,10 +379,14 @@ const Command kCommands[] = {
      OPTS(kGcOptions), 0, 0, Complete::kNone, nullptr, cmd_gc},
 #endif
 #if TBLOB_HAVE_SLM1
-    {"convert", "--to slm1 [--dtype f32|q8_0|q4_0] [--block-size N] [--config FILE] [--tokenizer FILE] SRC OUT",
+    {"convert",
+     "--to slm1 [--dtype f32|q8_0|q4_0] [--block-size N] [--config FILE] [--tokenizer FILE] [--skip-integer] SRC "
+     "OUT",
      "safetensors (f32/f16/bf16) to SLM1",
      "Header fields come from config.json beside SRC (or --config). The output is written\n"
-     "atomically, then reopened and fully validated. A progress bar is drawn on a terminal.\n",
+     "atomically, then reopened and fully validated. A progress bar is drawn on a terminal.\n"
+     "SLM1 holds f32, q8_0 and q4_0 only: a source with an integer or bool tensor (BERT's\n"
+     "embeddings.position_ids) is refused unless --skip-integer leaves such tensors out.\n",
      OPTS(kConvertOptions), 2, 2, Complete::kFile, nullptr, run_convert},
 #endif
     {"completion", "bash|zsh|fish", "print a shell completion script",
