@@ -27,6 +27,11 @@ struct RowQuantizer {
 // The quantizer of a ggml type id, or nullptr when the type has none.
 const RowQuantizer *row_quantizer(uint32_t ggml_type);
 
+// The AVX2 row quantizer of a type (x86/legacy_avx2.cpp: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0; it
+// falls back to the scalar one with importance), or nullptr: used while the GGML kernel set in
+// use is "avx2" (also under "avx512"), bit-exact with the table's scalar function.
+RowQuantizeFn avx2_row_quantizer(uint32_t ggml_type);
+
 // Checked driver: rows x cols values of src_dtype (TBLOB_DTYPE_F32/F16/BF16) at src (exactly
 // src_bytes) into rows * row size bytes at dst; `threads` as tblob_quantize_options.threads.
 // Statuses as tblob_ggml_quantize (include/tensorblob.h).

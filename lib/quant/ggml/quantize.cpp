@@ -101,6 +101,10 @@ bool mul_overflows(uint64_t a, uint64_t b, uint64_t *out) { return __builtin_mul
 
 }  // namespace
 
+#if !TBLOB_QUANT_AVX2
+RowQuantizeFn avx2_row_quantizer(uint32_t) { return nullptr; }
+#endif
+
 Status row_size(uint32_t ggml_type, uint64_t cols, uint64_t *bytes, const Diag &diag) {
   const TypeInfo *t = type_info(ggml_type);
   if (!t) return diag.fail(TBLOB_E_UNSUPPORTED, TBLOB_NO_OFFSET, -1, "ggml type %u is not one this library knows", ggml_type);
@@ -160,7 +164,9 @@ Status quantize(uint32_t ggml_type, uint32_t src_dtype, const void *src, uint64_
   if (rows == 0 || cols == 0) return TBLOB_OK;
 
   Job j;
-  j.fn = q->fn;
+  // The kernel set in use picks the SIMD variant where there is one (same bytes).
+  RowQuantizeFn simd = std::strcmp(active_kernels().name, "avx2") == 0 ? avx2_row_quantizer(ggml_type) : nullptr;
+  j.fn = simd ? simd : q->fn;
   j.src_dtype = src_dtype;
   j.src = static_cast<const uint8_t *>(src);
   j.cols = cols;
