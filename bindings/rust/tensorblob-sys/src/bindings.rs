@@ -82,6 +82,8 @@ pub const TBLOB_E_QUANT_GLOBAL_SCALE: tblob_status = -78;
 pub const TBLOB_E_DEQUANT_OUT_DTYPE: tblob_status = -79;
 pub const TBLOB_E_KERNEL_UNAVAILABLE: tblob_status = -80;
 pub const TBLOB_E_NOT_DEQUANTIZABLE: tblob_status = -81;
+pub const TBLOB_E_QUANT_NONFINITE: tblob_status = -87;
+pub const TBLOB_E_QUANT_IMPORTANCE: tblob_status = -88;
 pub const TBLOB_E_OLLAMA_NAME: tblob_status = -100;
 pub const TBLOB_E_OLLAMA_DIGEST: tblob_status = -101;
 pub const TBLOB_E_OLLAMA_PATH: tblob_status = -102;
@@ -1679,6 +1681,25 @@ extern "C" {
         out_dtype: u32,
         dst: *mut ::core::ffi::c_void,
         dst_bytes: usize,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_ggml_row_size(
+        ggml_type: u32,
+        cols: u64,
+        bytes: *mut u64,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_ggml_quantize(
+        ggml_type: u32,
+        src_dtype: u32,
+        src: *const ::core::ffi::c_void,
+        src_bytes: usize,
+        rows: u64,
+        cols: u64,
+        importance: *const f32,
+        dst: *mut ::core::ffi::c_void,
+        dst_bytes: usize,
+        options: *const tblob_quantize_options,
         diag: *mut tblob_diag,
     ) -> tblob_status;
     pub fn tblob_ggml_kernel_name() -> *const ::core::ffi::c_char;
