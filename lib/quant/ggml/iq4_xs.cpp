@@ -6,91 +6,27 @@
 // importance; quantize_row_iq4_xs_ref is the same call.
 #include <cmath>
 
+#include "quant/ggml/kquant_batch.h"
 #include "quant/ggml/kquant_search.h"
 #include "quant/ggml/kquants.h"
 
 namespace tblob {
 namespace ggmlq {
 
-namespace {
-
-constexpr int8_t kGrid[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
-constexpr int kTries = 7;
-
-// Nearest grid index by bisection, as ggml's best_index_int8: at or beyond the ends the end;
-// between two neighbours the lower one only when strictly nearer.
-int grid_index(float v) {
-  if (v <= static_cast<float>(kGrid[0])) return 0;
-  if (v >= static_cast<float>(kGrid[15])) return 15;
-  int lo = 0, hi = 15;
-  while (hi - lo > 1) {
-    const int mid = (lo + hi) / 2;
-    if (v < static_cast<float>(kGrid[mid])) {
-      hi = mid;
-    } else {
-      lo = mid;
-    }
-  }
-  return v - static_cast<float>(kGrid[hi - 1]) < static_cast<float>(kGrid[hi]) - v ? hi - 1 : hi;
-}
-
-// Weighted least-squares scale of the grid values chosen at inverse scale id.
-void grid_fit(const float *x, const float *w, float id, float *sumqx, float *sumq2) {
-  float sqx = 0.0f, sq2 = 0.0f;
-  for (int j = 0; j < 32; ++j) {
-    const float q = static_cast<float>(kGrid[grid_index(id * x[j])]);
-    sqx += w[j] * q * x[j];
-    sq2 += w[j] * q * q;
-  }
-  *sumqx = sqx;
-  *sumq2 = sq2;
-}
-
-// The sub-block scale: the fit at d = max/127 (max the value of largest magnitude), then at
-// inverse scales (t - 127)/max for t in -7..7, keeping the best fit. Zero for a zero group.
-float subblock_scale(const float *x, const float *w) {
-  float amax = 0.0f, max = 0.0f;
-  for (int j = 0; j < 32; ++j) {
-    const float a = std::fabs(x[j]);
-    if (a > amax) {
-      amax = a;
-      max = x[j];
-    }
-  }
-  if (amax < kGroupMaxEps) return 0.0f;
-  const float d0 = -max / static_cast<float>(kGrid[0]);
-  float sumqx, sumq2;
-  grid_fit(x, w, 1.0f / d0, &sumqx, &sumq2);
-  float d = sumq2 > 0.0f ? sumqx / sumq2 : 0.0f;
-  float best = d * sumqx;
-  for (int t = -kTries; t <= kTries; ++t) {
-    grid_fit(x, w, static_cast<float>(t + kGrid[0]) / max, &sumqx, &sumq2);
-    if (sumq2 > 0.0f && sumqx * sumqx > best * sumq2) {
-      d = sumqx / sumq2;
-      best = d * sumqx;
-    }
-  }
-  return d;
-}
-
-}  // namespace
-
 void quantize_row_iq4_xs(const float *row, void *dst, int64_t cols, const float *importance) {
   uint8_t *blk = static_cast<uint8_t *>(dst);
+  const SearchSet &s = active_searches();
   for (int64_t b = 0; b < cols / kQK; ++b, blk += kIQ4XSBytes) {
     const float *x = row + b * kQK;
     const float *qw = importance ? importance + b * kQK : nullptr;
     float sigma2 = 0.0f;
     for (int i = 0; i < kQK; ++i) sigma2 += x[i] * x[i];
     sigma2 *= 2.0f / 256.0f;
-    float scales[8], w[32];
+    float scales[8], w[kQK];
+    for (int i = 0; i < kQK; ++i) w[i] = qw ? qw[i] * std::sqrt(sigma2 + x[i] * x[i]) : x[i] * x[i];
+    s.iq4(x, w, scales);
     float max_scale = 0.0f, amax_scale = 0.0f;
     for (int ib = 0; ib < 8; ++ib) {
-      const float *xb = x + 32 * ib;
-      for (int j = 0; j < 32; ++j) {
-        w[j] = qw ? qw[32 * ib + j] * std::sqrt(sigma2 + xb[j] * xb[j]) : xb[j] * xb[j];
-      }
-      scales[ib] = subblock_scale(xb, w);
       const float a = std::fabs(scales[ib]);
       if (a > amax_scale) {
         amax_scale = a;
@@ -110,7 +46,7 @@ void quantize_row_iq4_xs(const float *row, void *dst, int64_t cols, const float 
       const float dl = d * static_cast<float>(l);
       const float idl = dl != 0.0f ? 1.0f / dl : 0.0f;
       const float *xb = x + 32 * ib;
-      for (int j = 0; j < 32; ++j) L[j] = static_cast<uint8_t>(grid_index(idl * xb[j]));
+      for (int j = 0; j < 32; ++j) L[j] = static_cast<uint8_t>(iq4_grid_index(idl * xb[j]));
       for (int j = 0; j < 16; ++j) qs[16 * ib + j] = static_cast<uint8_t>(L[j] | (L[16 + j] << 4));
       l += 32;
       if (ib % 2 == 0) {

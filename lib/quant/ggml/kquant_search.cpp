@@ -255,5 +255,53 @@ float search_positive(int n, int nmax, const float *x, const float *w, uint8_t *
   return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
 }
 
+int iq4_grid_index(float v) {
+  if (v <= static_cast<float>(kIq4Grid[0])) return 0;
+  if (v >= static_cast<float>(kIq4Grid[15])) return 15;
+  int lo = 0, hi = 15;
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    if (v < static_cast<float>(kIq4Grid[mid])) {
+      hi = mid;
+    } else {
+      lo = mid;
+    }
+  }
+  return v - static_cast<float>(kIq4Grid[hi - 1]) < static_cast<float>(kIq4Grid[hi]) - v ? hi - 1 : hi;
+}
+
+namespace {
+// Weighted least-squares sums of the grid values chosen at inverse scale id.
+void iq4_fit(const float *x, const float *w, float id, float *sumqx, float *sumq2) {
+  float sqx = 0.0f, sq2 = 0.0f;
+  for (int j = 0; j < 32; ++j) {
+    const float q = static_cast<float>(kIq4Grid[iq4_grid_index(id * x[j])]);
+    sqx += w[j] * q * x[j];
+    sq2 += w[j] * q * q;
+  }
+  *sumqx = sqx;
+  *sumq2 = sq2;
+}
+}  // namespace
+
+float search_iq4_scale(const float *x, const float *w) {
+  float max, amax;
+  largest_magnitude(32, x, &max, &amax);
+  if (amax < kGroupMaxEps) return 0.0f;
+  const float d0 = -max / static_cast<float>(kIq4Grid[0]);
+  float sumqx, sumq2;
+  iq4_fit(x, w, 1.0f / d0, &sumqx, &sumq2);
+  float d = sumq2 > 0.0f ? sumqx / sumq2 : 0.0f;
+  float best = d * sumqx;
+  for (int t = -7; t <= 7; ++t) {
+    iq4_fit(x, w, static_cast<float>(t + kIq4Grid[0]) / max, &sumqx, &sumq2);
+    if (sumq2 > 0.0f && sumqx * sumqx > best * sumq2) {
+      d = sumqx / sumq2;
+      best = d * sumqx;
+    }
+  }
+  return d;
+}
+
 }  // namespace ggmlq
 }  // namespace tblob

@@ -76,5 +76,17 @@ float search_affine(int n, int nmax, const float *x, const float *w, uint8_t *L,
 // passes moving single levels. Returns the scale.
 float search_positive(int n, int nmax, const float *x, const float *w, uint8_t *L);
 
+// IQ4_NL/IQ4_XS grid (ggml's kvalues_iq4nl) and the index of its value nearest v, as ggml's
+// best_index_int8: at or beyond an end the end; between two neighbours the lower one only
+// when strictly nearer.
+constexpr int8_t kIq4Grid[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+int iq4_grid_index(float v);
+
+// IQ4_XS's sub-block scale for 32 values with weights w (quantize_row_iq4_nl_impl with ntry
+// 7): the fit at d = max/127 (max the value of largest magnitude), then at inverse scales
+// (t - 127)/max for t in -7..7, keeping the best weighted least-squares fit; 0 for a group
+// below kGroupMaxEps.
+float search_iq4_scale(const float *x, const float *w);
+
 }  // namespace ggmlq
 }  // namespace tblob

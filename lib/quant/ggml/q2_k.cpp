@@ -3,6 +3,7 @@
 // dmin*m). Layout: 16 scale bytes, 64 bytes of 2-bit levels, d, dmin.
 #include <cmath>
 
+#include "quant/ggml/kquant_batch.h"
 #include "quant/ggml/kquant_search.h"
 #include "quant/ggml/kquants.h"
 
@@ -13,13 +14,12 @@ namespace {
 
 // Reference path: weights |x|, the affine search by absolute error, then scales and mins as
 // 4-bit fractions of the largest of each (the rounded level is stored as a byte, unclamped).
-void reference_block(const float *x, uint8_t *blk, uint8_t *L) {
-  float scales[16], mins[16], w[16];
+void reference_block(const SearchSet &s, const float *x, uint8_t *blk, uint8_t *L) {
+  float scales[16], mins[16], w[kQK];
+  for (int i = 0; i < kQK; ++i) w[i] = std::fabs(x[i]);
+  s.affine(16, 16, 3, x, w, L, scales, mins, -0.5f, 0.1f, 15, true);
   float max_scale = 0.0f, max_min = 0.0f;
   for (int j = 0; j < 16; ++j) {
-    const float *xs = x + 16 * j;
-    for (int i = 0; i < 16; ++i) w[i] = std::fabs(xs[i]);
-    scales[j] = search_affine(16, 3, xs, w, L + 16 * j, &mins[j], -0.5f, 0.1f, 15, true);
     if (scales[j] > max_scale) max_scale = scales[j];
     if (mins[j] > max_min) max_min = mins[j];
   }
@@ -46,19 +46,20 @@ void reference_block(const float *x, uint8_t *blk, uint8_t *L) {
 // Importance path: weights qw * sqrt(sigma2 + x^2) with sigma2 = mean x^2 over the block, the
 // affine search by squared error, then scales and mins fitted to 4-bit levels weighted by
 // each sub-block's total weight.
-void importance_block(const float *x, const float *qw, uint8_t *blk, uint8_t *L) {
+void importance_block(const SearchSet &s, const float *x, const float *qw, uint8_t *blk, uint8_t *L) {
   float sumx2 = 0.0f;
   for (int i = 0; i < kQK; ++i) sumx2 += x[i] * x[i];
   const float sigma2 = sumx2 / 256.0f;
-  float scales[16], mins[16], sw[16], w[16];
+  float scales[16], mins[16], sw[16], w[kQK];
   for (int j = 0; j < 16; ++j) {
     const float *xs = x + 16 * j;
-    for (int i = 0; i < 16; ++i) w[i] = qw[16 * j + i] * std::sqrt(sigma2 + xs[i] * xs[i]);
+    float *ws = w + 16 * j;
+    for (int i = 0; i < 16; ++i) ws[i] = qw[16 * j + i] * std::sqrt(sigma2 + xs[i] * xs[i]);
     float sumw = 0.0f;
-    for (int i = 0; i < 16; ++i) sumw += w[i];
+    for (int i = 0; i < 16; ++i) sumw += ws[i];
     sw[j] = sumw;
-    scales[j] = search_affine(16, 3, xs, w, L + 16 * j, &mins[j], -0.9f, 0.05f, 36, false);
   }
+  s.affine(16, 16, 3, x, w, L, scales, mins, -0.9f, 0.05f, 36, false);
   uint8_t ls[16], lm[16];
   const float dm = search_positive(16, 15, scales, sw, ls);
   const float mm = search_positive(16, 15, mins, sw, lm);
@@ -72,12 +73,13 @@ void importance_block(const float *x, const float *qw, uint8_t *blk, uint8_t *L)
 void quantize_row_q2_k(const float *row, void *dst, int64_t cols, const float *importance) {
   uint8_t *blk = static_cast<uint8_t *>(dst);
   uint8_t L[kQK];
+  const SearchSet &s = active_searches();
   for (int64_t b = 0; b < cols / kQK; ++b, blk += kQ2KBytes) {
     const float *x = row + b * kQK;
     if (importance) {
-      importance_block(x, importance + b * kQK, blk, L);
+      importance_block(s, x, importance + b * kQK, blk, L);
     } else {
-      reference_block(x, blk, L);
+      reference_block(s, x, blk, L);
     }
     // Final levels from the stored d, dmin and nibbles; a sub-block whose scale reads as zero
     // keeps the search's levels.

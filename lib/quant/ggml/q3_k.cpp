@@ -4,6 +4,7 @@
 // nibbles in bytes 0-7, high 2 bits in bytes 8-11), d.
 #include <cmath>
 
+#include "quant/ggml/kquant_batch.h"
 #include "quant/ggml/kquant_search.h"
 #include "quant/ggml/kquants.h"
 
@@ -55,11 +56,11 @@ void finish(const float *x, uint8_t *blk, int8_t *L) {
 // Reference path: the x^2-weighted single-level search per sub-block, then scales as signed
 // 6-bit fractions of the one of largest magnitude (the int8 rounding wraps before the clamp,
 // as ggml's does).
-void reference_block(const float *x, uint8_t *blk, int8_t *L) {
+void reference_block(const SearchSet &s, const float *x, uint8_t *blk, int8_t *L) {
   float scales[16];
+  s.q3_rmse(x, L, scales);
   float max_scale = 0.0f, amax = 0.0f;
   for (int j = 0; j < 16; ++j) {
-    scales[j] = search_q3_rmse(x + 16 * j, L + 16 * j);
     const float a = std::fabs(scales[j]);
     if (a > amax) {
       amax = a;
@@ -83,19 +84,20 @@ void reference_block(const float *x, uint8_t *blk, int8_t *L) {
 // Importance path: weights qw * sqrt(sigma2 + x^2) (sigma2 = 2 * mean x^2 over the block), the
 // weighted symmetric search per sub-block, then the sixteen scales themselves fitted to
 // levels -32..31 by the same search, weighted by each sub-block's total weight.
-void importance_block(const float *x, const float *qw, uint8_t *blk, int8_t *L) {
+void importance_block(const SearchSet &s, const float *x, const float *qw, uint8_t *blk, int8_t *L) {
   float sumx2 = 0.0f;
   for (int i = 0; i < kQK; ++i) sumx2 += x[i] * x[i];
   const float sigma2 = 2.0f * sumx2 / 256.0f;
-  float scales[16], sw[16], w[16];
+  float scales[16], sw[16], w[kQK];
   for (int j = 0; j < 16; ++j) {
     const float *xs = x + 16 * j;
-    for (int i = 0; i < 16; ++i) w[i] = qw[16 * j + i] * std::sqrt(sigma2 + xs[i] * xs[i]);
+    float *ws = w + 16 * j;
+    for (int i = 0; i < 16; ++i) ws[i] = qw[16 * j + i] * std::sqrt(sigma2 + xs[i] * xs[i]);
     float sumw = 0.0f;
-    for (int i = 0; i < 16; ++i) sumw += w[i];
+    for (int i = 0; i < 16; ++i) sumw += ws[i];
     sw[j] = sumw;
-    scales[j] = search_symmetric(16, 4, xs, w, L + 16 * j);
   }
+  s.symmetric(16, 16, 4, x, w, L, scales);
   uint8_t *sc = blk + 96;
   std::memset(sc, 0, 12);
   int8_t Ls[16];
@@ -109,12 +111,13 @@ void importance_block(const float *x, const float *qw, uint8_t *blk, int8_t *L) 
 void quantize_row_q3_k(const float *row, void *dst, int64_t cols, const float *importance) {
   uint8_t *blk = static_cast<uint8_t *>(dst);
   int8_t L[kQK];
+  const SearchSet &s = active_searches();
   for (int64_t b = 0; b < cols / kQK; ++b, blk += kQ3KBytes) {
     const float *x = row + b * kQK;
     if (importance) {
-      importance_block(x, importance + b * kQK, blk, L);
+      importance_block(s, x, importance + b * kQK, blk, L);
     } else {
-      reference_block(x, blk, L);
+      reference_block(s, x, blk, L);
     }
     finish(x, blk, L);
   }

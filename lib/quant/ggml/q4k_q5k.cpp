@@ -5,6 +5,7 @@
 // then the low 4 bits.
 #include <cmath>
 
+#include "quant/ggml/kquant_batch.h"
 #include "quant/ggml/kquant_search.h"
 #include "quant/ggml/kquants.h"
 
@@ -87,16 +88,19 @@ void pack_q5(const uint8_t *L, uint8_t *qh, uint8_t *qs) {
 
 // ggml's reference path: per sub-block weights sqrt(mean x^2) + |x|, the affine search, then
 // scales and mins as 6-bit fractions of the largest of each.
-void reference_block(const float *x, int nmax, float rmin, float rdelta, int nstep, uint8_t *blk, uint8_t *L) {
-  float scales[kNSub], mins[kNSub], w[kSub];
-  float max_scale = 0.0f, max_min = 0.0f;
+void reference_block(const SearchSet &s, const float *x, int nmax, float rmin, float rdelta, int nstep, uint8_t *blk,
+                     uint8_t *L) {
+  float scales[kNSub], mins[kNSub], w[kQK];
   for (int j = 0; j < kNSub; ++j) {
     const float *xs = x + kSub * j;
     float sum_x2 = 0.0f;
     for (int i = 0; i < kSub; ++i) sum_x2 += xs[i] * xs[i];
     const float av_x = std::sqrt(sum_x2 / 32.0f);
-    for (int i = 0; i < kSub; ++i) w[i] = av_x + std::fabs(xs[i]);
-    scales[j] = search_affine(kSub, nmax, xs, w, L + kSub * j, &mins[j], rmin, rdelta, nstep, false);
+    for (int i = 0; i < kSub; ++i) w[kSub * j + i] = av_x + std::fabs(xs[i]);
+  }
+  s.affine(kNSub, kSub, nmax, x, w, L, scales, mins, rmin, rdelta, nstep, false);
+  float max_scale = 0.0f, max_min = 0.0f;
+  for (int j = 0; j < kNSub; ++j) {
     if (scales[j] > max_scale) max_scale = scales[j];
     if (mins[j] > max_min) max_min = mins[j];
   }
@@ -117,19 +121,21 @@ void reference_block(const float *x, int nmax, float rmin, float rdelta, int nst
 // ggml's importance path: weights qw * sqrt(sigma2 + x^2) with sigma2 = 2 * mean x^2 over the
 // block, the longer affine search, then the sub-block scales and mins themselves fitted to
 // 6-bit levels weighted by each sub-block's total weight.
-void importance_block(const float *x, const float *qw, int nmax, bool clamp_levels, uint8_t *blk, uint8_t *L) {
+void importance_block(const SearchSet &s, const float *x, const float *qw, int nmax, bool clamp_levels, uint8_t *blk,
+                      uint8_t *L) {
   float sum_x2 = 0.0f;
   for (int i = 0; i < kQK; ++i) sum_x2 += x[i] * x[i];
   const float sigma2 = 2.0f * sum_x2 / 256.0f;
-  float scales[kNSub], mins[kNSub], sw[kNSub], w[kSub];
+  float scales[kNSub], mins[kNSub], sw[kNSub], w[kQK];
   for (int j = 0; j < kNSub; ++j) {
     const float *xs = x + kSub * j;
-    for (int i = 0; i < kSub; ++i) w[i] = qw[kSub * j + i] * std::sqrt(sigma2 + xs[i] * xs[i]);
+    float *ws = w + kSub * j;
+    for (int i = 0; i < kSub; ++i) ws[i] = qw[kSub * j + i] * std::sqrt(sigma2 + xs[i] * xs[i]);
     float sumw = 0.0f;
-    for (int i = 0; i < kSub; ++i) sumw += w[i];
+    for (int i = 0; i < kSub; ++i) sumw += ws[i];
     sw[j] = sumw;
-    scales[j] = search_affine(kSub, nmax, xs, w, L + kSub * j, &mins[j], -0.9f, 0.05f, 36, false);
   }
+  s.affine(kNSub, kSub, nmax, x, w, L, scales, mins, -0.9f, 0.05f, 36, false);
   uint8_t ls[kNSub], lm[kNSub];
   const float d_block = search_positive(kNSub, 63, scales, sw, ls);
   const float m_block = search_positive(kNSub, 63, mins, sw, lm);
@@ -149,12 +155,13 @@ void importance_block(const float *x, const float *qw, int nmax, bool clamp_leve
 void quantize_row_q4_k(const float *row, void *dst, int64_t cols, const float *importance) {
   uint8_t *blk = static_cast<uint8_t *>(dst);
   uint8_t L[kQK];
+  const SearchSet &s = active_searches();
   for (int64_t b = 0; b < cols / kQK; ++b, blk += kQ4KBytes) {
     const float *x = row + b * kQK;
     if (importance) {
-      importance_block(x, importance + b * kQK, 15, false, blk, L);
+      importance_block(s, x, importance + b * kQK, 15, false, blk, L);
     } else {
-      reference_block(x, 15, -1.0f, 0.1f, 20, blk, L);
+      reference_block(s, x, 15, -1.0f, 0.1f, 20, blk, L);
     }
     requantize(x, blk, 15, L);
     pack_q4(L, blk + 16);
@@ -164,12 +171,13 @@ void quantize_row_q4_k(const float *row, void *dst, int64_t cols, const float *i
 void quantize_row_q5_k(const float *row, void *dst, int64_t cols, const float *importance) {
   uint8_t *blk = static_cast<uint8_t *>(dst);
   uint8_t L[kQK];
+  const SearchSet &s = active_searches();
   for (int64_t b = 0; b < cols / kQK; ++b, blk += kQ5KBytes) {
     const float *x = row + b * kQK;
     if (importance) {
-      importance_block(x, importance + b * kQK, 31, true, blk, L);
+      importance_block(s, x, importance + b * kQK, 31, true, blk, L);
     } else {
-      reference_block(x, 31, -0.5f, 0.1f, 15, blk, L);
+      reference_block(s, x, 31, -0.5f, 0.1f, 15, blk, L);
     }
     requantize(x, blk, 31, L);
     pack_q5(L, blk + 16, blk + 48);

@@ -4,6 +4,7 @@
 // search's weights: the importance values themselves instead of x^2.
 #include <cmath>
 
+#include "quant/ggml/kquant_batch.h"
 #include "quant/ggml/kquant_search.h"
 #include "quant/ggml/kquants.h"
 
@@ -30,12 +31,13 @@ void quantize_row_q6_k(const float *row, void *dst, int64_t cols, const float *i
   uint8_t *blk = static_cast<uint8_t *>(dst);
   int8_t L[kQK];
   float scales[16];
+  const SearchSet &s = active_searches();
   for (int64_t b = 0; b < cols / kQK; ++b, blk += kQ6KBytes) {
     const float *x = row + b * kQK;
     const float *qw = importance ? importance + b * kQK : nullptr;
+    s.symmetric(16, 16, 32, x, qw, L, scales);
     float max_scale = 0.0f, max_abs_scale = 0.0f;
     for (int j = 0; j < 16; ++j) {
-      scales[j] = search_symmetric(16, 32, x + 16 * j, qw ? qw + 16 * j : nullptr, L + 16 * j);
       const float a = std::fabs(scales[j]);
       if (a > max_abs_scale) {
         max_abs_scale = a;

@@ -1,0 +1,33 @@
+// The sub-block searches of one K-quant block as batch calls, so that a SIMD set can run the
+// sub-blocks side by side, one per lane, each lane doing the scalar search's operations in the
+// scalar order: every set writes the same bytes (the searches are independent per sub-block;
+// only their sums are order-sensitive, and those stay within a lane).
+#pragma once
+#include <cstdint>
+
+namespace tblob {
+namespace ggmlq {
+
+struct SearchSet {
+  // search_affine on nsub sub-blocks of n values (x, w, L at offset n*j; scales[j], neg_mins[j]).
+  void (*affine)(int nsub, int n, int nmax, const float *x, const float *w, uint8_t *L, float *scales,
+                 float *neg_mins, float rmin, float rdelta, int nstep, bool use_mad);
+  // search_symmetric on nsub sub-blocks of n values (w null: x^2).
+  void (*symmetric)(int nsub, int n, int nmax, const float *x, const float *w, int8_t *L, float *scales);
+  // search_q3_rmse on the 16 sub-blocks of 16 of a block.
+  void (*q3_rmse)(const float *x, int8_t *L, float *scales);
+  // search_iq4_scale on the 8 sub-blocks of 32 of a block (w: 256 weights).
+  void (*iq4)(const float *x, const float *w, float *scales);
+};
+
+extern const SearchSet kScalarSearches;
+#if defined(TBLOB_DEQUANT_AVX2)
+extern const SearchSet kAvx2Searches;  // x86/kquant_avx2.cpp
+#endif
+
+// The set of the active kernel set (dequant/dispatch.h: TBLOB_KERNEL, set_kernel): AVX2 for
+// "avx2" and "avx512", scalar otherwise.
+const SearchSet &active_searches();
+
+}  // namespace ggmlq
+}  // namespace tblob
