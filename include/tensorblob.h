@@ -113,6 +113,8 @@ typedef enum tblob_status {
   TBLOB_E_DEQUANT_OUT_DTYPE = -79,  /* output dtype is not F32, F16 or BF16 */
   TBLOB_E_KERNEL_UNAVAILABLE = -80, /* the named kernel set is unknown or this host cannot run it */
   TBLOB_E_NOT_DEQUANTIZABLE = -81,  /* tensor holds integers/bools/F64...: nothing to dequantize */
+  TBLOB_E_QUANT_NONFINITE = -87,    /* quantizer input holds NaN or Inf (ggml's output is undefined) */
+  TBLOB_E_QUANT_IMPORTANCE = -88,   /* importance weights negative, not finite, or given twice */
 
   /* Ollama stores, manifests, blobs (-100 .. -139) */
   TBLOB_E_OLLAMA_NAME = -100,                /* model name or tag breaks the name grammar */
@@ -1488,6 +1490,31 @@ TBLOB_API tblob_status tblob_uqff_verify_memory(const void *const *bufs, const s
 TBLOB_API tblob_status tblob_ggml_dequantize(uint32_t ggml_type, const void *src, size_t src_bytes,
                                              uint64_t elements, uint32_t out_dtype, void *dst,
                                              size_t dst_bytes, tblob_diag *diag) TBLOB_NOEXCEPT;
+/* Bytes of one row of `cols` values of ggml type `ggml_type` (what ggml_row_size gives): cols
+ * must be a multiple of the type's block size (TBLOB_E_QUANT_GROUP_SIZE otherwise).
+ * TBLOB_E_UNSUPPORTED for an unknown type id, TBLOB_E_SHAPE_OVERFLOW when the count overflows. */
+TBLOB_API tblob_status tblob_ggml_row_size(uint32_t ggml_type, uint64_t cols, uint64_t *bytes,
+                                           tblob_diag *diag) TBLOB_NOEXCEPT;
+/* Quantizes rows x cols values (row-major) of src_dtype (TBLOB_DTYPE_F32, _F16 or _BF16; src
+ * exactly rows * cols * element bytes) into rows * tblob_ggml_row_size(cols) bytes of ggml
+ * blocks at dst (dst_bytes may be larger: the rest is left untouched), bit-exact with ggml's
+ * ggml_quantize_chunk (docs/quantize.md "GGML blocks" lists the types, the reference build and
+ * the edge cases). importance: NULL, or `cols` per-column weights (finite, >= 0) for the types
+ * that take them (ignored, but still checked, by the others); options->importance must then
+ * be NULL (give the weights in one place). options NULL: the defaults; rows are shared out on
+ * options->threads threads and the bytes never depend on the count. Memory: at most one row
+ * of f32 scratch per thread (F16/BF16 input, or F32 input not 4-byte aligned).
+ * Statuses: TBLOB_E_UNSUPPORTED (a type with no quantizer), TBLOB_E_QUANT_GROUP_SIZE (cols not
+ * a multiple of the block), TBLOB_E_DTYPE (src_dtype), TBLOB_E_QUANT_DATA_SIZE (src_bytes
+ * differs from what rows x cols need), TBLOB_E_BUFFER_TOO_SMALL, TBLOB_E_SHAPE_OVERFLOW,
+ * TBLOB_E_QUANT_NONFINITE (a NaN or Inf input value: ggml's output for it is undefined; diag's
+ * message names the row and column; dst is then unspecified), TBLOB_E_QUANT_IMPORTANCE
+ * (a weight negative or not finite), TBLOB_E_OUT_OF_MEMORY, TBLOB_E_INVALID_ARGUMENT. */
+TBLOB_API tblob_status tblob_ggml_quantize(uint32_t ggml_type, uint32_t src_dtype, const void *src,
+                                           size_t src_bytes, uint64_t rows, uint64_t cols,
+                                           const float *importance, void *dst, size_t dst_bytes,
+                                           const tblob_quantize_options *options,
+                                           tblob_diag *diag) TBLOB_NOEXCEPT;
 /* The GGML kernel set in use: "scalar" or "avx2"; it follows tblob_kernel_set / TBLOB_KERNEL
  * ("avx512" runs the AVX2 GGML kernels, "neon" the scalar ones). */
 TBLOB_API const char *tblob_ggml_kernel_name(void) TBLOB_NOEXCEPT;
