@@ -7,19 +7,22 @@
 #include "quant/ggml/kquant_search.h"
 
 namespace tblob {
-namespace ggmlq {
+namespace ggml {
+namespace q {
 
 namespace {
 
 void affine_each(int nsub, int n, int nmax, const float *x, const float *w, uint8_t *L, float *scales,
                  float *neg_mins, float rmin, float rdelta, int nstep, bool use_mad) {
+  uint8_t aux[32];
   for (int j = 0; j < nsub; ++j) {
-    scales[j] = search_affine(n, nmax, x + n * j, w + n * j, L + n * j, &neg_mins[j], rmin, rdelta, nstep, use_mad);
+    scales[j] = make_qkx3_quants(n, nmax, x + n * j, w + n * j, L + n * j, &neg_mins[j], aux, rmin, rdelta, nstep,
+                                 use_mad);
   }
 }
 
 void symmetric_each(int nsub, int n, int nmax, const float *x, const float *w, int8_t *L, float *scales) {
-  for (int j = 0; j < nsub; ++j) scales[j] = search_symmetric(n, nmax, x + n * j, w ? w + n * j : nullptr, L + n * j);
+  for (int j = 0; j < nsub; ++j) scales[j] = make_qx_quants(n, nmax, x + n * j, L + n * j, 1, w ? w + n * j : nullptr);
 }
 
 void q3_rmse_each(const float *x, int8_t *L, float *scales) {
@@ -42,5 +45,6 @@ const SearchSet &active_searches() {
   return kScalarSearches;
 }
 
-}  // namespace ggmlq
+}  // namespace q
+}  // namespace ggml
 }  // namespace tblob

@@ -6,13 +6,14 @@
 #include <cstdint>
 
 namespace tblob {
-namespace ggmlq {
+namespace ggml {
+namespace q {
 
 struct SearchSet {
-  // search_affine on nsub sub-blocks of n values (x, w, L at offset n*j; scales[j], neg_mins[j]).
+  // make_qkx3_quants (weights given) on nsub sub-blocks of n values (x, w, L at offset n*j; scales[j], neg_mins[j]).
   void (*affine)(int nsub, int n, int nmax, const float *x, const float *w, uint8_t *L, float *scales,
                  float *neg_mins, float rmin, float rdelta, int nstep, bool use_mad);
-  // search_symmetric on nsub sub-blocks of n values (w null: x^2).
+  // make_qx_quants (rmse_type 1) on nsub sub-blocks of n values (w null: x^2).
   void (*symmetric)(int nsub, int n, int nmax, const float *x, const float *w, int8_t *L, float *scales);
   // search_q3_rmse on the 16 sub-blocks of 16 of a block.
   void (*q3_rmse)(const float *x, int8_t *L, float *scales);
@@ -29,5 +30,6 @@ extern const SearchSet kAvx2Searches;  // x86/kquant_avx2.cpp
 // "avx2" and "avx512", scalar otherwise.
 const SearchSet &active_searches();
 
-}  // namespace ggmlq
+}  // namespace q
+}  // namespace ggml
 }  // namespace tblob

@@ -1,17 +1,20 @@
-// The scale searches of ggml's K-quant family (kquant_search.h). Sums run left to right and
-// every expression is written with ggml's operand order and grouping; int levels convert to
-// float at the same points as in ggml, and levels are stored in the same integer widths
-// (a negative level kept in a uint8_t wraps, and later steps read the wrapped value).
+// The searches only ggml's K-quant family and IQ4_XS use (kquant_search.h). Sums run left to
+// right and every expression is written with ggml's operand order and grouping; int levels
+// convert to float at the same points as in ggml, and levels are stored in the same integer
+// widths (a negative level kept in a uint8_t wraps, and later steps read the wrapped value).
 #include "quant/ggml/kquant_search.h"
 
 #include <cmath>
 
+#include "dequant/ggml/ggml_blocks.h"
+
 namespace tblob {
-namespace ggmlq {
+namespace ggml {
+namespace q {
 
 namespace {
 
-// Index of the first value of largest magnitude; its value in *max, magnitude in *amax.
+// The first value of largest magnitude in *max, its magnitude in *amax.
 void largest_magnitude(int n, const float *x, float *max, float *amax) {
   float m = 0.0f, a = 0.0f;
   for (int i = 0; i < n; ++i) {
@@ -25,52 +28,7 @@ void largest_magnitude(int n, const float *x, float *max, float *amax) {
   *amax = a;
 }
 
-inline float weight_or_square(const float *w, const float *x, int i) { return w ? w[i] : x[i] * x[i]; }
-
 }  // namespace
-
-float search_symmetric(int n, int nmax, const float *x, const float *w, int8_t *L) {
-  float max, amax;
-  largest_magnitude(n, x, &max, &amax);
-  if (amax < kGroupMaxEps) {
-    std::memset(L, 0, static_cast<size_t>(n));
-    return 0.0f;
-  }
-  const float fnmax = static_cast<float>(nmax);
-  // The levels of one candidate inverse scale and their weighted sums.
-  int8_t cand[256];
-  auto fit = [&](float iscale, float *sumlx, float *suml2) {
-    float slx = 0.0f, sl2 = 0.0f;
-    for (int i = 0; i < n; ++i) {
-      const int l = clamp_int(nearest_int(iscale * x[i]), -nmax, nmax - 1);
-      cand[i] = static_cast<int8_t>(l);
-      const float wi = weight_or_square(w, x, i);
-      const float fl = static_cast<float>(l);
-      slx += wi * x[i] * fl;
-      sl2 += wi * fl * fl;
-    }
-    *sumlx = slx;
-    *suml2 = sl2;
-  };
-  auto keep = [&]() {
-    for (int i = 0; i < n; ++i) L[i] = static_cast<int8_t>(cand[i] + nmax);
-  };
-  float sumlx, suml2;
-  fit(static_cast<float>(-nmax) / max, &sumlx, &suml2);
-  keep();
-  float scale = suml2 != 0.0f ? sumlx / suml2 : 0.0f;
-  float best = scale * sumlx;
-  for (int is = -9; is <= 9; ++is) {
-    if (is == 0) continue;
-    fit(-(fnmax + 0.1f * static_cast<float>(is)) / max, &sumlx, &suml2);
-    if (suml2 > 0.0f && sumlx * sumlx > best * suml2) {
-      keep();
-      scale = sumlx / suml2;
-      best = scale * sumlx;
-    }
-  }
-  return scale;
-}
 
 float search_q3_rmse(const float *x, int8_t *L) {
   constexpr int n = 16, nmax = 4;
@@ -113,76 +71,6 @@ float search_q3_rmse(const float *x, int8_t *L) {
   }
   for (int i = 0; i < n; ++i) L[i] = static_cast<int8_t>(L[i] + nmax);
   return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
-}
-
-float search_affine(int n, int nmax, const float *x, const float *w, uint8_t *L, float *neg_min, float rmin,
-                    float rdelta, int nstep, bool use_mad) {
-  float min = x[0], max = x[0];
-  float sum_w = w[0];
-  float sum_x = sum_w * x[0];
-  for (int i = 1; i < n; ++i) {
-    if (x[i] < min) min = x[i];
-    if (x[i] > max) max = x[i];
-    sum_w += w[i];
-    sum_x += w[i] * x[i];
-  }
-  if (min > 0.0f) min = 0.0f;
-  if (max == min) {
-    std::memset(L, 0, static_cast<size_t>(n));
-    *neg_min = -min;
-    return 0.0f;
-  }
-  const float fnmax = static_cast<float>(nmax);
-  auto error_of = [&](float scale, float mn, const uint8_t *lv) {
-    float e = 0.0f;
-    for (int i = 0; i < n; ++i) {
-      float diff = scale * static_cast<float>(lv[i]) + mn - x[i];
-      diff = use_mad ? std::fabs(diff) : diff * diff;
-      e += w[i] * diff;
-    }
-    return e;
-  };
-  float iscale = fnmax / (max - min);
-  float scale = 1.0f / iscale;
-  for (int i = 0; i < n; ++i) {
-    L[i] = static_cast<uint8_t>(clamp_int(nearest_int(iscale * (x[i] - min)), 0, nmax));
-  }
-  float best = error_of(scale, min, L);
-  if (nstep < 1) {
-    *neg_min = -min;
-    return scale;
-  }
-  uint8_t cand[256];
-  for (int is = 0; is <= nstep; ++is) {
-    // min is the best fit's so far: later candidates start from it (as ggml's do).
-    iscale = (rmin + rdelta * static_cast<float>(is) + fnmax) / (max - min);
-    float sum_l = 0.0f, sum_l2 = 0.0f, sum_xl = 0.0f;
-    for (int i = 0; i < n; ++i) {
-      const int l = clamp_int(nearest_int(iscale * (x[i] - min)), 0, nmax);
-      cand[i] = static_cast<uint8_t>(l);
-      const float fl = static_cast<float>(l);
-      sum_l += w[i] * fl;
-      sum_l2 += w[i] * fl * fl;
-      sum_xl += w[i] * fl * x[i];
-    }
-    const float D = sum_w * sum_l2 - sum_l * sum_l;
-    if (!(D > 0.0f)) continue;
-    float this_scale = (sum_w * sum_xl - sum_x * sum_l) / D;
-    float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D;
-    if (this_min > 0.0f) {
-      this_min = 0.0f;
-      this_scale = sum_xl / sum_l2;
-    }
-    const float e = error_of(this_scale, this_min, cand);
-    if (e < best) {
-      std::memcpy(L, cand, static_cast<size_t>(n));
-      best = e;
-      scale = this_scale;
-      min = this_min;
-    }
-  }
-  *neg_min = -min;
-  return scale;
 }
 
 float search_positive(int n, int nmax, const float *x, const float *w, uint8_t *L) {
@@ -255,27 +143,12 @@ float search_positive(int n, int nmax, const float *x, const float *w, uint8_t *
   return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
 }
 
-int iq4_grid_index(float v) {
-  if (v <= static_cast<float>(kIq4Grid[0])) return 0;
-  if (v >= static_cast<float>(kIq4Grid[15])) return 15;
-  int lo = 0, hi = 15;
-  while (hi - lo > 1) {
-    const int mid = (lo + hi) / 2;
-    if (v < static_cast<float>(kIq4Grid[mid])) {
-      hi = mid;
-    } else {
-      lo = mid;
-    }
-  }
-  return v - static_cast<float>(kIq4Grid[hi - 1]) < static_cast<float>(kIq4Grid[hi]) - v ? hi - 1 : hi;
-}
-
 namespace {
 // Weighted least-squares sums of the grid values chosen at inverse scale id.
 void iq4_fit(const float *x, const float *w, float id, float *sumqx, float *sumq2) {
   float sqx = 0.0f, sq2 = 0.0f;
   for (int j = 0; j < 32; ++j) {
-    const float q = static_cast<float>(kIq4Grid[iq4_grid_index(id * x[j])]);
+    const float q = static_cast<float>(kIq4Grid[best_index_int8(16, kIq4Grid, id * x[j])]);
     sqx += w[j] * q * x[j];
     sq2 += w[j] * q * q;
   }
@@ -303,5 +176,6 @@ float search_iq4_scale(const float *x, const float *w) {
   return d;
 }
 
-}  // namespace ggmlq
+}  // namespace q
+}  // namespace ggml
 }  // namespace tblob

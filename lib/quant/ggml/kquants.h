@@ -9,7 +9,7 @@
 #include <cstdint>
 
 namespace tblob {
-namespace ggmlq {
+namespace ggml {
 
 // Bytes of one 256-value block.
 constexpr size_t kQ2KBytes = 84;
@@ -28,5 +28,5 @@ void quantize_row_q6_k(const float *row, void *dst, int64_t cols, const float *i
 void quantize_row_q8_k(const float *row, void *dst, int64_t cols, const float *importance);
 void quantize_row_iq4_xs(const float *row, void *dst, int64_t cols, const float *importance);
 
-}  // namespace ggmlq
+}  // namespace ggml
 }  // namespace tblob

@@ -8,7 +8,9 @@
 #include "quant/ggml/kquants.h"
 
 namespace tblob {
-namespace ggmlq {
+namespace ggml {
+
+using namespace q;
 
 namespace {
 
@@ -83,8 +85,8 @@ void quantize_row_q2_k(const float *row, void *dst, int64_t cols, const float *i
     }
     // Final levels from the stored d, dmin and nibbles; a sub-block whose scale reads as zero
     // keeps the search's levels.
-    const float d = from_half(load_le16(blk + 80));
-    const float dmin = from_half(load_le16(blk + 82));
+    const float d = load_half(blk + 80);
+    const float dmin = load_half(blk + 82);
     for (int j = 0; j < 16; ++j) {
       const float ds = d * static_cast<float>(blk[j] & 0xF);
       if (ds == 0.0f) continue;
@@ -97,5 +99,5 @@ void quantize_row_q2_k(const float *row, void *dst, int64_t cols, const float *i
   }
 }
 
-}  // namespace ggmlq
+}  // namespace ggml
 }  // namespace tblob

@@ -9,7 +9,9 @@
 #include "quant/ggml/kquants.h"
 
 namespace tblob {
-namespace ggmlq {
+namespace ggml {
+
+using namespace q;
 
 namespace {
 
@@ -31,7 +33,7 @@ int get_scale(const uint8_t *sc, int j) {
 // Final levels from the stored d and scales, then the high-bit mask and the 2-bit field. A
 // sub-block whose scale reads as zero keeps the search's levels (L holds level + 4).
 void finish(const float *x, uint8_t *blk, int8_t *L) {
-  const float d = from_half(load_le16(blk + 108));
+  const float d = load_half(blk + 108);
   for (int j = 0; j < 16; ++j) {
     const float ds = d * static_cast<float>(get_scale(blk + 96, j));
     if (ds == 0.0f) continue;
@@ -101,7 +103,7 @@ void importance_block(const SearchSet &s, const float *x, const float *qw, uint8
   uint8_t *sc = blk + 96;
   std::memset(sc, 0, 12);
   int8_t Ls[16];
-  const float d_block = search_symmetric(16, 32, scales, sw, Ls);
+  const float d_block = make_qx_quants(16, 32, scales, Ls, 1, sw);
   for (int j = 0; j < 16; ++j) put_scale(sc, j, Ls[j]);
   store_half(blk + 108, d_block);
 }
@@ -123,5 +125,5 @@ void quantize_row_q3_k(const float *row, void *dst, int64_t cols, const float *i
   }
 }
 
-}  // namespace ggmlq
+}  // namespace ggml
 }  // namespace tblob

@@ -10,7 +10,9 @@
 #include "quant/ggml/kquants.h"
 
 namespace tblob {
-namespace ggmlq {
+namespace ggml {
+
+using namespace q;
 
 namespace {
 
@@ -47,8 +49,8 @@ void unpack_scale(const uint8_t *sc, int j, int *s, int *m) {
 // Final levels from the stored (rounded) d, dmin and 6-bit pairs; a sub-block whose scale
 // reads as zero keeps the search's levels.
 void requantize(const float *x, const uint8_t *blk, int nmax, uint8_t *L) {
-  const float d = from_half(load_le16(blk));
-  const float dmin = from_half(load_le16(blk + 2));
+  const float d = load_half(blk);
+  const float dmin = load_half(blk + 2);
   for (int j = 0; j < kNSub; ++j) {
     int s, m;
     unpack_scale(blk + 4, j, &s, &m);
@@ -184,5 +186,5 @@ void quantize_row_q5_k(const float *row, void *dst, int64_t cols, const float *i
   }
 }
 
-}  // namespace ggmlq
+}  // namespace ggml
 }  // namespace tblob

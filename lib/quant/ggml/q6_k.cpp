@@ -9,7 +9,9 @@
 #include "quant/ggml/kquants.h"
 
 namespace tblob {
-namespace ggmlq {
+namespace ggml {
+
+using namespace q;
 
 namespace {
 
@@ -66,5 +68,5 @@ void quantize_row_q6_k(const float *row, void *dst, int64_t cols, const float *i
   }
 }
 
-}  // namespace ggmlq
+}  // namespace ggml
 }  // namespace tblob

@@ -8,7 +8,9 @@
 #include "quant/ggml/kquants.h"
 
 namespace tblob {
-namespace ggmlq {
+namespace ggml {
+
+using namespace q;
 
 void quantize_row_q8_k(const float *row, void *dst, int64_t cols, const float * /*importance*/) {
   uint8_t *blk = static_cast<uint8_t *>(dst);
@@ -41,5 +43,5 @@ void quantize_row_q8_k(const float *row, void *dst, int64_t cols, const float * 
   }
 }
 
-}  // namespace ggmlq
+}  // namespace ggml
 }  // namespace tblob
