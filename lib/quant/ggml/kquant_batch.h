@@ -22,9 +22,9 @@ struct SearchSet {
 };
 
 extern const SearchSet kScalarSearches;
-#if defined(TBLOB_DEQUANT_AVX2)
-extern const SearchSet kAvx2Searches;  // x86/kquant_avx2.cpp
-#endif
+// kquant_avx2.cpp: built (and referenced) only where the AVX2 dequantization set is
+// (TBLOB_DEQUANT_AVX2).
+extern const SearchSet kAvx2Searches;
 
 // The set of the active kernel set (dequant/dispatch.h: TBLOB_KERNEL, set_kernel): AVX2 for
 // "avx2" and "avx512", scalar otherwise.

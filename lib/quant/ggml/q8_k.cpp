@@ -16,12 +16,23 @@ void quantize_row_q8_k(const float *row, void *dst, int64_t cols, const float * 
   uint8_t *blk = static_cast<uint8_t *>(dst);
   for (int64_t b = 0; b < cols / kQK; ++b, blk += kQ8KBytes) {
     const float *x = row + b * kQK;
-    float max = 0.0f, amax = 0.0f;
-    for (int i = 0; i < kQK; ++i) {
-      const float a = std::fabs(x[i]);
-      if (a > amax) {
-        amax = a;
+    // ggml takes the first value of largest magnitude. The largest magnitude itself does not
+    // depend on the order it is found in, so eight running maxima (a loop the compiler
+    // vectorizes) find it, and a scan finds its first value.
+    float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int i = 0; i < kQK; i += 8) {
+      for (int l = 0; l < 8; ++l) {
+        const float a = std::fabs(x[i + l]);
+        lane[l] = a > lane[l] ? a : lane[l];
+      }
+    }
+    float amax = 0.0f;
+    for (int l = 0; l < 8; ++l) amax = lane[l] > amax ? lane[l] : amax;
+    float max = 0.0f;
+    for (int i = 0; i < kQK && amax > 0.0f; ++i) {
+      if (std::fabs(x[i]) == amax) {
         max = x[i];
+        break;
       }
     }
     if (amax == 0.0f) {
@@ -29,11 +40,14 @@ void quantize_row_q8_k(const float *row, void *dst, int64_t cols, const float * 
       continue;
     }
     const float iscale = -127.0f / max;
-    int8_t *qs = reinterpret_cast<int8_t *>(blk + 4);
+    // Levels go to a local array first: stores through the byte pointer could alias x, which
+    // would keep the compiler from vectorizing the loop.
+    int8_t qs[kQK];
     for (int i = 0; i < kQK; ++i) {
       const int v = nearest_int(iscale * x[i]);
       qs[i] = static_cast<int8_t>(v < 127 ? v : 127);
     }
+    std::memcpy(blk + 4, qs, kQK);
     for (int j = 0; j < 16; ++j) {
       int sum = 0;
       for (int i = 0; i < 16; ++i) sum += qs[16 * j + i];
