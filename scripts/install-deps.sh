@@ -45,6 +45,15 @@ PY=${PYTHON:-python3}
 if ! "$PY" -c 'import numpy, safetensors, ml_dtypes' 2>/dev/null; then
   "$PY" -m pip install -q --disable-pip-version-check "${PIP_PACKAGES[@]}"
 fi
+# The GGML quantization oracle (tests/quant): gguf-py (pinned: its numpy quantizers are
+# compared), and scikit-build-core, which bench/ggml_src.sh needs to download the
+# llama-cpp-python sdist with --no-build-isolation. Then the oracle itself is built once and
+# cached outside the checkout (/tmp/tblob-ggml-peer); in CI the test fails without it.
+if ! "$PY" -c 'import importlib.metadata as m, scikit_build_core; assert m.version("gguf") == "0.19.0"' 2>/dev/null; then
+  "$PY" -m pip install -q --disable-pip-version-check "gguf==0.19.0" scikit-build-core
+fi
+sh "$(dirname "$0")/../tests/quant/build_ggml_oracle.sh" >/dev/null ||
+  echo "note: the ggml quantization oracle could not be built (tests/quant/build_ggml_oracle.sh)"
 # Optional oracles: a failure to install them only skips the tests that need them.
 for extra in ${TBLOB_OPTIONAL_PIP:-}; do
   "$PY" -m pip install -q --disable-pip-version-check "$extra" || echo "note: optional $extra not installed"

@@ -95,6 +95,8 @@ statuses! {
     DequantOutDtype = TBLOB_E_DEQUANT_OUT_DTYPE,
     KernelUnavailable = TBLOB_E_KERNEL_UNAVAILABLE,
     NotDequantizable = TBLOB_E_NOT_DEQUANTIZABLE,
+    QuantNonfinite = TBLOB_E_QUANT_NONFINITE,
+    QuantImportance = TBLOB_E_QUANT_IMPORTANCE,
     OllamaName = TBLOB_E_OLLAMA_NAME,
     OllamaDigest = TBLOB_E_OLLAMA_DIGEST,
     OllamaPath = TBLOB_E_OLLAMA_PATH,
