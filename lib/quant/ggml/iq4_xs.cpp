@@ -6,7 +6,6 @@
 // importance; quantize_row_iq4_xs_ref is the same call.
 #include <cmath>
 
-#include "dequant/ggml/ggml_blocks.h"
 #include "quant/ggml/kquant_batch.h"
 #include "quant/ggml/kquant_search.h"
 #include "quant/ggml/kquants.h"
@@ -49,7 +48,7 @@ void quantize_row_iq4_xs(const float *row, void *dst, int64_t cols, const float 
       const float dl = d * static_cast<float>(l);
       const float idl = dl != 0.0f ? 1.0f / dl : 0.0f;
       const float *xb = x + 32 * ib;
-      for (int j = 0; j < 32; ++j) L[j] = static_cast<uint8_t>(best_index_int8(16, kIq4Grid, idl * xb[j]));
+      for (int j = 0; j < 32; ++j) L[j] = static_cast<uint8_t>(iq4_index(idl * xb[j]));
       for (int j = 0; j < 16; ++j) qs[16 * ib + j] = static_cast<uint8_t>(L[j] | (L[16 + j] << 4));
       l += 32;
       if (ib % 2 == 0) {

@@ -144,11 +144,23 @@ float search_positive(int n, int nmax, const float *x, const float *w, uint8_t *
 }
 
 namespace {
+constexpr float kGridF[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+}  // namespace
+
+int iq4_index(float v) {
+  if (v <= kGridF[0]) return 0;
+  if (v >= kGridF[15]) return 15;
+  int mu = 1;
+  for (int k = 1; k < 15; ++k) mu += !(v < kGridF[k]);
+  return v - kGridF[mu - 1] < kGridF[mu] - v ? mu - 1 : mu;
+}
+
+namespace {
 // Weighted least-squares sums of the grid values chosen at inverse scale id.
 void iq4_fit(const float *x, const float *w, float id, float *sumqx, float *sumq2) {
   float sqx = 0.0f, sq2 = 0.0f;
   for (int j = 0; j < 32; ++j) {
-    const float q = static_cast<float>(kIq4Grid[best_index_int8(16, kIq4Grid, id * x[j])]);
+    const float q = kGridF[iq4_index(id * x[j])];
     sqx += w[j] * q * x[j];
     sq2 += w[j] * q * q;
   }

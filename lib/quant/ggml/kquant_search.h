@@ -50,6 +50,12 @@ float search_q3_rmse(const float *x, int8_t *L);
 // wraps, and the passes read it wrapped, as ggml's). Returns the scale.
 float search_positive(int n, int nmax, const float *x, const float *w, uint8_t *L);
 
+// ggml's best_index_int8 over the IQ4 grid (kIq4Grid): the end at or beyond either end, else
+// the lower of the two neighbours only when strictly nearer. Counted instead of bisected (the
+// bisection ends at the first grid value v is less than; counting "not less than" lands a NaN
+// where the bisection does, on 15): the same index, without the bisection's dependent loads.
+int iq4_index(float v);
+
 // IQ4_XS's sub-block scale for 32 values with weights w (quantize_row_iq4_nl_impl with ntry
 // 7): the fit at d = max/127 (max the value of largest magnitude), then at inverse scales
 // (t - 127)/max for t in -7..7, keeping the best weighted least-squares fit; 0 for a group
