@@ -41,17 +41,18 @@ void finish(const float *x, uint8_t *blk, int8_t *L) {
       L[16 * j + i] = static_cast<int8_t>(clamp_int(nearest_int(x[16 * j + i] / ds), -4, 3) + 4);
     }
   }
-  uint8_t *hmask = blk;
-  std::memset(hmask, 0, 32);
+  // Levels are 0..7: bit 2 goes to the mask (bit k of byte i for value 32k+i), bits 0-1 to
+  // the 2-bit field (ggml's "if (L > 3) { set the bit; L -= 4; }", without the branch).
+  uint8_t hmask[32] = {};
   uint8_t low[kQK];
-  for (int i = 0; i < kQK; ++i) {
-    int l = L[i];
-    if (l > 3) {
-      hmask[i % 32] = static_cast<uint8_t>(hmask[i % 32] | (1u << (i / 32)));
-      l -= 4;
+  for (int k = 0; k < 8; ++k) {
+    for (int i = 0; i < 32; ++i) {
+      const int l = L[32 * k + i];
+      hmask[i] = static_cast<uint8_t>(hmask[i] | (((l >> 2) & 1) << k));
+      low[32 * k + i] = static_cast<uint8_t>(l & 3);
     }
-    low[i] = static_cast<uint8_t>(l);
   }
+  std::memcpy(blk, hmask, 32);
   pack_2bit(low, blk + 32);
 }
 

@@ -70,22 +70,17 @@ void pack_q4(const uint8_t *L, uint8_t *qs) {
 }
 
 // Low nibbles as Q4_K; bit 2k (2k+1) of qh[i] is the fifth bit of value 64k+i (64k+32+i).
-void pack_q5(const uint8_t *L, uint8_t *qh, uint8_t *qs) {
-  std::memset(qh, 0, 32);
+// Levels are 0..31, so ggml's "if (l > 15) { set the bit; l -= 16; }" is bit 4 and l & 15.
+void pack_q5(const uint8_t *L, uint8_t *qh_out, uint8_t *qs) {
+  uint8_t qh[32] = {};
   for (int k = 0; k < kQK / 64; ++k) {
     for (int i = 0; i < 32; ++i) {
-      int lo = L[64 * k + i], hi = L[64 * k + i + 32];
-      if (lo > 15) {
-        lo -= 16;
-        qh[i] = static_cast<uint8_t>(qh[i] | (1u << (2 * k)));
-      }
-      if (hi > 15) {
-        hi -= 16;
-        qh[i] = static_cast<uint8_t>(qh[i] | (2u << (2 * k)));
-      }
-      qs[32 * k + i] = static_cast<uint8_t>(lo | (hi << 4));
+      const int lo = L[64 * k + i], hi = L[64 * k + i + 32];
+      qh[i] = static_cast<uint8_t>(qh[i] | (((lo >> 4) & 1) << (2 * k)) | (((hi >> 4) & 1) << (2 * k + 1)));
+      qs[32 * k + i] = static_cast<uint8_t>((lo & 15) | ((hi & 15) << 4));
     }
   }
+  std::memcpy(qh_out, qh, 32);
 }
 
 // ggml's reference path: per sub-block weights sqrt(mean x^2) + |x|, the affine search, then
