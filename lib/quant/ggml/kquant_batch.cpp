@@ -38,9 +38,16 @@ void iq4_each(const float *x, const float *w, float *scales) {
 const SearchSet kScalarSearches = {affine_each, symmetric_each, q3_rmse_each, iq4_each};
 
 const SearchSet &active_searches() {
-#if defined(TBLOB_DEQUANT_AVX2)
   const char *name = active_kernel_name();
-  if (std::strcmp(name, "avx2") == 0 || std::strcmp(name, "avx512") == 0) return kAvx2Searches;
+  (void)name;
+#if defined(TBLOB_DEQUANT_AVX512)
+  if (std::strcmp(name, "avx512") == 0) return kAvx512Searches;
+#endif
+#if defined(TBLOB_DEQUANT_AVX2)
+  if (std::strcmp(name, "avx2") == 0) return kAvx2Searches;
+#endif
+#if defined(TBLOB_DEQUANT_NEON)
+  if (std::strcmp(name, "neon") == 0) return kNeonSearches;
 #endif
   return kScalarSearches;
 }

@@ -22,12 +22,15 @@ struct SearchSet {
 };
 
 extern const SearchSet kScalarSearches;
-// kquant_avx2.cpp: built (and referenced) only where the AVX2 dequantization set is
-// (TBLOB_DEQUANT_AVX2).
+// Built (and referenced) only where the matching dequantization set is: kquant_avx2.cpp and
+// kquant_avx512.cpp with TBLOB_DEQUANT_AVX2 / TBLOB_DEQUANT_AVX512, kquant_neon.cpp with
+// TBLOB_DEQUANT_NEON.
 extern const SearchSet kAvx2Searches;
+extern const SearchSet kAvx512Searches;
+extern const SearchSet kNeonSearches;
 
-// The set of the active kernel set (dequant/dispatch.h: TBLOB_KERNEL, set_kernel): AVX2 for
-// "avx2" and "avx512", scalar otherwise.
+// The set of the active kernel set (dequant/dispatch.h: TBLOB_KERNEL, set_kernel): "avx512",
+// "avx2" and "neon" take their own, anything else the scalar one.
 const SearchSet &active_searches();
 
 }  // namespace q
