@@ -44,23 +44,14 @@ inline int nearest_int(float v) {
   return static_cast<int>(bits(s) & 0x007FFFFFu) - 0x00400000;
 }
 
-// GGML_FP32_TO_FP16: round to nearest even; NaN becomes sign | 0x7E00. Every NaN that reaches
-// a scale here was made by an invalid operation (inf - inf, 0 * inf, ...) on finite input (the
-// driver refuses NaN and Inf), after which it only propagates or changes sign. x86 makes such
-// NaNs negative (its default NaN is 0xFFC00000), arm64 and the other hosts positive, so every
-// NaN's sign there is the opposite of x86's: it is flipped, and the field holds what ggml's
-// x86 build writes (measured under qemu-aarch64: every record of tests/data/ggml_quant, and
-// 5,600 random K-quant rows, scalar and NEON, equal x86's bytes; without the flip the rows
-// whose f32 sums overflow differ, as ggml's own arm and x86 builds differ).
+// GGML_FP32_TO_FP16: round to nearest even; NaN becomes sign | 0x7E00. From finite input a
+// scale is NaN only when ggml's f32 sums overflow (inf/inf, 0*inf): on x86 that is the default
+// NaN, whose sign bit is set, and ggml's x86 build writes 0xFE00 (no quantizer negates a NaN an
+// odd number of times before storing it). Other hosts make default NaNs with the sign clear
+// (aarch64: 0x7FC00000), so the sign is fixed here rather than taken from the host's NaN.
 inline uint16_t fp16(float f) {
   const uint32_t u = bits(f);
-#if defined(__x86_64__) || defined(__i386__)
-  constexpr uint32_t kNanSignFlip = 0;
-#else
-  constexpr uint32_t kNanSignFlip = 0x8000u;
-#endif
-  if ((u & 0x7FFFFFFFu) > 0x7F800000u)
-    return static_cast<uint16_t>((((u >> 16) & 0x8000u) ^ kNanSignFlip) | 0x7E00u);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return 0xFE00u;
   return dq::f32_to_f16(u);
 }
 inline void store_fp16(uint8_t *p, float f) { store_le<uint16_t>(p, fp16(f)); }
