@@ -103,9 +103,11 @@ struct Lanes {
 
   // Lane j of out[i] = x[n*(first + j) + i]: value i of sub-block first+j.
   static void transpose_in(const float *x, int n, int first, F *out) {
-    for (int i = 0; i < n; ++i) {
-      for (int j = 0; j < W; ++j) out[i][j] = x[n * (first + j) + i];
+    float t[32 * W];  // through plain floats: element inserts into vectors compile badly
+    for (int j = 0; j < W; ++j) {
+      for (int i = 0; i < n; ++i) t[W * i + j] = x[n * (first + j) + i];
     }
+    std::memcpy(out, t, sizeof(float) * W * static_cast<size_t>(n));
   }
 
   // The first value of largest magnitude per lane, and that magnitude.
