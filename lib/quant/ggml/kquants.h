@@ -1,6 +1,7 @@
-// Scalar reference quantizers of ggml's K-quant family and IQ4_XS: one row of `cols` floats
-// (a multiple of 256, which the caller checks) into cols/256 blocks at dst, bit-exact with
-// ggml's quantize_<type> (what ggml_quantize_chunk calls) and, for Q8_K, quantize_row_q8_K_ref.
+// Row quantizers of ggml's K-quant family and IQ4_XS: one row of `cols` floats (a multiple of
+// 256, which the caller checks) into cols/256 blocks at dst, bit-exact with ggml's
+// quantize_<type> (what ggml_quantize_chunk calls) and, for Q8_K, quantize_row_q8_K_ref. The
+// sub-block searches run in the active kernel set's lanes (kquant_batch.h), the rest is scalar.
 // importance: null, or `cols` non-negative weights, one per column (an imatrix row); without
 // it each type takes ggml's reference path, with it ggml's importance path. Q8_K has no
 // importance path and ignores it. The rules are in docs/quantize.md, "GGML blocks".
