@@ -115,8 +115,10 @@ def main():
             print("FAIL", what)
 
     check("scalar" in sets, f"kernel sets {sets} include scalar")
-    rows_cases = cases(args.seed)
-    weights = importance(args.seed)
+    # 768 columns: three 256-value blocks a row, so the K-quants' importance is read at each
+    # block's offset too (the fixtures keep 256).
+    rows_cases = cases(args.seed, cols=768)
+    weights = importance(args.seed, cols=768)
     # One request list for the oracle: F32 values, their F16 and BF16 roundings, each type,
     # without and (where ggml takes it) with every weight vector.
     reqs, meta = [], []

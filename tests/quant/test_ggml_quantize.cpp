@@ -257,6 +257,19 @@ TEST(GgmlQuantize, NonFiniteInput) {
       EXPECT_EQ(d.offset, (2u * 64 + 5) * 4);
     }
   }
+  // Rows of 288 values: the scan tests runs of 64, then the rest; the first bad value is found
+  // in any run and in the partial last one.
+  for (uint64_t col : {5u, 70u, 130u, 270u}) {
+    std::vector<float> x = ramp(2 * 288);
+    x[288 + col] = NAN;
+    x[288 + 287] = INFINITY;
+    std::vector<uint8_t> out;
+    tblob_diag d = TBLOB_DIAG_INIT;
+    EXPECT_EQ(quantize(8, x, 2, 288, nullptr, &out, 1, &d), TBLOB_E_QUANT_NONFINITE);
+    const std::string want = "row 1, column " + std::to_string(col);
+    EXPECT_NE(std::strstr(d.message, want.c_str()), nullptr) << d.message;
+    EXPECT_EQ(d.offset, (288 + col) * 4);
+  }
   // F16 and BF16 inputs: infinity and NaN bit patterns.
   std::vector<uint16_t> h(64, 0x3C00);  // 1.0
   std::vector<uint8_t> out(68);

@@ -24,9 +24,21 @@ constexpr uint64_t kNoRow = ~uint64_t{0};
 
 inline bool finite_bits(uint32_t u) { return (u & 0x7F800000u) != 0x7F800000u; }
 
-// Index of the first NaN or Inf among n floats, or n.
+// Index of the first NaN or Inf among n floats, or n. Runs of 64 are tested without an early
+// exit, a loop the compiler vectorizes (the per-value exit kept it scalar, which cost the
+// fast types a third of their speed); the index is then found in the first run that has one.
 uint64_t first_nonfinite(const float *x, uint64_t n) {
-  for (uint64_t i = 0; i < n; ++i) {
+  uint64_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    uint32_t bad = 0;
+    for (int k = 0; k < 64; ++k) {
+      uint32_t u;
+      std::memcpy(&u, x + i + k, 4);
+      bad |= static_cast<uint32_t>(!finite_bits(u));
+    }
+    if (bad) break;
+  }
+  for (; i < n; ++i) {
     uint32_t u;
     std::memcpy(&u, x + i, 4);
     if (!finite_bits(u)) return i;
