@@ -63,6 +63,7 @@ const StatusText kStatusText[] = {
     TBLOB_S(TBLOB_E_DEQUANT_OUT_DTYPE, "dequantization output dtype must be F32, F16 or BF16"),
     TBLOB_S(TBLOB_E_KERNEL_UNAVAILABLE, "unknown kernel set, or one this host cannot run"),
     TBLOB_S(TBLOB_E_NOT_DEQUANTIZABLE, "tensor is neither quantized nor floating point"),
+    TBLOB_S(TBLOB_E_QUANT_VALUE, "input value or group the quantization scheme cannot encode"),
     TBLOB_S(TBLOB_E_OLLAMA_NAME, "model name or tag breaks the Ollama name grammar"),
     TBLOB_S(TBLOB_E_OLLAMA_DIGEST, "digest is not sha256: (or sha256- for files) + 64 lowercase hex digits"),
     TBLOB_S(TBLOB_E_OLLAMA_PATH, "path would leave the store or pass through a symlink"),
