@@ -45,6 +45,12 @@ PY=${PYTHON:-python3}
 if ! "$PY" -c 'import numpy, safetensors, ml_dtypes' 2>/dev/null; then
   "$PY" -m pip install -q --disable-pip-version-check "${PIP_PACKAGES[@]}"
 fi
+# The quantizers' oracle (tests/quant/mlx_quant_oracle.py, fails under CI=true without it):
+# MLX pinned, with its CPU backend (plain `mlx` has no libmlx.so on Linux).
+MLX_PIN="mlx[cpu]==0.32.4"
+if ! "$PY" -c 'import mlx.core as mx, sys; sys.exit(mx.__version__ != "0.32.4")' 2>/dev/null; then
+  "$PY" -m pip install -q --disable-pip-version-check "$MLX_PIN"
+fi
 # Optional oracles: a failure to install them only skips the tests that need them.
 for extra in ${TBLOB_OPTIONAL_PIP:-}; do
   "$PY" -m pip install -q --disable-pip-version-check "$extra" || echo "note: optional $extra not installed"
