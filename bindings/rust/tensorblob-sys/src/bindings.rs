@@ -82,6 +82,7 @@ pub const TBLOB_E_QUANT_GLOBAL_SCALE: tblob_status = -78;
 pub const TBLOB_E_DEQUANT_OUT_DTYPE: tblob_status = -79;
 pub const TBLOB_E_KERNEL_UNAVAILABLE: tblob_status = -80;
 pub const TBLOB_E_NOT_DEQUANTIZABLE: tblob_status = -81;
+pub const TBLOB_E_QUANT_VALUE: tblob_status = -82;
 pub const TBLOB_E_OLLAMA_NAME: tblob_status = -100;
 pub const TBLOB_E_OLLAMA_DIGEST: tblob_status = -101;
 pub const TBLOB_E_OLLAMA_PATH: tblob_status = -102;
@@ -501,6 +502,24 @@ pub struct tblob_quant_desc {
     pub global_scale_bytes: u64,
 }
 impl Default for tblob_quant_desc {
+    fn default() -> Self {
+        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct tblob_quantize_options {
+    pub struct_size: u32,
+    pub threads: u32,
+    pub importance: *const f32,
+    pub importance_count: u64,
+    pub reserved: [u32; 2usize],
+}
+impl Default for tblob_quantize_options {
     fn default() -> Self {
         let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
         unsafe {
@@ -1353,6 +1372,22 @@ extern "C" {
         row_end: u64,
         dst: *mut ::core::ffi::c_void,
         dst_bytes: usize,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_quantize_options_init(
+        s: *mut tblob_quantize_options,
+        struct_size: usize,
+    ) -> tblob_status;
+    pub fn tblob_quant_size(
+        desc: *mut tblob_quant_desc,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_quant_quantize(
+        desc: *const tblob_quant_desc,
+        src_dtype: u32,
+        src: *const ::core::ffi::c_void,
+        src_bytes: usize,
+        options: *const tblob_quantize_options,
         diag: *mut tblob_diag,
     ) -> tblob_status;
     pub fn tblob_tensor_dequantize(
