@@ -109,6 +109,8 @@ const (
 	ErrKernelUnavailable Status = -80
 	// TBLOB_E_NOT_DEQUANTIZABLE: tensor holds integers/bools/F64...: nothing to dequantize
 	ErrNotDequantizable Status = -81
+	// TBLOB_E_QUANT_VALUE: quantizing: NaN/Inf input, or a group past the scheme's range
+	ErrQuantValue Status = -82
 	// TBLOB_E_OLLAMA_NAME: model name or tag breaks the name grammar
 	ErrOllamaName Status = -100
 	// TBLOB_E_OLLAMA_DIGEST: digest is not sha256: / sha256- + 64 lowercase hex
@@ -317,6 +319,7 @@ var statusNames = map[Status]string{
 	ErrDequantOutDType:          "TBLOB_E_DEQUANT_OUT_DTYPE",
 	ErrKernelUnavailable:        "TBLOB_E_KERNEL_UNAVAILABLE",
 	ErrNotDequantizable:         "TBLOB_E_NOT_DEQUANTIZABLE",
+	ErrQuantValue:               "TBLOB_E_QUANT_VALUE",
 	ErrOllamaName:               "TBLOB_E_OLLAMA_NAME",
 	ErrOllamaDigest:             "TBLOB_E_OLLAMA_DIGEST",
 	ErrOllamaPath:               "TBLOB_E_OLLAMA_PATH",
@@ -442,6 +445,7 @@ var statusComments = map[Status]string{
 	ErrDequantOutDType:          "output dtype is not F32, F16 or BF16",
 	ErrKernelUnavailable:        "the named kernel set is unknown or this host cannot run it",
 	ErrNotDequantizable:         "tensor holds integers/bools/F64...: nothing to dequantize",
+	ErrQuantValue:               "quantizing: NaN/Inf input, or a group past the scheme's range",
 	ErrOllamaName:               "model name or tag breaks the name grammar",
 	ErrOllamaDigest:             "digest is not sha256: / sha256- + 64 lowercase hex",
 	ErrOllamaPath:               "a path would leave the store or cross a symlink",
@@ -574,6 +578,7 @@ var allStatuses = []Status{
 	ErrDequantOutDType,
 	ErrKernelUnavailable,
 	ErrNotDequantizable,
+	ErrQuantValue,
 	ErrOllamaName,
 	ErrOllamaDigest,
 	ErrOllamaPath,
