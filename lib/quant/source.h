@@ -22,7 +22,29 @@ struct Source {
     if (dtype == TBLOB_DTYPE_F16) return dq::f32_from_bits(dq::f16_to_f32(load_le16(p + i * 2)));
     return dq::f32_from_bits(dq::bf16_to_f32(load_le16(p + i * 2)));
   }
+
+  // Values [c0, c0 + n) of row `row` into x (the dtype switch once per span, not per value).
+  void span(uint64_t row, uint64_t c0, uint32_t n, float *x) const {
+    const uint64_t i0 = row * cols + c0;
+    if (dtype == TBLOB_DTYPE_F32) {
+      for (uint32_t j = 0; j < n; ++j) x[j] = dq::f32_from_bits(load_le32(p + (i0 + j) * 4));
+    } else if (dtype == TBLOB_DTYPE_F16) {
+      for (uint32_t j = 0; j < n; ++j) x[j] = dq::f32_from_bits(dq::f16_to_f32(load_le16(p + (i0 + j) * 2)));
+    } else {
+      for (uint32_t j = 0; j < n; ++j) x[j] = dq::f32_from_bits(dq::bf16_to_f32(load_le16(p + (i0 + j) * 2)));
+    }
+  }
 };
+
+// Round to nearest, ties to even, of a finite f32: std::rint's result in the default rounding
+// mode (up to the sign of a zero) without a libm call. Below 2^23 in magnitude, adding and
+// subtracting 2^23 with v's sign puts the sum on the integer grid (ulp 1 in [2^23, 2^24)), one
+// correct rounding; from 2^23 on every f32 is an integer.
+inline float rint_even(float v) {
+  if (!(v > -8388608.0f && v < 8388608.0f)) return v;
+  const float big = v < 0.0f ? -8388608.0f : 8388608.0f;
+  return (v + big) - big;  // never reassociated: IEEE semantics (no -ffast-math)
+}
 
 // Bytes of one source element, 0 for a dtype the quantizers do not take.
 inline uint32_t source_size(uint32_t dtype) {

@@ -31,7 +31,7 @@ bool affine_group(const float *x, uint32_t n, uint32_t bits, uint32_t sdt, uint8
   }
   scale = mask ? scale : -scale;
   const float edge = mask ? wmin : wmax;
-  const float q0 = std::nearbyint(edge / scale);
+  const float q0 = rint_even(edge / scale);
   float bias = 0.0f;
   if (q0 != 0.0f) {
     scale = edge / q0;
@@ -46,7 +46,7 @@ bool affine_group(const float *x, uint32_t n, uint32_t bits, uint32_t sdt, uint8
   uint64_t acc = 0;
   uint32_t nacc = 0, out = 0;
   for (uint32_t j = 0; j < n; ++j) {
-    float q = std::nearbyint((x[j] - bias) / scale);
+    float q = rint_even((x[j] - bias) / scale);
     q = (q < 0.0f) ? 0.0f : q;
     q = (n_bins < q) ? n_bins : q;
     acc |= static_cast<uint64_t>(static_cast<uint32_t>(q)) << nacc;
@@ -75,8 +75,8 @@ void affine_rows(const QuantDesc &d, const Source &src, uint64_t ub, uint64_t ue
     for (uint64_t g = 0; g < ngroups; ++g) {
       const uint64_t c0 = g * gs;
       bool ok = true;
+      src.span(r, c0, gs, x);
       for (uint32_t j = 0; j < gs; ++j) {
-        x[j] = src.at(r, c0 + j);
         if (ok && !finite(x[j])) {
           ValueError e;
           e.row = r, e.col = c0 + j, e.why = "NaN or infinite value";

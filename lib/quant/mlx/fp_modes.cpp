@@ -17,19 +17,23 @@ namespace {
 constexpr float kFp4[16] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f,
                             -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
 
-// The first code whose |T(v - value)| is smallest (T rounding given as a dtype, F32: none).
-// NaN / infinite v give code 0, as MLX's argmin does.
+// The first code whose |T(v - FP4[code])| is smallest (T rounding given as a dtype, F32:
+// none), as MLX's argmin over all 16. Rounding is monotone and symmetric, so a negative value's
+// distances to the positive codes are never below its distances to their negatives, and equal
+// only at zero, where code 0 (+0) comes first: the search over magnitudes 0..7 decides, and
+// the sign picks code k or k + 8 (k == 0 stays 0). NaN / infinite v give code 0 as in MLX.
 inline uint32_t fp4_nearest(uint32_t tdt, float v) {
+  const float a = std::fabs(v);
   uint32_t best = 0;
-  float bd = std::fabs(round_dt(tdt, v - kFp4[0]));
-  for (uint32_t i = 1; i < 16; ++i) {
-    const float di = std::fabs(round_dt(tdt, v - kFp4[i]));
+  float bd = std::fabs(round_dt(tdt, a - kFp4[0]));
+  for (uint32_t i = 1; i < 8; ++i) {
+    const float di = std::fabs(round_dt(tdt, a - kFp4[i]));
     if (di < bd) {
       bd = di;
       best = i;
     }
   }
-  return best;
+  return (best != 0 && (dq::f32_bits(v) >> 31)) ? best + 8 : best;
 }
 
 // ceil(log2(d)) for a finite d > 0, exactly (f32 subnormals included).
@@ -48,8 +52,8 @@ inline float pow2(int e) {
 
 // Loads one group of finite values; false (error recorded, first bad column) otherwise.
 bool load_group(const Source &src, uint64_t r, uint64_t c0, uint32_t n, float *x, ValueError *err) {
+  src.span(r, c0, n, x);
   for (uint32_t j = 0; j < n; ++j) {
-    x[j] = src.at(r, c0 + j);
     if (!finite(x[j])) {
       ValueError e;
       e.row = r, e.col = c0 + j, e.why = "NaN or infinite value";
