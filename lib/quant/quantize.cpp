@@ -136,7 +136,8 @@ Status quantize(const QuantDesc &d, const Source &src, uint32_t threads, ValueEr
   if (threads > 256) threads = 256;
   // Pieces of at least ~256 KiB of input so threads pay; four per thread for balance.
   uint64_t unit_elems = d.cols;
-  if (d.scheme == QuantScheme::kBlockFp8) unit_elems *= d.group_size;
+  if (d.scheme == QuantScheme::kBlockFp8 && !checked_mul(d.cols, d.group_size, &unit_elems))
+    unit_elems = UINT64_MAX;  // a block row past 2^64 values: one unit per piece
   uint64_t piece = sh.units / (static_cast<uint64_t>(threads) * 4);
   const uint64_t min_piece = (uint64_t{1} << 16) / unit_elems + 1;
   if (piece < min_piece) piece = min_piece;

@@ -170,6 +170,52 @@ Quantized affine(uint64_t cols, uint32_t group, const std::vector<float> &x, con
   return q;
 }
 
+// docs/quantize.md: a descriptor over rows [a, b) of the source writes exactly those rows'
+// bytes (block FP8: a a multiple of G), so a tensor can be quantized in pieces.
+TEST(QuantPieces, RowRangesEqualTheWhole) {
+  const uint64_t rows = 300, cols = 256;
+  std::vector<float> x(rows * cols);
+  uint32_t s = 7;
+  for (float &v : x) {
+    s = s * 1103515245u + 12345u;
+    v = static_cast<float>(static_cast<int32_t>(s >> 8) % 20001 - 10000) * 1e-3f;
+  }
+  struct Case {
+    uint32_t scheme, bits, group, sdt;
+    uint64_t cut;
+  } cases[] = {{TBLOB_QUANT_MLX_AFFINE, 5, 64, TBLOB_DTYPE_BF16, 77},
+               {TBLOB_QUANT_MXFP4, 0, 32, TBLOB_DTYPE_F8_E8M0, 1},
+               {TBLOB_QUANT_NVFP4, 0, 16, TBLOB_DTYPE_F8_E4M3, 299},
+               {TBLOB_QUANT_BLOCK_FP8, 0, 128, TBLOB_DTYPE_F32, 256}};
+  for (const Case &c : cases) {
+    Quantized whole, a, b;
+    for (Quantized *q : {&whole, &a, &b}) {
+      q->desc.scheme = c.scheme;
+      q->desc.bits = c.bits;
+      q->desc.group_size = c.group;
+      q->desc.scale_dtype = c.sdt;
+      q->desc.bias_dtype = c.scheme == TBLOB_QUANT_MLX_AFFINE ? c.sdt : 0;
+      q->desc.cols = cols;
+    }
+    whole.desc.rows = rows;
+    a.desc.rows = c.cut;
+    b.desc.rows = rows - c.cut;
+    quantize(&whole, TBLOB_DTYPE_F32, x.data(), x.size() * 4);
+    quantize(&a, TBLOB_DTYPE_F32, x.data(), c.cut * cols * 4);
+    quantize(&b, TBLOB_DTYPE_F32, x.data() + c.cut * cols, (rows - c.cut) * cols * 4);
+    ASSERT_EQ(whole.status, TBLOB_OK) << whole.message;
+    ASSERT_EQ(a.status, TBLOB_OK) << a.message;
+    ASSERT_EQ(b.status, TBLOB_OK) << b.message;
+    std::vector<uint8_t> data = a.data, scales = a.scales, biases = a.biases;
+    data.insert(data.end(), b.data.begin(), b.data.end());
+    scales.insert(scales.end(), b.scales.begin(), b.scales.end());
+    biases.insert(biases.end(), b.biases.begin(), b.biases.end());
+    EXPECT_EQ(data, whole.data) << c.scheme;
+    EXPECT_EQ(scales, whole.scales) << c.scheme;
+    EXPECT_EQ(biases, whole.biases) << c.scheme;
+  }
+}
+
 TEST(QuantStatuses, EdgeCases) {
   // cols not a multiple of the group: a status, never a partial group.
   EXPECT_EQ(affine(48, 32, std::vector<float>(96, 1.0f)).status, TBLOB_E_QUANT_GROUP_SIZE);
