@@ -226,9 +226,13 @@ def mlx_case(lib, ck, label, x, src, mode, bits, group, sdt_name=None, gscale=No
     if st != 0:
         return None
     if mode == "affine":
-        q, s, b = mx.quantize(xm, group_size=group, bits=bits, mode="affine")
         if sdt_name and sdt_name != src:
+            # Scales in another dtype than the input: MLX's f32 computation (the input widened
+            # exactly to f32) with its scales and biases cast once.
+            q, s, b = mx.quantize(xm.astype(mx.float32), group_size=group, bits=bits, mode="affine")
             s, b = s.astype(mx_dt(sdt_name)), b.astype(mx_dt(sdt_name))
+        else:
+            q, s, b = mx.quantize(xm, group_size=group, bits=bits, mode="affine")
     else:
         q, s = mx.quantize(xm, mode=mode, **kw)
         b = None
@@ -281,11 +285,13 @@ def run_mlx(lib, ck):
                 r = "all" in refused or mode in refused
                 mlx_case(lib, ck, "%s %s %s" % (mode, src, name), xe, src, mode, 0, 16 if mode == "nvfp4" else 32,
                          expect_refusal=r)
-    # f32 input, f16 / bf16 scales and biases: MLX's f32 results cast by MLX.
+    # Scale dtype other than the input's: MLX's f32 results cast by MLX.
     x = random_rows(rng, rows, cols)
-    for sdt in ("f16", "bf16"):
+    for src, sdt in (("f32", "f16"), ("f32", "bf16"), ("f16", "bf16"), ("f16", "f32"), ("bf16", "f32"),
+                     ("bf16", "f16")):
+        xs = x.astype(np_dt(src)).astype(np.float32)
         for bits, group in ((4, 64), (8, 32), (3, 128)):
-            mlx_case(lib, ck, "affine f32->%s b%d g%d" % (sdt, bits, group), x, "f32", "affine", bits, group,
+            mlx_case(lib, ck, "affine %s->%s b%d g%d" % (src, sdt, bits, group), xs, src, "affine", bits, group,
                      sdt_name=sdt)
     # Threads never change the bytes.
     big = random_rows(rng, 512, 256)
