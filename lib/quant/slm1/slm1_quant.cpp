@@ -11,26 +11,14 @@
 namespace tblob {
 namespace quant {
 
-namespace {
-
-// Round half to even without depending on the rounding mode; |q| is far below 2^23 here.
-inline int32_t round_half_even(float q) {
-  const float r = std::floor(q);
-  const float diff = q - r;  // exact for |q| < 2^23
-  int32_t i = static_cast<int32_t>(r);
-  if (diff > 0.5f || (diff == 0.5f && (i & 1) != 0)) ++i;
-  return i;
-}
-
-}  // namespace
-
 float slm1_scale(float amax, float qmax) {
   const float s = amax / qmax;
   return s == 0.0f ? 1.0f : s;
 }
 
 int32_t slm1_code(float x, float scale, int32_t qmax) {
-  int32_t i = round_half_even(x / scale);
+  // |x / scale| <= qmax (up to rounding) for finite inputs: far inside int32.
+  int32_t i = static_cast<int32_t>(rint_even(x / scale));
   if (i > qmax) i = qmax;
   if (i < -qmax) i = -qmax;
   return i;
@@ -47,23 +35,31 @@ void slm1_rows(const QuantDesc &d, const Source &src, uint64_t ub, uint64_t ue, 
       const uint64_t c0 = b * block;
       float amax = 0.0f;
       bool ok = true;
-      for (uint64_t c = c0; c < c0 + block; ++c) {
-        const float v = src.at(r, c);
-        if (!finite(v)) {
-          ValueError e;
-          e.row = r, e.col = c, e.why = "NaN or infinite value";
-          err->keep(e);
-          ok = false;
-          break;
+      float x[256];
+      for (uint64_t c = c0; ok && c < c0 + block; c += 256) {  // a row (q8_0) in bounded pieces
+        const uint32_t n = static_cast<uint32_t>(c0 + block - c < 256 ? c0 + block - c : 256);
+        src.span(r, c, n, x);
+        for (uint32_t j = 0; j < n; ++j) {
+          if (!finite(x[j])) {
+            ValueError e;
+            e.row = r, e.col = c + j, e.why = "NaN or infinite value";
+            err->keep(e);
+            ok = false;
+            break;
+          }
+          const float a = std::fabs(x[j]);
+          if (a > amax) amax = a;
         }
-        const float a = std::fabs(v);
-        if (a > amax) amax = a;
       }
       const float s = ok ? slm1_scale(amax, static_cast<float>(qmax)) : 1.0f;
       store_le_f32(scales + 4 * (r * nblocks + b), s);
       if (q8) {
-        for (uint64_t c = c0; c < c0 + block; ++c)
-          data[r * cols + c] = ok ? static_cast<uint8_t>(slm1_code(src.at(r, c), s, qmax) & 0xff) : 0;
+        for (uint64_t c = c0; c < c0 + block; c += 256) {
+          const uint32_t n = static_cast<uint32_t>(c0 + block - c < 256 ? c0 + block - c : 256);
+          if (ok) src.span(r, c, n, x);
+          for (uint32_t j = 0; j < n; ++j)
+            data[r * cols + c + j] = ok ? static_cast<uint8_t>(slm1_code(x[j], s, qmax) & 0xff) : 0;
+        }
       } else {
         for (uint64_t c = c0; c < c0 + block; c += 2) {  // blocks are even: pairs stay inside
           const uint32_t lo = ok ? static_cast<uint32_t>(slm1_code(src.at(r, c), s, qmax)) & 0xFu : 0;
