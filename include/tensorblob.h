@@ -1362,6 +1362,37 @@ TBLOB_API tblob_status tblob_st_header_write(const tblob_st_tensor_spec *tensors
                                              const char *const *meta_values, size_t meta_count,
                                              void *buf, size_t buf_capacity, size_t *out_len,
                                              tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* ---- Converting to an MLX model directory (used by `tensorblob convert --to mlx`) ----
+ * What `mlx_lm.convert -q` writes, without MLX and in bounded memory (docs/quantize.md,
+ * "Converting to MLX"): every F32/F16/BF16 rank-2 `*.weight` whose last dimension the group
+ * divides becomes `X.weight` (U32 codes), `X.scales` and, for affine, `X.biases` (as
+ * tblob_quant_quantize writes them from the tensor cast to `dtype`); other F32/F16/BF16 tensors
+ * are cast to `dtype`, the rest copied. config.json gains "quantization" and
+ * "quantization_config"; the source directory's other files (tokenizer, generation config)
+ * are copied. One model.safetensors, metadata {"format": "mlx"}. out_dir must not exist; it
+ * is written as out_dir.tmp-<pid> and renamed when complete. */
+typedef struct tblob_mlx_convert_options {
+  uint32_t struct_size;
+  uint32_t q_scheme;     /* TBLOB_QUANT_MLX_AFFINE, _MXFP4, _MXFP8 or _NVFP4 */
+  uint32_t q_bits;       /* 0: the mode's default (affine 4, mxfp8 8, mxfp4 and nvfp4 4) */
+  uint32_t q_group_size; /* 0: the mode's default (affine 64, mxfp4 and mxfp8 32, nvfp4 16) */
+  uint32_t dtype;        /* 0: config.json's "torch_dtype" (float32/float16/bfloat16), else
+                            each tensor's own; or TBLOB_DTYPE_F32, _F16, _BF16 */
+  uint32_t threads;      /* as tblob_quantize_options.threads */
+} tblob_mlx_convert_options;
+#define TBLOB_MLX_CONVERT_OPTIONS_INIT \
+  {(uint32_t)sizeof(tblob_mlx_convert_options), TBLOB_QUANT_MLX_AFFINE, 0u, 0u, 0u, 0u}
+TBLOB_API tblob_status tblob_mlx_convert_options_init(tblob_mlx_convert_options *s,
+                                                      size_t struct_size) TBLOB_NOEXCEPT;
+/* src: a safetensors file or a directory (single file or sharded), config.json beside it.
+ * Statuses: those of tblob_model_open and tblob_quant_quantize (TBLOB_E_QUANT_VALUE names the
+ * tensor), TBLOB_E_IO (out_dir exists, a write failed), TBLOB_E_NOT_FOUND (no config.json),
+ * TBLOB_E_UNSUPPORTED (an already quantized source, a config that has "quantization"),
+ * TBLOB_E_INVALID_ARGUMENT. */
+TBLOB_API tblob_status tblob_mlx_convert(const char *src, const char *out_dir,
+                                         const tblob_mlx_convert_options *options,
+                                         tblob_diag *diag) TBLOB_NOEXCEPT;
 #endif /* TBLOB_EXPERIMENTAL_API */
 
 /* ------------------------------------------------------------------------------------------

@@ -439,6 +439,13 @@ static void check_layout(void) {
   F(tblob_slm1_writer_options, tokenizer, 56)
   F(tblob_slm1_writer_options, tokenizer_length, 64)
   F(tblob_slm1_writer_options, allocator, 72)
+  S(tblob_mlx_convert_options, 24)
+  F(tblob_mlx_convert_options, struct_size, 0)
+  F(tblob_mlx_convert_options, q_scheme, 4)
+  F(tblob_mlx_convert_options, q_bits, 8)
+  F(tblob_mlx_convert_options, q_group_size, 12)
+  F(tblob_mlx_convert_options, dtype, 16)
+  F(tblob_mlx_convert_options, threads, 20)
 }
 
 /* Each init function gives the bytes of its macro, and refuses what it must. */
@@ -478,6 +485,7 @@ static void check_init(void) {
   INIT(tblob_quant_desc_init, tblob_quant_desc, TBLOB_QUANT_DESC_INIT)
   INIT(tblob_quant_info_init, tblob_quant_info, TBLOB_QUANT_INFO_INIT)
   INIT(tblob_quantize_options_init, tblob_quantize_options, TBLOB_QUANTIZE_OPTIONS_INIT)
+  INIT(tblob_mlx_convert_options_init, tblob_mlx_convert_options, TBLOB_MLX_CONVERT_OPTIONS_INIT)
   INIT(tblob_store_options_init, tblob_store_options, TBLOB_STORE_OPTIONS_INIT)
   INIT(tblob_layer_info_init, tblob_layer_info, TBLOB_LAYER_INFO_INIT)
   INIT(tblob_store_open_options_init, tblob_store_open_options, TBLOB_STORE_OPEN_OPTIONS_INIT)

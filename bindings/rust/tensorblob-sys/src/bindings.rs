@@ -919,6 +919,16 @@ impl Default for tblob_st_tensor_spec {
         }
     }
 }
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct tblob_mlx_convert_options {
+    pub struct_size: u32,
+    pub q_scheme: u32,
+    pub q_bits: u32,
+    pub q_group_size: u32,
+    pub dtype: u32,
+    pub threads: u32,
+}
 pub const TBLOB_UQFF_GGUF: tblob_uqff_family = 0;
 pub const TBLOB_UQFF_UNQUANT: tblob_uqff_family = 1;
 pub const TBLOB_UQFF_HQQ: tblob_uqff_family = 2;
@@ -1617,6 +1627,16 @@ extern "C" {
         buf: *mut ::core::ffi::c_void,
         buf_capacity: usize,
         out_len: *mut usize,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_mlx_convert_options_init(
+        s: *mut tblob_mlx_convert_options,
+        struct_size: usize,
+    ) -> tblob_status;
+    pub fn tblob_mlx_convert(
+        src: *const ::core::ffi::c_char,
+        out_dir: *const ::core::ffi::c_char,
+        options: *const tblob_mlx_convert_options,
         diag: *mut tblob_diag,
     ) -> tblob_status;
     pub fn tblob_uqff_open(
