@@ -151,6 +151,47 @@ std::string json_string_member(const std::string &json, const char *key) {
   return e == std::string::npos ? "" : json.substr(p + 1, e - p - 1);
 }
 
+// s as Python's json.dumps writes it (ensure_ascii): quotes, \" \\ \n \r \t \b \f, other controls
+// and every non-ASCII code point as \uXXXX (UTF-16, surrogate pairs). Input is valid UTF-8
+// (tensor names are checked at open).
+void json_string(std::string *out, const std::string &s) {
+  out->push_back('"');
+  char buf[16];
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    uint32_t cp = c;
+    size_t len = 1;
+    if (c >= 0xF0 && i + 3 < s.size()) {
+      cp = ((c & 0x07u) << 18) | ((s[i + 1] & 0x3Fu) << 12) | ((s[i + 2] & 0x3Fu) << 6) | (s[i + 3] & 0x3Fu);
+      len = 4;
+    } else if (c >= 0xE0 && i + 2 < s.size()) {
+      cp = ((c & 0x0Fu) << 12) | ((s[i + 1] & 0x3Fu) << 6) | (s[i + 2] & 0x3Fu);
+      len = 3;
+    } else if (c >= 0xC0 && i + 1 < s.size()) {
+      cp = ((c & 0x1Fu) << 6) | (s[i + 1] & 0x3Fu);
+      len = 2;
+    }
+    i += len;
+    if (cp == '"' || cp == '\\') {
+      out->push_back('\\');
+      out->push_back(static_cast<char>(cp));
+    } else if (cp >= 0x20 && cp < 0x7F) {
+      out->push_back(static_cast<char>(cp));
+    } else if (cp == '\n' || cp == '\r' || cp == '\t' || cp == '\b' || cp == '\f') {
+      out->push_back('\\');
+      out->push_back(cp == '\n' ? 'n' : cp == '\r' ? 'r' : cp == '\t' ? 't' : cp == '\b' ? 'b' : 'f');
+    } else if (cp >= 0x10000) {
+      const uint32_t v = cp - 0x10000;
+      std::snprintf(buf, sizeof(buf), "\\u%04x\\u%04x", 0xD800u + (v >> 10), 0xDC00u + (v & 0x3FFu));
+      out->append(buf);
+    } else {
+      std::snprintf(buf, sizeof(buf), "\\u%04x", cp);
+      out->append(buf);
+    }
+  }
+  out->push_back('"');
+}
+
 const char *mode_name(uint32_t scheme) {
   switch (scheme) {
     case TBLOB_QUANT_MXFP4: return "mxfp4";
@@ -424,6 +465,30 @@ Status Job::run(const char *src, const char *out) {
   }
   s = write_model();
   if (s != TBLOB_OK) return s;
+
+  // model.safetensors.index.json as mlx_lm writes it (json.dump, indent 4): total_size the
+  // tensors' bytes, total_parameters the source tensors' element counts, names sorted.
+  uint64_t total_size = 0, total_params = 0;
+  for (const Entry &e : entries_) total_size += e.bytes;
+  for (const Plan &p : plans_) {
+    uint64_t n = 1;
+    for (uint64_t dim : p.shape) n *= dim;
+    total_params += n;
+  }
+  std::string index = "{\n    \"metadata\": {\n        \"total_size\": ";
+  char num[64];
+  std::snprintf(num, sizeof(num), "%llu,\n        \"total_parameters\": %llu\n    },\n",
+                static_cast<unsigned long long>(total_size), static_cast<unsigned long long>(total_params));
+  index.append(num);
+  index.append("    \"weight_map\": {");
+  for (size_t k = 0; k < entries_.size(); ++k) {
+    index.append(k ? ",\n        " : "\n        ");
+    json_string(&index, entries_[k].name);
+    index.append(": \"model.safetensors\"");
+  }
+  index.append(entries_.empty() ? "}\n}" : "\n    }\n}");
+  if (!write_file(cat(tmp_, "/model.safetensors.index.json"), index.data(), index.size()))
+    return fail(TBLOB_E_IO, "cannot write %s", cat(tmp_, "/model.safetensors.index.json"));
 
   // config.json: the source text with the two blocks mlx_lm adds before its closing brace.
   char block[256];

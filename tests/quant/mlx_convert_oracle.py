@@ -123,6 +123,10 @@ def main():
                     mx_bytes(got[name]) == mx_bytes(want[name])
                 check("%s: %s (%s %s vs %s %s)" % (label, name, got[name].dtype, got[name].shape,
                                                    want[name].dtype, want[name].shape), same)
+            with open(os.path.join(out, "model.safetensors.index.json")) as f:
+                index = json.load(f)
+            check("%s: index weight map" % label, index["weight_map"] == {n: "model.safetensors" for n in sorted(got)}
+                  and index["metadata"]["total_size"] == sum(got[n].nbytes for n in got))
             with open(os.path.join(out, "config.json")) as f:
                 cfg = json.load(f)
             block = {"group_size": group, "bits": bits, "mode": mode}
