@@ -113,6 +113,7 @@ typedef enum tblob_status {
   TBLOB_E_DEQUANT_OUT_DTYPE = -79,  /* output dtype is not F32, F16 or BF16 */
   TBLOB_E_KERNEL_UNAVAILABLE = -80, /* the named kernel set is unknown or this host cannot run it */
   TBLOB_E_NOT_DEQUANTIZABLE = -81,  /* tensor holds integers/bools/F64...: nothing to dequantize */
+  TBLOB_E_QUANT_VALUE = -82,        /* quantizing: NaN/Inf input, or a group past the scheme's range */
   TBLOB_E_QUANT_NONFINITE = -87,    /* quantizer input holds NaN or Inf (ggml's output is undefined) */
   TBLOB_E_QUANT_IMPORTANCE = -88,   /* importance weights negative, not finite, or given twice */
 
@@ -832,6 +833,40 @@ typedef struct tblob_quantize_options {
 TBLOB_API tblob_status tblob_quantize_options_init(tblob_quantize_options *s,
                                                    size_t struct_size) TBLOB_NOEXCEPT;
 
+/* Sets desc->data_bytes, scales_bytes, biases_bytes and global_scale_bytes to what a descriptor
+ * with desc's scheme, bits, group_size, scale_dtype, bias_dtype, global_scale_mode, rows and
+ * cols needs (the lengths tblob_quant_dequantize checks); nothing else is read or written.
+ * Statuses as tblob_quant_dequantize gives for those fields (TBLOB_E_QUANT_*,
+ * TBLOB_E_SHAPE_OVERFLOW), TBLOB_E_INVALID_ARGUMENT for a NULL desc or short struct_size. */
+TBLOB_API tblob_status tblob_quant_size(tblob_quant_desc *desc, tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* Quantizes desc->rows x desc->cols values (row-major, src_dtype TBLOB_DTYPE_F32, _F16 or _BF16,
+ * little-endian, any alignment; src_bytes at least rows * cols * the element size) into desc,
+ * the inverse of tblob_quant_dequantize (rules and oracles: docs/quantize.md). Schemes:
+ *   TBLOB_QUANT_MLX_AFFINE  bits 2, 3, 4, 5, 6, 8; group_size 32, 64, 128; scale_dtype ==
+ *                           bias_dtype, F32/F16/BF16             = mx.quantize (mlx 0.32.4, CPU)
+ *   TBLOB_QUANT_MXFP4/MXFP8 group_size 32, scale_dtype F8_E8M0   = mx.quantize mode mxfp4/mxfp8
+ *   TBLOB_QUANT_NVFP4       group_size 16, scale_dtype F8_E4M3, global_scale_mode NONE or
+ *                           MLX_AMAX (then desc->global_scale holds MLX's f32 argument, read)
+ *   TBLOB_QUANT_BLOCK_FP8   scale_dtype F32/BF16/F16: scale = amax / 448 per G x G block
+ *   TBLOB_QUANT_SLM1_Q8_0/_Q4_0  the SLM1 writer's quantizers (docs/slm1.md section 8)
+ * The descriptor is the one tblob_quant_dequantize reads, used the other way: the library WRITES
+ * the codes, scales and biases through desc->data, desc->scales and desc->biases (declared
+ * const for the decoder; they must name writable, non-overlapping buffers of exactly the
+ * lengths tblob_quant_size reports) and reads desc->global_scale. `special` is not used (the
+ * encoders never emit the codes it reinterprets). Nothing is allocated. Statuses:
+ * TBLOB_E_QUANT_* for a descriptor tblob_quant_dequantize would refuse or a parameter the
+ * scheme's reference does not quantize to; TBLOB_E_QUANT_VALUE for a NaN or infinite input
+ * value or a group the reference cannot represent (message: row, column, why; nothing
+ * useful is left in the outputs); TBLOB_E_DTYPE for another src_dtype; TBLOB_E_BUFFER_TOO_SMALL
+ * for short src; TBLOB_E_UNSUPPORTED for a plain scheme, importance weights (no scheme here
+ * takes them) or the nvfp4 multiplier convention; TBLOB_E_INVALID_ARGUMENT. Options NULL: the
+ * defaults; the bytes written never depend on options->threads. */
+TBLOB_API tblob_status tblob_quant_quantize(const tblob_quant_desc *desc, uint32_t src_dtype,
+                                           const void *src, size_t src_bytes,
+                                           const tblob_quantize_options *options,
+                                           tblob_diag *diag) TBLOB_NOEXCEPT;
+
 /* The same for tensor `index` of a model: a resolved quantized tensor (give the packed
  * weight's index) or a plain F8_*, F4, F16, BF16, F32 tensor; a U8 E8M0/E4M3 scale
  * companion decodes as that encoding. Also TBLOB_E_NOT_DEQUANTIZABLE (integer, bool, F64,
@@ -1364,6 +1399,37 @@ TBLOB_API tblob_status tblob_st_header_write(const tblob_st_tensor_spec *tensors
                                              const char *const *meta_values, size_t meta_count,
                                              void *buf, size_t buf_capacity, size_t *out_len,
                                              tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* ---- Converting to an MLX model directory (used by `tensorblob convert --to mlx`) ----
+ * What `mlx_lm.convert -q` writes, without MLX and in bounded memory (docs/quantize.md,
+ * "Converting to MLX"): every F32/F16/BF16 rank-2 `*.weight` whose last dimension the group
+ * divides becomes `X.weight` (U32 codes), `X.scales` and, for affine, `X.biases` (as
+ * tblob_quant_quantize writes them from the tensor cast to `dtype`); other F32/F16/BF16 tensors
+ * are cast to `dtype`, the rest copied. config.json gains "quantization" and
+ * "quantization_config"; the source directory's other files (tokenizer, generation config)
+ * are copied. One model.safetensors, metadata {"format": "mlx"}. out_dir must not exist; it
+ * is written as out_dir.tmp-<pid> and renamed when complete. */
+typedef struct tblob_mlx_convert_options {
+  uint32_t struct_size;
+  uint32_t q_scheme;     /* TBLOB_QUANT_MLX_AFFINE, _MXFP4, _MXFP8 or _NVFP4 */
+  uint32_t q_bits;       /* 0: the mode's default (affine 4, mxfp8 8, mxfp4 and nvfp4 4) */
+  uint32_t q_group_size; /* 0: the mode's default (affine 64, mxfp4 and mxfp8 32, nvfp4 16) */
+  uint32_t dtype;        /* 0: config.json's "torch_dtype" (float32/float16/bfloat16), else
+                            each tensor's own; or TBLOB_DTYPE_F32, _F16, _BF16 */
+  uint32_t threads;      /* as tblob_quantize_options.threads */
+} tblob_mlx_convert_options;
+#define TBLOB_MLX_CONVERT_OPTIONS_INIT \
+  {(uint32_t)sizeof(tblob_mlx_convert_options), TBLOB_QUANT_MLX_AFFINE, 0u, 0u, 0u, 0u}
+TBLOB_API tblob_status tblob_mlx_convert_options_init(tblob_mlx_convert_options *s,
+                                                      size_t struct_size) TBLOB_NOEXCEPT;
+/* src: a safetensors file or a directory (single file or sharded), config.json beside it.
+ * Statuses: those of tblob_model_open and tblob_quant_quantize (TBLOB_E_QUANT_VALUE names the
+ * tensor), TBLOB_E_IO (out_dir exists, a write failed), TBLOB_E_NOT_FOUND (no config.json),
+ * TBLOB_E_UNSUPPORTED (an already quantized source, a config that has "quantization"),
+ * TBLOB_E_INVALID_ARGUMENT. */
+TBLOB_API tblob_status tblob_mlx_convert(const char *src, const char *out_dir,
+                                         const tblob_mlx_convert_options *options,
+                                         tblob_diag *diag) TBLOB_NOEXCEPT;
 #endif /* TBLOB_EXPERIMENTAL_API */
 
 /* ------------------------------------------------------------------------------------------

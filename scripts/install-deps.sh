@@ -26,15 +26,21 @@ PY=${PYTHON:-python3}
 if ! "$PY" -c 'import numpy, safetensors, ml_dtypes' 2>/dev/null; then
   setup_pip "$PY" "${PIP_PACKAGES[@]}"
 fi
-# The GGML quantization oracle (tests/quant): gguf-py (pinned: its numpy quantizers are
-# compared), and scikit-build-core, which bench/ggml_src.sh needs to download the
-# llama-cpp-python sdist with --no-build-isolation. Then the oracle itself is built once and
-# cached outside the checkout (/tmp/tblob-ggml-peer); in CI the test fails without it.
-if ! "$PY" -c 'import importlib.metadata as m, scikit_build_core; assert m.version("gguf") == "0.19.0"' 2>/dev/null; then
-  "$PY" -m pip install -q --disable-pip-version-check "gguf==0.19.0" scikit-build-core
+# The quantizers' oracles (tests/quant; they fail under CI=true without them): gguf-py
+# (pinned: its numpy quantizers are compared), scikit-build-core (bench/ggml_src.sh downloads the
+# llama-cpp-python sdist with --no-build-isolation), MLX pinned with its CPU backend (plain `mlx`
+# has no libmlx.so on Linux) and mlx-lm, whose convert `tensorblob convert --to mlx` is checked
+# against. Then the ggml oracle is built once and cached outside the checkout
+# (/tmp/tblob-ggml-peer).
+QUANT_PIP=("gguf==0.19.0" scikit-build-core "mlx[cpu]==0.32.4" "mlx-lm==0.32.2")
+if ! "$PY" - <<'PYCHECK' 2>/dev/null; then
+import importlib.metadata as m, scikit_build_core, mlx.core as mx, mlx_lm
+assert m.version("gguf") == "0.19.0" and mx.__version__ == "0.32.4" and m.version("mlx-lm") == "0.32.2"
+PYCHECK
+  setup_pip "$PY" "${QUANT_PIP[@]}"
 fi
 sh "$(dirname "$0")/../tests/quant/build_ggml_oracle.sh" >/dev/null ||
-  echo "note: the ggml quantization oracle could not be built (tests/quant/build_ggml_oracle.sh)"
+  setup_say "note: the ggml quantization oracle could not be built (tests/quant/build_ggml_oracle.sh)"
 # Optional oracles: a failure to install them only skips the tests that need them.
 for extra in ${TBLOB_OPTIONAL_PIP:-}; do
   setup_pip "$PY" "$extra" || setup_say "note: optional $extra not installed"

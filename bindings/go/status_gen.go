@@ -109,6 +109,8 @@ const (
 	ErrKernelUnavailable Status = -80
 	// TBLOB_E_NOT_DEQUANTIZABLE: tensor holds integers/bools/F64...: nothing to dequantize
 	ErrNotDequantizable Status = -81
+	// TBLOB_E_QUANT_VALUE: quantizing: NaN/Inf input, or a group past the scheme's range
+	ErrQuantValue Status = -82
 	// TBLOB_E_QUANT_NONFINITE: quantizer input holds NaN or Inf (ggml's output is undefined)
 	ErrQuantNonfinite Status = -87
 	// TBLOB_E_QUANT_IMPORTANCE: importance weights negative, not finite, or given twice
@@ -321,6 +323,7 @@ var statusNames = map[Status]string{
 	ErrDequantOutDType:          "TBLOB_E_DEQUANT_OUT_DTYPE",
 	ErrKernelUnavailable:        "TBLOB_E_KERNEL_UNAVAILABLE",
 	ErrNotDequantizable:         "TBLOB_E_NOT_DEQUANTIZABLE",
+	ErrQuantValue:               "TBLOB_E_QUANT_VALUE",
 	ErrQuantNonfinite:           "TBLOB_E_QUANT_NONFINITE",
 	ErrQuantImportance:          "TBLOB_E_QUANT_IMPORTANCE",
 	ErrOllamaName:               "TBLOB_E_OLLAMA_NAME",
@@ -448,6 +451,7 @@ var statusComments = map[Status]string{
 	ErrDequantOutDType:          "output dtype is not F32, F16 or BF16",
 	ErrKernelUnavailable:        "the named kernel set is unknown or this host cannot run it",
 	ErrNotDequantizable:         "tensor holds integers/bools/F64...: nothing to dequantize",
+	ErrQuantValue:               "quantizing: NaN/Inf input, or a group past the scheme's range",
 	ErrQuantNonfinite:           "quantizer input holds NaN or Inf (ggml's output is undefined)",
 	ErrQuantImportance:          "importance weights negative, not finite, or given twice",
 	ErrOllamaName:               "model name or tag breaks the name grammar",
@@ -582,6 +586,7 @@ var allStatuses = []Status{
 	ErrDequantOutDType,
 	ErrKernelUnavailable,
 	ErrNotDequantizable,
+	ErrQuantValue,
 	ErrQuantNonfinite,
 	ErrQuantImportance,
 	ErrOllamaName,

@@ -12,6 +12,7 @@
 #include "dequant/dequant.h"
 #include "dequant/quant_desc.h"
 #include "capi/dequant_internal.h"
+#include "capi/quant_desc_public.h"
 
 #if defined(__has_include)
 #if __has_include("dequant/dispatch.h")
@@ -29,6 +30,7 @@ using tblob::QuantScheme;
 using tblob::Status;
 using tblob::capi::bad_arg;
 using tblob::capi::begin;
+using tblob::capi::desc_from_public;
 
 // The public enums are the internal ones, number for number.
 static_assert(TBLOB_QUANT_MLX_AFFINE == static_cast<int>(QuantScheme::kMlxAffine), "scheme");
@@ -465,28 +467,6 @@ Status fail_tensor(const Diag &d, const tblob_model *m, uint64_t index, const Te
                 "tensor \"%.*s%s\" (%s, stored %s, file byte %llu): %s", shown, name, ell,
                 sname(static_cast<uint32_t>(v.q.scheme)), dtname(t.dtype),
                 static_cast<unsigned long long>(t.file_offset), detail);
-}
-
-bool desc_from_public(const tblob_quant_desc *p, QuantDesc *q) {
-  if (!p || !TBLOB_COVERS(p, global_scale_bytes)) return false;
-  q->scheme = static_cast<QuantScheme>(p->scheme);
-  q->bits = p->bits;
-  q->group_size = p->group_size;
-  q->scale_dtype = p->scale_dtype;
-  q->bias_dtype = p->bias_dtype;
-  q->special = p->special;
-  q->global_scale_mode = static_cast<GlobalScaleMode>(p->global_scale_mode);
-  q->rows = p->rows;
-  q->cols = p->cols;
-  q->data = static_cast<const uint8_t *>(p->data);
-  q->data_bytes = p->data_bytes;
-  q->scales = static_cast<const uint8_t *>(p->scales);
-  q->scales_bytes = p->scales_bytes;
-  q->biases = static_cast<const uint8_t *>(p->biases);
-  q->biases_bytes = p->biases_bytes;
-  q->global_scale = static_cast<const uint8_t *>(p->global_scale);
-  q->global_scale_bytes = p->global_scale_bytes;
-  return true;
 }
 
 void desc_to_public(const QuantDesc &q, tblob_quant_desc *p) {

@@ -183,9 +183,57 @@ int fail_text(const std::string &msg) {
   return fail_msg("invalid", msg.c_str());
 }
 
+// --to mlx: the library job (tblob_mlx_convert) with the flags mlx_lm.convert -q takes.
+int convert_mlx(const Args &a) {
+  tblob_mlx_convert_options o = TBLOB_MLX_CONVERT_OPTIONS_INIT;
+  const char *mode = a.get("--q-mode") ? a.get("--q-mode") : "affine";
+  if (std::strcmp(mode, "affine") == 0) o.q_scheme = TBLOB_QUANT_MLX_AFFINE;
+  else if (std::strcmp(mode, "mxfp4") == 0) o.q_scheme = TBLOB_QUANT_MXFP4;
+  else if (std::strcmp(mode, "mxfp8") == 0) o.q_scheme = TBLOB_QUANT_MXFP8;
+  else if (std::strcmp(mode, "nvfp4") == 0) o.q_scheme = TBLOB_QUANT_NVFP4;
+  else return usage_error(*a.cmd, "--q-mode is affine, mxfp4, mxfp8 or nvfp4, not '%s'", mode);
+  for (const char *flag : {"--q-bits", "--q-group-size"}) {
+    if (!a.has(flag)) continue;
+    const char *v = a.get(flag);
+    char *end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    if (!*v || *end || n < 1 || n > 1024) return usage_error(*a.cmd, "%s wants a positive number, not '%s'", flag, v);
+    (std::strcmp(flag, "--q-bits") == 0 ? o.q_bits : o.q_group_size) = static_cast<uint32_t>(n);
+  }
+  if (const char *dt = a.get("--dtype")) {
+    if (std::strcmp(dt, "bf16") == 0) o.dtype = TBLOB_DTYPE_BF16;
+    else if (std::strcmp(dt, "f16") == 0) o.dtype = TBLOB_DTYPE_F16;
+    else if (std::strcmp(dt, "f32") == 0) o.dtype = TBLOB_DTYPE_F32;
+    else return usage_error(*a.cmd, "--dtype with --to mlx is bf16, f16 or f32, not '%s'", dt);
+  }
+  if (a.has("--block-size") || a.has("--config") || a.has("--tokenizer"))
+    return usage_error(*a.cmd, "--block-size, --config and --tokenizer are for --to slm1");
+  g_json = a.json;
+  const char *src = a.positional[0], *out = a.positional[1];
+  tblob_diag d = TBLOB_DIAG_INIT;
+  const tblob_status s = tblob_mlx_convert(src, out, &o, &d);
+  if (s != TBLOB_OK) return fail(src, d, s);
+  if (a.json) {
+    JsonWriter jw;
+    jw.lit("{\"src\":");
+    jw.str(src);
+    jw.field("out", out);
+    jw.lit(",\"ok\":true,\"format\":\"mlx\"");
+    jw.field("mode", mode);
+    jw.raw('}');
+    jw.flush_line(stdout);
+  } else {
+    std::printf("%s: mlx, %s\n", out, mode);
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int cmd_convert(const Args &a) {
+  if (a.get("--to") && std::strcmp(a.get("--to"), "mlx") == 0) return convert_mlx(a);
+  if (a.has("--q-mode") || a.has("--q-bits") || a.has("--q-group-size"))
+    return usage_error(*a.cmd, "--q-mode, --q-bits and --q-group-size are for --to mlx");
   const char *to = a.get("--to"), *dtype_arg = a.get("--dtype") ? a.get("--dtype") : "f32";
   const char *config_arg = a.get("--config"), *tokenizer_arg = a.get("--tokenizer");
   const bool skip_integer = a.has("--skip-integer");
@@ -198,7 +246,7 @@ int cmd_convert(const Args &a) {
     if (!*v || *end || block < 2 || block > INT32_MAX)
       return usage_error(*a.cmd, "--block-size wants a number of at least 2, not '%s'", v);
   }
-  if (!to) return usage_error(*a.cmd, "--to slm1 is required");
+  if (!to) return usage_error(*a.cmd, "--to slm1 or --to mlx is required");
   uint32_t dtype = TBLOB_SLM1_F32;
   if (std::strcmp(dtype_arg, "q8_0") == 0) dtype = TBLOB_SLM1_Q8_0;
   else if (std::strcmp(dtype_arg, "q4_0") == 0) dtype = TBLOB_SLM1_Q4_0;

@@ -299,9 +299,15 @@ const Option kGcOptions[] = {
 
 #if TBLOB_HAVE_SLM1
 const Option kConvertOptions[] = {
-    {"--to", nullptr, "slm1", "output format (required)", Complete::kChoices, "slm1"},
-    {"--dtype", nullptr, "f32|q8_0|q4_0", "type of rank 2-4 tensors (default f32; rank 1 stays f32)",
-     Complete::kChoices, "f32 q8_0 q4_0"},
+    {"--to", nullptr, "slm1|mlx", "output format (required)", Complete::kChoices, "slm1 mlx"},
+    {"--dtype", nullptr, "f32|q8_0|q4_0|bf16|f16",
+     "slm1: type of rank 2-4 tensors (default f32; rank 1 stays f32); mlx: the float type "
+     "(default config.json's torch_dtype)",
+     Complete::kChoices, "f32 q8_0 q4_0 bf16 f16"},
+    {"--q-mode", nullptr, "affine|mxfp4|mxfp8|nvfp4", "mlx: quantization mode (default affine)", Complete::kChoices,
+     "affine mxfp4 mxfp8 nvfp4"},
+    {"--q-bits", nullptr, "B", "mlx: bits (default: the mode's, affine 4)", Complete::kNone, nullptr},
+    {"--q-group-size", nullptr, "G", "mlx: group size (default: the mode's, affine 64)", Complete::kNone, nullptr},
     {"--block-size", nullptr, "N", "q4_0 block size (default 32)", Complete::kNone, nullptr},
     {"--config", nullptr, "FILE", "config.json to take the header from (default: beside SRC)", Complete::kFile,
      nullptr},
@@ -380,13 +386,15 @@ const Command kCommands[] = {
 #endif
 #if TBLOB_HAVE_SLM1
     {"convert",
-     "--to slm1 [--dtype f32|q8_0|q4_0] [--block-size N] [--config FILE] [--tokenizer FILE] [--skip-integer] SRC "
-     "OUT",
-     "safetensors (f32/f16/bf16) to SLM1",
-     "Header fields come from config.json beside SRC (or --config). The output is written\n"
+     "--to slm1 [--dtype f32|q8_0|q4_0] [--block-size N] [--config FILE] [--tokenizer FILE] [--skip-integer] SRC OUT\n"
+     "       --to mlx [--q-mode affine|mxfp4|mxfp8|nvfp4] [--q-bits B] [--q-group-size G] [--dtype bf16|f16|f32] SRC OUT_DIR",
+     "safetensors (f32/f16/bf16) to SLM1, or to a quantized MLX directory",
+     "slm1: header fields come from config.json beside SRC (or --config). The output is written\n"
      "atomically, then reopened and fully validated. A progress bar is drawn on a terminal.\n"
      "SLM1 holds f32, q8_0 and q4_0 only: a source with an integer or bool tensor (BERT's\n"
-     "embeddings.position_ids) is refused unless --skip-integer leaves such tensors out.\n",
+     "embeddings.position_ids) is refused unless --skip-integer leaves such tensors out.\n"
+     "mlx: what mlx_lm.convert -q writes (docs/quantize.md, \"Converting to MLX\"): model.safetensors,\n"
+     "config.json with the quantization blocks, the other files copied; OUT_DIR must not exist.\n",
      OPTS(kConvertOptions), 2, 2, Complete::kFile, nullptr, run_convert},
 #endif
     {"completion", "bash|zsh|fish", "print a shell completion script",

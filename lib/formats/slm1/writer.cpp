@@ -16,6 +16,7 @@
 #include "hash/fnv1a.h"
 #include "io/file.h"
 #include "json/json_lex.h"
+#include "quant/quantize.h"
 
 // ---- the writer -------------------------------------------------------------------------------
 tblob_slm1_writer::~tblob_slm1_writer() {
@@ -383,84 +384,46 @@ Status writer_finish_path(tblob_slm1_writer *w, const char *path, const Diag &di
 }  // namespace slm1
 }  // namespace tblob
 
-// ---- the quantizers ---------------------------------------------------------------------------
+// ---- the quantizers (lib/quant/slm1: one implementation with tblob_quant_quantize) ---------
 namespace tblob {
 namespace slm1 {
 
-namespace {
-
-inline float load(const float *x, uint64_t i) {
-  float v;
-  std::memcpy(&v, x + i, sizeof(v));
-  return v;
-}
-
-// Round half to even without depending on the rounding mode; |q| is small here (the
-// quotient of values bounded by amax and amax/QMAX), far below 2^23.
-inline int32_t round_half_even(float q) {
-  const float r = std::floor(q);
-  const float diff = q - r;  // exact for |q| < 2^23
-  int32_t i = static_cast<int32_t>(r);
-  if (diff > 0.5f || (diff == 0.5f && (i & 1) != 0)) ++i;
-  return i;
-}
-
-float group_amax(const float *x, uint64_t begin, uint64_t n) {
-  float amax = 0.0f;
-  for (uint64_t k = 0; k < n; ++k) {
-    const float a = std::fabs(load(x, begin + k));
-    if (a > amax) amax = a;
-  }
-  return amax;
-}
-
-}  // namespace
-
-float quant_scale(float amax, float qmax) {
-  const float s = amax / qmax;
-  return s == 0.0f ? 1.0f : s;
-}
-
-int32_t quant_code(float x, float scale, int32_t qmax) {
-  const float q = x / scale;
-  int32_t i = round_half_even(q);
-  if (i > qmax) i = qmax;
-  if (i < -qmax) i = -qmax;
-  return i;
-}
-
 uint64_t first_non_finite(const float *x, uint64_t n) {
-  for (uint64_t k = 0; k < n; ++k)
-    if (!std::isfinite(load(x, k))) return k;
+  for (uint64_t k = 0; k < n; ++k) {
+    float v;
+    std::memcpy(&v, x + k, sizeof(v));
+    if (!std::isfinite(v)) return k;
+  }
   return n;
 }
 
+namespace {
+// The writer's values as a descriptor plus source for lib/quant (finite, checked before).
+void encode(QuantScheme scheme, const float *x, uint64_t rows, uint64_t cols, uint32_t block,
+            uint8_t *payload, uint8_t *scales) {
+  QuantDesc d;
+  d.scheme = scheme;
+  d.group_size = block;
+  d.rows = rows;
+  d.cols = cols;
+  d.data = payload;
+  d.scales = scales;
+  quant::Source src;
+  src.p = reinterpret_cast<const uint8_t *>(x);  // host f32: little-endian on every target
+  src.dtype = TBLOB_DTYPE_F32;
+  src.cols = cols;
+  quant::ValueError err;
+  quant::slm1_rows(d, src, 0, rows, &err);
+}
+}  // namespace
+
 void encode_q8_0(const float *x, uint64_t rows, uint64_t cols, uint8_t *payload, uint8_t *scales) {
-  for (uint64_t r = 0; r < rows; ++r) {
-    const uint64_t base = r * cols;
-    const float scale = quant_scale(group_amax(x, base, cols), 127.0f);
-    store_le_f32(scales + 4 * r, scale);
-    for (uint64_t c = 0; c < cols; ++c)
-      payload[base + c] = static_cast<uint8_t>(quant_code(load(x, base + c), scale, 127) & 0xff);
-  }
+  encode(QuantScheme::kSlm1Q8, x, rows, cols, static_cast<uint32_t>(cols), payload, scales);
 }
 
 void encode_q4_0(const float *x, uint64_t rows, uint64_t cols, uint32_t block, uint8_t *payload,
                  uint8_t *scales) {
-  const uint64_t blocks = cols / block;
-  for (uint64_t r = 0; r < rows; ++r) {
-    for (uint64_t b = 0; b < blocks; ++b) {
-      const uint64_t base = r * cols + b * block;
-      const float scale = quant_scale(group_amax(x, base, block), 7.0f);
-      store_le_f32(scales + 4 * (r * blocks + b), scale);
-      // block is even and base is even, so pairs never straddle blocks.
-      for (uint64_t c = 0; c < block; c += 2) {
-        const uint32_t lo = static_cast<uint32_t>(quant_code(load(x, base + c), scale, 7)) & 0xfu;
-        const uint32_t hi = static_cast<uint32_t>(quant_code(load(x, base + c + 1), scale, 7)) & 0xfu;
-        payload[(base + c) / 2] = static_cast<uint8_t>(lo | (hi << 4));
-      }
-    }
-  }
+  encode(QuantScheme::kSlm1Q4, x, rows, cols, block, payload, scales);
 }
 
 }  // namespace slm1

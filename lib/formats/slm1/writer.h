@@ -73,14 +73,7 @@ Status writer_finish_path(tblob_slm1_writer *w, const char *path, const Diag &di
 namespace tblob {
 namespace slm1 {
 
-// ---- the quantizers, bit-exact as docs/slm1.md section 8 pins them --------------------------
-//   scale = f32(amax / QMAX) (1.0 when that is 0), q = roundTiesToEven(f32(x / scale)),
-//   clamped to [-QMAX, QMAX]; QMAX 127 for q8_0 (one scale per row), 7 for q4_0 (one scale
-//   per block_size values of a row; low nibble first). Assumes the default floating-point
-//   rounding mode, as every f32 division does.
-float quant_scale(float amax, float qmax);
-int32_t quant_code(float x, float scale, int32_t qmax);
-
+// ---- the quantizers: lib/quant/slm1 (rules in slm1_quant.h, docs/slm1.md section 8) ---------
 // Index of the first value that is not finite among n f32 at x (any alignment), or n.
 uint64_t first_non_finite(const float *x, uint64_t n);
 

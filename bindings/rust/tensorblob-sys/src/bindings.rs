@@ -82,6 +82,7 @@ pub const TBLOB_E_QUANT_GLOBAL_SCALE: tblob_status = -78;
 pub const TBLOB_E_DEQUANT_OUT_DTYPE: tblob_status = -79;
 pub const TBLOB_E_KERNEL_UNAVAILABLE: tblob_status = -80;
 pub const TBLOB_E_NOT_DEQUANTIZABLE: tblob_status = -81;
+pub const TBLOB_E_QUANT_VALUE: tblob_status = -82;
 pub const TBLOB_E_QUANT_NONFINITE: tblob_status = -87;
 pub const TBLOB_E_QUANT_IMPORTANCE: tblob_status = -88;
 pub const TBLOB_E_OLLAMA_NAME: tblob_status = -100;
@@ -934,6 +935,16 @@ impl Default for tblob_st_tensor_spec {
         }
     }
 }
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct tblob_mlx_convert_options {
+    pub struct_size: u32,
+    pub q_scheme: u32,
+    pub q_bits: u32,
+    pub q_group_size: u32,
+    pub dtype: u32,
+    pub threads: u32,
+}
 pub const TBLOB_UQFF_GGUF: tblob_uqff_family = 0;
 pub const TBLOB_UQFF_UNQUANT: tblob_uqff_family = 1;
 pub const TBLOB_UQFF_HQQ: tblob_uqff_family = 2;
@@ -1396,6 +1407,18 @@ extern "C" {
         s: *mut tblob_quantize_options,
         struct_size: usize,
     ) -> tblob_status;
+    pub fn tblob_quant_size(
+        desc: *mut tblob_quant_desc,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_quant_quantize(
+        desc: *const tblob_quant_desc,
+        src_dtype: u32,
+        src: *const ::core::ffi::c_void,
+        src_bytes: usize,
+        options: *const tblob_quantize_options,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
     pub fn tblob_tensor_dequantize(
         model: *const tblob_model,
         index: u64,
@@ -1623,6 +1646,16 @@ extern "C" {
         buf: *mut ::core::ffi::c_void,
         buf_capacity: usize,
         out_len: *mut usize,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_mlx_convert_options_init(
+        s: *mut tblob_mlx_convert_options,
+        struct_size: usize,
+    ) -> tblob_status;
+    pub fn tblob_mlx_convert(
+        src: *const ::core::ffi::c_char,
+        out_dir: *const ::core::ffi::c_char,
+        options: *const tblob_mlx_convert_options,
         diag: *mut tblob_diag,
     ) -> tblob_status;
     pub fn tblob_uqff_open(

@@ -96,6 +96,7 @@ statuses! {
     DequantOutDtype = TBLOB_E_DEQUANT_OUT_DTYPE,
     KernelUnavailable = TBLOB_E_KERNEL_UNAVAILABLE,
     NotDequantizable = TBLOB_E_NOT_DEQUANTIZABLE,
+    QuantValue = TBLOB_E_QUANT_VALUE,
     QuantNonfinite = TBLOB_E_QUANT_NONFINITE,
     QuantImportance = TBLOB_E_QUANT_IMPORTANCE,
     OllamaName = TBLOB_E_OLLAMA_NAME,
