@@ -56,8 +56,8 @@ inline bool finite(float x) { return (dq::f32_bits(x) & 0x7F800000u) != 0x7F8000
 
 // The reason given for a NaN or infinite input value (TBLOB_E_QUANT_NONFINITE, the status every
 // quantizer gives for one); any other reason is a group the scheme cannot encode
-// (TBLOB_E_QUANT_VALUE).
-constexpr const char kNonFinite[] = "NaN or infinite value";
+// (TBLOB_E_QUANT_VALUE). Inline: one object for every file, so the pointer compares equal.
+inline constexpr char kNonFinite[] = "NaN or infinite value";
 
 // Where the first refused input value is and why (static text).
 struct ValueError {
