@@ -37,7 +37,9 @@ void fill(const tblob_model *m, uint64_t index, tblob_metadata_value *v) {
   v->count = 1;
 #if TBLOB_HAVE_GGUF
   if (const tblob::gguf::GgufExt *e = tblob::gguf::ext_of(m)) {
-    if (const tblob::gguf::MetaKv *kv = tblob::gguf::typed_kv(*e, index)) {
+    tblob::gguf::MetaKv kv_value;
+    if (tblob::gguf::typed_kv(*e, index, &kv_value)) {
+      const tblob::gguf::MetaKv *kv = &kv_value;
       v->value_type = kv->type;
       v->key = kv->key;
       v->key_len = kv->key_len;
@@ -75,11 +77,10 @@ Status not_gguf_array(const tblob::Diag &d, const tblob_model *m, uint64_t index
 }
 
 #if TBLOB_HAVE_GGUF
-// The array at typed index `index`, or nullptr (then not_gguf_array says why).
-const tblob::gguf::MetaKv *array_at(const tblob_model *m, uint64_t index) {
+// The array at typed index `index` into *kv, or nullptr (then not_gguf_array says why).
+const tblob::gguf::MetaKv *array_at(const tblob_model *m, uint64_t index, tblob::gguf::MetaKv *kv) {
   const tblob::gguf::GgufExt *e = tblob::gguf::ext_of(m);
-  const tblob::gguf::MetaKv *kv = e ? tblob::gguf::typed_kv(*e, index) : nullptr;
-  return kv && kv->type == tblob::gguf::kArray ? kv : nullptr;
+  return e && tblob::gguf::typed_kv(*e, index, kv) && kv->type == tblob::gguf::kArray ? kv : nullptr;
 }
 #endif
 
@@ -134,7 +135,8 @@ TBLOB_API tblob_status tblob_metadata_array_get(const tblob_model *model, uint64
   TBLOB_CAPI_BEGIN(d, diag);
   if (!model || (!buf && buf_capacity)) return bad_arg(d, "model is required (and buf when buf_capacity > 0)");
 #if TBLOB_HAVE_GGUF
-  if (const tblob::gguf::MetaKv *kv = array_at(model, index)) {
+  tblob::gguf::MetaKv kv_value;
+  if (const tblob::gguf::MetaKv *kv = array_at(model, index, &kv_value)) {
     const size_t cap = buf ? buf_capacity : 0;
     return tblob::gguf::array_get(*kv, first, count, buf, cap, d);
   }
@@ -153,7 +155,8 @@ TBLOB_API tblob_status tblob_metadata_array_strings(const tblob_model *model, ui
   if (!model || !fn) return bad_arg(d, "model and fn are required");
   if (cursor && cursor->struct_size < kCursorMin) return bad_arg(d, "cursor->struct_size too small (use tblob_metadata_cursor_init)");
 #if TBLOB_HAVE_GGUF
-  if (const tblob::gguf::MetaKv *kv = array_at(model, index)) {
+  tblob::gguf::MetaKv kv_value;
+  if (const tblob::gguf::MetaKv *kv = array_at(model, index, &kv_value)) {
     uint64_t element = 0, position = 0;
     bool resume = false;
     if (cursor && cursor->array == index &&

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "core/allocator.h"
+#include "table/meta_index.h"
 #include "table/name_index.h"
 #include "core/status.h"
 #include "io/source.h"
@@ -105,7 +106,7 @@ struct tblob_model {
   tblob::PodVec<tblob::MetaDesc> metadata;
   tblob::PodVec<tblob::FileDesc> files;
   tblob::NameIndex tensor_index;
-  tblob::NameIndex metadata_index;
+  tblob::MetaIndex metadata_index;  // small: metadata may hold a million keys
   // While opening: each row's name_hash(), taken by the safetensors scan while the name was in
   // cache, row for row, beside the slot it filled in tensor_index (NameIndex::fill), so
   // building the index reads neither the names nor the rows again. st_sort_rows drops both

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/endian.h"
 #include "core/limits.h"
 #include "core/status.h"
 #include "table/model.h"
@@ -53,7 +54,7 @@ constexpr uint32_t kMaxNameBytes = 63;    // GGML_MAX_NAME 64, with its NUL
 constexpr uint64_t kMaxStringBytes = uint64_t{1} << 30;
 constexpr uint64_t kMaxArrayElems = uint64_t{1} << 30;
 
-// One key/value as the file holds it (nothing copied): the typed metadata table.
+// One key/value as the file holds it (nothing copied), decoded from its KvRef on demand.
 struct MetaKv {
   const char *key;
   size_t key_len;
@@ -65,6 +66,42 @@ struct MetaKv {
   size_t meta_row;        // its row in the model's metadata table; SIZE_MAX for arrays
 };
 
+// What the typed table keeps per key/value: 16 bytes (a decoded MetaKv was 56: a file of a
+// million one-byte key/values cost 56 MB for 20 MB of input). Everything else is read back
+// from the file's bytes, which were validated at open. aux: for arrays the bytes of their
+// elements (a string array's takes a walk to know), otherwise the key/value's metadata row.
+struct KvRef {
+  const uint8_t *start;  // the key's length field
+  uint64_t aux;
+};
+// The key/value r points at.
+inline MetaKv decode_kv(const KvRef &r) {
+  MetaKv kv;
+  const uint64_t key_len = load_le64(r.start);
+  kv.key = reinterpret_cast<const char *>(r.start + 8);
+  kv.key_len = static_cast<size_t>(key_len);
+  const uint8_t *p = r.start + 8 + key_len;
+  kv.type = load_le32(p);
+  p += 4;
+  kv.element_type = 0;
+  kv.count = 1;
+  kv.meta_row = static_cast<size_t>(r.aux);
+  if (kv.type == kString) {
+    kv.bytes = load_le64(p);
+    kv.data = p + 8;
+  } else if (kv.type == kArray) {
+    kv.element_type = load_le32(p);
+    kv.count = load_le64(p + 4);
+    kv.data = p + 12;
+    kv.bytes = r.aux;
+    kv.meta_row = SIZE_MAX;
+  } else {
+    kv.data = p;
+    kv.bytes = scalar_bytes(kv.type);
+  }
+  return kv;
+}
+
 // What a model keeps about its GGUF rows: one ggml type per row of [first_row, first_row + rows),
 // and every key/value with its type.
 constexpr uint64_t kExtMagic = 0x4747554645585431ull;  // "GGUFEXT1"
@@ -75,7 +112,7 @@ struct GgufExt {
   const uint32_t *types;
   uint32_t alignment;
   uint32_t version;
-  const MetaKv *kvs;       // file order
+  const KvRef *kvs;        // file order
   size_t kv_count;
   size_t meta_prefix;      // metadata rows before the file's own (a store model's ollama.* keys)
   const size_t *kv_of_row; // kv index of metadata row meta_prefix + r
@@ -87,9 +124,11 @@ const GgufExt *ext_of(const tblob_model *m);
 // The typed table of a model with GGUF rows: the metadata rows before the file's own
 // (strings), then every key/value of the file.
 inline size_t typed_count(const GgufExt &e) { return e.meta_prefix + e.kv_count; }
-// The key/value at typed index i (nullptr for a prefix row, which is a plain string pair).
-inline const MetaKv *typed_kv(const GgufExt &e, uint64_t i) {
-  return i >= e.meta_prefix && i - e.meta_prefix < e.kv_count ? &e.kvs[i - e.meta_prefix] : nullptr;
+// The key/value at typed index i into *kv; false for a prefix row (a plain string pair).
+inline bool typed_kv(const GgufExt &e, uint64_t i, MetaKv *kv) {
+  if (i < e.meta_prefix || i - e.meta_prefix >= e.kv_count) return false;
+  *kv = decode_kv(e.kvs[i - e.meta_prefix]);
+  return true;
 }
 // Typed index of the first key/value named key, or UINT64_MAX.
 uint64_t typed_find(const tblob_model *m, const GgufExt &e, const char *key, size_t key_len);

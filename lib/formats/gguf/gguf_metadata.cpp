@@ -44,7 +44,7 @@ uint64_t typed_find(const tblob_model *m, const GgufExt &e, const char *key, siz
     return e.meta_prefix + e.kv_of_row[row - e.meta_prefix];
   }
   for (size_t k = 0; k < e.kv_count; ++k) {
-    const MetaKv &kv = e.kvs[k];
+    const MetaKv kv = decode_kv(e.kvs[k]);
     if (kv.type == kArray && kv.key_len == key_len && std::memcmp(kv.key, key, key_len) == 0) return e.meta_prefix + k;
   }
   return UINT64_MAX;
