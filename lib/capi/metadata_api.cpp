@@ -38,7 +38,7 @@ void fill(const tblob_model *m, uint64_t index, tblob_metadata_value *v) {
 #if TBLOB_HAVE_GGUF
   if (const tblob::gguf::GgufExt *e = tblob::gguf::ext_of(m)) {
     tblob::gguf::MetaKv kv_value;
-    if (tblob::gguf::typed_kv(*e, index, &kv_value)) {
+    if (tblob::gguf::typed_kv(m, *e, index, &kv_value)) {
       const tblob::gguf::MetaKv *kv = &kv_value;
       v->value_type = kv->type;
       v->key = kv->key;
@@ -50,9 +50,11 @@ void fill(const tblob_model *m, uint64_t index, tblob_metadata_value *v) {
         v->count = kv->count;
         return;
       }
-      const tblob::MetaDesc &row = m->metadata[kv->meta_row];
-      v->string = row.value;  // a string's bytes, or the scalar's text
-      v->string_len = row.value_len;
+      if (kv->meta_row < m->metadata.size()) {  // always, for a string or scalar
+        const tblob::MetaDesc &row = m->metadata[kv->meta_row];
+        v->string = row.value;  // a string's bytes, or the scalar's text
+        v->string_len = row.value_len;
+      }
       tblob::gguf::scalar_value(*kv, &v->uint_value, &v->int_value, &v->float_value);
       return;
     }
@@ -80,7 +82,7 @@ Status not_gguf_array(const tblob::Diag &d, const tblob_model *m, uint64_t index
 // The array at typed index `index` into *kv, or nullptr (then not_gguf_array says why).
 const tblob::gguf::MetaKv *array_at(const tblob_model *m, uint64_t index, tblob::gguf::MetaKv *kv) {
   const tblob::gguf::GgufExt *e = tblob::gguf::ext_of(m);
-  return e && tblob::gguf::typed_kv(*e, index, kv) && kv->type == tblob::gguf::kArray ? kv : nullptr;
+  return e && tblob::gguf::typed_kv(m, *e, index, kv) && kv->type == tblob::gguf::kArray ? kv : nullptr;
 }
 #endif
 

@@ -27,12 +27,24 @@ struct TensorDesc {
   uint64_t key_offset;  // byte offset of the entry in its file
 };
 
+// 24 bytes: metadata may hold a million keys of a few bytes each. Lengths fit in 32 bits
+// (keys are capped by max_name_bytes, values by the header: GGUF strings at 2^30 bytes,
+// safetensors headers at 100 MB); meta_len_ok() says so before a row is made.
 struct MetaDesc {
   const char *name;  // the key
-  size_t name_len;
   const char *value;
-  size_t value_len;
+  uint32_t name_len;
+  uint32_t value_len;
 };
+inline bool meta_len_ok(size_t key_len, size_t value_len) { return key_len <= UINT32_MAX && value_len <= UINT32_MAX; }
+inline MetaDesc meta_desc(const char *name, size_t name_len, const char *value, size_t value_len) {
+  MetaDesc d;
+  d.name = name;
+  d.value = value;
+  d.name_len = static_cast<uint32_t>(name_len);
+  d.value_len = static_cast<uint32_t>(value_len);
+  return d;
+}
 
 struct FileDesc {
   Source source;

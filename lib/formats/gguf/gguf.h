@@ -66,41 +66,23 @@ struct MetaKv {
   size_t meta_row;        // its row in the model's metadata table; SIZE_MAX for arrays
 };
 
-// What the typed table keeps per key/value: 16 bytes (a decoded MetaKv was 56: a file of a
-// million one-byte key/values cost 56 MB for 20 MB of input). Everything else is read back
-// from the file's bytes, which were validated at open. aux: for arrays the bytes of their
-// elements (a string array's takes a walk to know), otherwise the key/value's metadata row.
+// What the typed table keeps per key/value: where it starts, 8 bytes (a decoded MetaKv was 56:
+// a file of a million one-byte key/values cost 56 MB for 20 MB of input). Everything else is
+// read back from the file's bytes, validated at open; an array's element bytes (a string
+// array's take a walk to know) are in GgufExt::arrays.
 struct KvRef {
   const uint8_t *start;  // the key's length field
-  uint64_t aux;
 };
-// The key/value r points at.
-inline MetaKv decode_kv(const KvRef &r) {
-  MetaKv kv;
-  const uint64_t key_len = load_le64(r.start);
-  kv.key = reinterpret_cast<const char *>(r.start + 8);
-  kv.key_len = static_cast<size_t>(key_len);
-  const uint8_t *p = r.start + 8 + key_len;
-  kv.type = load_le32(p);
-  p += 4;
-  kv.element_type = 0;
-  kv.count = 1;
-  kv.meta_row = static_cast<size_t>(r.aux);
-  if (kv.type == kString) {
-    kv.bytes = load_le64(p);
-    kv.data = p + 8;
-  } else if (kv.type == kArray) {
-    kv.element_type = load_le32(p);
-    kv.count = load_le64(p + 4);
-    kv.data = p + 12;
-    kv.bytes = r.aux;
-    kv.meta_row = SIZE_MAX;
-  } else {
-    kv.data = p;
-    kv.bytes = scalar_bytes(kv.type);
-  }
-  return kv;
+// The key of r.
+inline const char *kv_key(const KvRef &r, size_t *len) {
+  *len = static_cast<size_t>(load_le64(r.start));
+  return reinterpret_cast<const char *>(r.start + 8);
 }
+// Element bytes of the array that is key/value `kv` (sorted by kv, one per array).
+struct ArrayBytes {
+  size_t kv;
+  uint64_t bytes;
+};
 
 // What a model keeps about its GGUF rows: one ggml type per row of [first_row, first_row + rows),
 // and every key/value with its type.
@@ -115,8 +97,12 @@ struct GgufExt {
   const KvRef *kvs;        // file order
   size_t kv_count;
   size_t meta_prefix;      // metadata rows before the file's own (a store model's ollama.* keys)
-  const size_t *kv_of_row; // kv index of metadata row meta_prefix + r
+  size_t meta_rows;        // the file's own metadata rows, in kv order (arrays have none)
+  const ArrayBytes *arrays;
+  size_t array_count;
 };
+// Key/value i of e, decoded; its meta_row (scalars and strings) found in m's metadata rows.
+MetaKv decode_kv(const tblob_model *m, const GgufExt &e, size_t i);
 // The ext of m when its rows came from a GGUF file, else nullptr.
 const GgufExt *ext_of(const tblob_model *m);
 
@@ -125,9 +111,9 @@ const GgufExt *ext_of(const tblob_model *m);
 // (strings), then every key/value of the file.
 inline size_t typed_count(const GgufExt &e) { return e.meta_prefix + e.kv_count; }
 // The key/value at typed index i into *kv; false for a prefix row (a plain string pair).
-inline bool typed_kv(const GgufExt &e, uint64_t i, MetaKv *kv) {
+inline bool typed_kv(const tblob_model *m, const GgufExt &e, uint64_t i, MetaKv *kv) {
   if (i < e.meta_prefix || i - e.meta_prefix >= e.kv_count) return false;
-  *kv = decode_kv(e.kvs[i - e.meta_prefix]);
+  *kv = decode_kv(m, e, static_cast<size_t>(i - e.meta_prefix));
   return true;
 }
 // Typed index of the first key/value named key, or UINT64_MAX.

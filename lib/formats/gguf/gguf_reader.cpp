@@ -82,9 +82,7 @@ const char *value_type_name(uint32_t t) {
 // The key of kvs[i], for the duplicate check (a MetaIndex over the typed table itself: no
 // copy of the keys).
 void key_name(const void *ctx, size_t i, const char **p, size_t *n) {
-  const KvRef &k = static_cast<const KvRef *>(ctx)[i];
-  *p = reinterpret_cast<const char *>(k.start + 8);
-  *n = static_cast<size_t>(load_le64(k.start));
+  *p = kv_key(static_cast<const KvRef *>(ctx)[i], n);
 }
 
 struct Span {
@@ -95,7 +93,7 @@ struct Span {
 class Reader {
  public:
   Reader(tblob_model *m, uint32_t fi, const Limits &lim, const Diag &diag)
-      : m_(m), fi_(fi), lim_(lim), diag_(diag) {
+      : m_(m), fi_(fi), lim_(lim), diag_(diag), arrays_(&m->alloc) {
     p_ = m->files[fi].source.data;
     n_ = m->files[fi].source.len;
     // A byte source holds only a prefix in memory (n_): the data region is checked against
@@ -144,11 +142,10 @@ class Reader {
   }
   Status preamble();
   Status key_value(uint64_t i);
-  Status array(const char *key, size_t key_len, uint64_t at, KvRef *kv);
+  Status array(const char *key, size_t key_len, uint64_t at, uint64_t i);
   Status push_meta(const char *key, size_t key_len, const char *v, size_t vn);
   Status render(const char *key, size_t key_len, uint32_t type, const uint8_t *v);
   Status tensor_info(uint64_t i, uint32_t *types);
-  size_t first_meta_row() const { return m_->files[fi_].metadata_begin; }
   Status data_region();
 
   tblob_model *m_;
@@ -165,7 +162,7 @@ class Reader {
   size_t first_row_ = 0;
   uint64_t data_start_ = 0;
   KvRef *kvs_ = nullptr;   // arena, n_kv_ entries
-  size_t *kv_of_row_ = nullptr;
+  PodVec<ArrayBytes> arrays_;
   size_t rows_seen_ = 0;   // metadata rows this file has added
 };
 
@@ -208,8 +205,8 @@ Status Reader::preamble() {
 }
 
 Status Reader::push_meta(const char *key, size_t key_len, const char *v, size_t vn) {
-  MetaDesc d{key, key_len, v, vn};
-  if (!m_->metadata.push(d)) return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  if (!meta_len_ok(key_len, vn) || !m_->metadata.push(meta_desc(key, key_len, v, vn)))  // strings <= 2^30
+    return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
   return TBLOB_OK;
 }
 
@@ -291,7 +288,7 @@ Status Reader::render(const char *key, size_t key_len, uint32_t type, const uint
 
 // Arrays are validated and skipped: never materialized (a 150,000-entry token list stays in
 // the file).
-Status Reader::array(const char *key, size_t key_len, uint64_t at, KvRef *kv) {
+Status Reader::array(const char *key, size_t key_len, uint64_t at, uint64_t i) {
   const int kn = static_cast<int>(key_len > 120 ? 120 : key_len);
   uint32_t et = 0;
   uint64_t count = 0;
@@ -313,16 +310,16 @@ Status Reader::array(const char *key, size_t key_len, uint64_t at, KvRef *kv) {
   const uint64_t begin = pos_;
   if (et != kString) {
     pos_ += count * each;  // count * each <= left()
-    kv->aux = count * each;
-    return TBLOB_OK;
+    return arrays_.push(ArrayBytes{static_cast<size_t>(i), count * each}) ? TBLOB_OK
+                                                                          : diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
   }
   for (uint64_t j = 0; j < count; ++j) {
     const char *s = nullptr;
     size_t len = 0;
     if ((st = str("an array string", &s, &len)) != TBLOB_OK) return st;
   }
-  kv->aux = pos_ - begin;
-  return TBLOB_OK;
+  return arrays_.push(ArrayBytes{static_cast<size_t>(i), pos_ - begin}) ? TBLOB_OK
+                                                                        : diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
 }
 
 Status Reader::key_value(uint64_t i) {
@@ -340,15 +337,13 @@ Status Reader::key_value(uint64_t i) {
                       key_len, static_cast<ull>(lim_.max_name_bytes));
   uint32_t type = 0;
   if ((st = u32("a value type", &type)) != TBLOB_OK) return st;
-  KvRef &kv = kvs_[i];
-  kv = KvRef{p_ + at, 0};
+  kvs_[i] = KvRef{p_ + at};
   const bool is_alignment = key_len == 17 && std::memcmp(key, "general.alignment", 17) == 0;
   if (is_alignment && type != kU32)
     return diag_.fail(TBLOB_E_GGUF_ALIGNMENT, at, -1, "general.alignment (byte %llu) is of type %s; it must be u32",
                       static_cast<ull>(at), value_type_name(type));
-  if (type == kArray) return array(key, key_len, at, &kv);
-  kv.aux = first_meta_row() + rows_seen_;
-  kv_of_row_[rows_seen_++] = i;
+  if (type == kArray) return array(key, key_len, at, i);
+  ++rows_seen_;
   if (type == kString) {
     const char *v = nullptr;
     size_t vn = 0;
@@ -532,8 +527,7 @@ Status Reader::run() {
       !m_->tensors.reserve(first_row_ + static_cast<size_t>(n_tensors_)))
     return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
   kvs_ = static_cast<KvRef *>(m_->arena.alloc(sizeof(KvRef) * (n_kv_ ? n_kv_ : 1)));
-  kv_of_row_ = static_cast<size_t *>(m_->arena.alloc(sizeof(size_t) * (n_kv_ ? n_kv_ : 1)));
-  if (!kvs_ || !kv_of_row_) return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  if (!kvs_) return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
   for (uint64_t i = 0; i < n_kv_; ++i) {
     if ((st = key_value(i)) != TBLOB_OK) return st;
     if ((st = header_limit()) != TBLOB_OK) return st;
@@ -542,13 +536,14 @@ Status Reader::run() {
     MetaIndex idx;
     if (!idx.build(&m_->alloc, static_cast<size_t>(n_kv_), key_name, kvs_)) return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
     if (idx.has_duplicate()) {
-      const MetaKv first = decode_kv(kvs_[idx.dup_first()]);
-      const MetaKv later = decode_kv(kvs_[idx.dup_second()]);
+      size_t first_len, later_len;
+      const char *first = kv_key(kvs_[idx.dup_first()], &first_len);
+      const char *later = kv_key(kvs_[idx.dup_second()], &later_len);
       // A key's length field is the 8 bytes before it.
-      const uint64_t first_at = static_cast<uint64_t>(reinterpret_cast<const uint8_t *>(first.key) - p_) - 8;
-      const uint64_t later_at = static_cast<uint64_t>(reinterpret_cast<const uint8_t *>(later.key) - p_) - 8;
+      const uint64_t first_at = static_cast<uint64_t>(reinterpret_cast<const uint8_t *>(first) - p_) - 8;
+      const uint64_t later_at = static_cast<uint64_t>(reinterpret_cast<const uint8_t *>(later) - p_) - 8;
       return diag_.fail(TBLOB_E_GGUF_KEY, later_at, -1, "key \"%.*s\" appears twice (bytes %llu and %llu)",
-                        static_cast<int>(later.key_len > 120 ? 120 : later.key_len), later.key,
+                        static_cast<int>(later_len > 120 ? 120 : later_len), later,
                         static_cast<ull>(first_at), static_cast<ull>(later_at));
     }
   }
@@ -573,7 +568,13 @@ Status Reader::run() {
   ext->kvs = kvs_;
   ext->kv_count = static_cast<size_t>(n_kv_);
   ext->meta_prefix = f.metadata_begin;
-  ext->kv_of_row = kv_of_row_;
+  ext->meta_rows = rows_seen_;
+  // The arrays' element bytes, moved into the arena (the vector is freed with the reader).
+  ArrayBytes *arrays = static_cast<ArrayBytes *>(m_->arena.alloc(sizeof(ArrayBytes) * (arrays_.size() ? arrays_.size() : 1)));
+  if (!arrays) return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  if (arrays_.size()) std::memcpy(arrays, arrays_.data(), sizeof(ArrayBytes) * arrays_.size());
+  ext->arrays = arrays;
+  ext->array_count = arrays_.size();
   m_->ext = ext;
   m_->dequant_hooks = &kDequantHooks;  // tblob_tensor_dequantize / _dequant_size go to gguf_dequant.cpp
   return TBLOB_OK;

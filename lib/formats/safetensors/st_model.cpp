@@ -80,9 +80,10 @@ class TableSink final : public StSink {
   }
 
   Status on_metadata(const StMetaEntry &e) override {
-    MetaDesc d;
-    if (!text(e.key, &d.name, &d.name_len) || !text(e.value, &d.value, &d.value_len)) return oom();
-    return m_->metadata.push(d) ? TBLOB_OK : oom();
+    const char *k, *v;
+    size_t kn, vn;
+    if (!text(e.key, &k, &kn) || !text(e.value, &v, &vn)) return oom();
+    return meta_len_ok(kn, vn) && m_->metadata.push(meta_desc(k, kn, v, vn)) ? TBLOB_OK : oom();
   }
 
  private:
