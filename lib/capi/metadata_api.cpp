@@ -99,6 +99,8 @@ TBLOB_API tblob_status tblob_metadata_typed_at(const tblob_model *model, uint64_
   TBLOB_CAPI_BEGIN(d, diag);
   if (!model || !value) return bad_arg(d, "model and value are required");
   if (value->struct_size < kValueMin) return bad_arg(d, "value->struct_size too small (use tblob_metadata_value_init)");
+  if (model->metadata_ready() != TBLOB_OK)
+    return d.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "out of memory making the metadata table");
   const uint64_t n = typed_count(model);
   if (index >= n)
     return d.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "typed metadata index %llu out of range (%llu entries)",
@@ -112,6 +114,8 @@ TBLOB_API tblob_status tblob_metadata_typed_find(const tblob_model *model, const
   TBLOB_CAPI_BEGIN(d, diag);
   if (!model || !value || (!key && key_len)) return bad_arg(d, "model and value (and key when key_len > 0) are required");
   if (value->struct_size < kValueMin) return bad_arg(d, "value->struct_size too small (use tblob_metadata_value_init)");
+  if (model->metadata_ready() != TBLOB_OK)
+    return d.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "out of memory making the metadata table");
   const char *k = key ? key : "";
   uint64_t index = UINT64_MAX;
 #if TBLOB_HAVE_GGUF

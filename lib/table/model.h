@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 
 #include "core/allocator.h"
 #include "table/meta_index.h"
@@ -136,6 +137,15 @@ struct tblob_model {
   // companion, 0 for none.
   tblob::PodVec<tblob::QuantRecord> quant;
   uint32_t *quant_of = nullptr;
+  // Metadata made on first use: when a format sets build_metadata at open, `metadata` and
+  // `metadata_index` are empty until metadata_ready() has run it (once, whatever the threads),
+  // so a command that never reads metadata never pays for its rows and index (a GGUF file
+  // may hold a million key/values). Every reader of those two calls metadata_ready() first.
+  tblob::Status (*build_metadata)(tblob_model *m) = nullptr;
+  mutable std::once_flag metadata_once;
+  mutable tblob::Status metadata_status = TBLOB_OK;
+  // TBLOB_OK when the metadata table is there (TBLOB_E_OUT_OF_MEMORY when making it failed).
+  tblob::Status metadata_ready() const;
 
   // Builds the tensor name index; DUPLICATE_NAME when two tensors share a name. A reader
   // whose rows still carry the names and order the safetensors scan gave them may pass

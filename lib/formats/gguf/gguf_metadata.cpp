@@ -63,6 +63,7 @@ MetaKv decode_kv(const tblob_model *m, const GgufExt &e, size_t i) {
     kv.bytes = scalar_bytes(kv.type);
   }
   // The file's rows are in kv order and name the key in place: the row whose name is this key.
+  if (m->metadata.size() < e.meta_prefix + e.meta_rows) return kv;  // rows not made yet (metadata_ready)
   const MetaDesc *rows = m->metadata.data() + e.meta_prefix;
   const MetaDesc *row = std::lower_bound(rows, rows + e.meta_rows, kv.key,
                                          [](const MetaDesc &d, const char *k) { return d.name < k; });

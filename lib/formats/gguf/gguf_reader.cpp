@@ -90,10 +90,13 @@ struct Span {
   size_t row;
 };
 
+bool push_scalar_row(tblob_model *m, const char *key, size_t key_len, uint32_t type, const uint8_t *v);
+
 class Reader {
  public:
-  Reader(tblob_model *m, uint32_t fi, const Limits &lim, const Diag &diag)
-      : m_(m), fi_(fi), lim_(lim), diag_(diag), arrays_(&m->alloc) {
+  // rows_now: the metadata rows are made while reading (else build_rows makes them later).
+  Reader(tblob_model *m, uint32_t fi, const Limits &lim, const Diag &diag, bool rows_now)
+      : m_(m), fi_(fi), lim_(lim), diag_(diag), rows_now_(rows_now), arrays_(&m->alloc) {
     p_ = m->files[fi].source.data;
     n_ = m->files[fi].source.len;
     // A byte source holds only a prefix in memory (n_): the data region is checked against
@@ -144,7 +147,10 @@ class Reader {
   Status key_value(uint64_t i);
   Status array(const char *key, size_t key_len, uint64_t at, uint64_t i);
   Status push_meta(const char *key, size_t key_len, const char *v, size_t vn);
-  Status render(const char *key, size_t key_len, uint32_t type, const uint8_t *v);
+  Status render(const char *key, size_t key_len, uint32_t type, const uint8_t *v) {
+    if (!rows_now_) return TBLOB_OK;
+    return push_scalar_row(m_, key, key_len, type, v) ? TBLOB_OK : diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  }
   Status tensor_info(uint64_t i, uint32_t *types);
   Status data_region();
 
@@ -152,6 +158,7 @@ class Reader {
   uint32_t fi_;
   const Limits &lim_;
   const Diag &diag_;
+  const bool rows_now_;
   const uint8_t *p_;
   uint64_t n_;
   uint64_t total_;
@@ -239,11 +246,12 @@ constexpr SmallTexts kSmallTexts;
 
 // A scalar as text: integers in decimal, bool as true/false, floats as the shortest text
 // that reads back to the same value (std::to_chars: independent of the C locale).
-Status Reader::render(const char *key, size_t key_len, uint32_t type, const uint8_t *v) {
+// False when out of memory.
+bool push_scalar_row(tblob_model *m, const char *key, size_t key_len, uint32_t type, const uint8_t *v) {
   // 8-bit values and bools point at static text (nothing allocated per key/value).
   if (type == kU8 || type == kI8 || type == kBool) {
     const char *t = type == kU8 ? kSmallTexts.u8[v[0]] : type == kI8 ? kSmallTexts.i8[v[0]] : v[0] ? "true" : "false";
-    return push_meta(key, key_len, t, std::strlen(t));
+    return m->metadata.push(meta_desc(key, key_len, t, std::strlen(t)));
   }
   char buf[40];
   char *end = buf;
@@ -281,9 +289,32 @@ Status Reader::render(const char *key, size_t key_len, uint32_t type, const uint
     }
   }
   const size_t len = k >= 0 ? static_cast<size_t>(k) : static_cast<size_t>(end - buf);
-  char *text = m_->arena.copy(buf, len);
-  if (!text) return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
-  return push_meta(key, key_len, text, len);
+  char *text = m->arena.copy(buf, len);
+  return text && meta_len_ok(key_len, len) && m->metadata.push(meta_desc(key, key_len, text, len));
+}
+
+// The metadata rows of the file's key/values (strings in place, scalars as text), then the
+// key index: what metadata_ready() runs the first time metadata is read, so an open for
+// tensors alone keeps only the 8-byte references (e.g. a million key/values: 8 MB, not 42).
+Status build_rows(tblob_model *m) {
+  const GgufExt *e = ext_of(m);
+  if (!e) return TBLOB_OK;
+  if (!m->metadata.reserve(e->meta_prefix + e->meta_rows)) return TBLOB_E_OUT_OF_MEMORY;
+  for (size_t i = 0; i < e->kv_count; ++i) {
+    size_t key_len;
+    const char *key = kv_key(e->kvs[i], &key_len);
+    const uint8_t *p = e->kvs[i].start + 8 + key_len;
+    const uint32_t type = rd32(p);
+    if (type == kArray) continue;
+    const bool ok = type == kString ? meta_len_ok(key_len, rd64(p + 4)) &&
+                                          m->metadata.push(meta_desc(key, key_len, reinterpret_cast<const char *>(p + 12),
+                                                                     static_cast<size_t>(rd64(p + 4))))
+                                    : push_scalar_row(m, key, key_len, type, p + 4);
+    if (!ok) return TBLOB_E_OUT_OF_MEMORY;
+  }
+  m->files[0].metadata_end = m->metadata.size();
+  Diag quiet;
+  return m->index_metadata_first_wins(quiet);
 }
 
 // Arrays are validated and skipped: never materialized (a 150,000-entry token list stays in
@@ -348,7 +379,7 @@ Status Reader::key_value(uint64_t i) {
     const char *v = nullptr;
     size_t vn = 0;
     if ((st = str("a string value", &v, &vn)) != TBLOB_OK) return st;
-    return push_meta(key, key_len, v, vn);
+    return rows_now_ ? push_meta(key, key_len, v, vn) : TBLOB_OK;
   }
   const uint32_t size = scalar_bytes(type);
   if (size == 0)
@@ -523,7 +554,7 @@ Status Reader::run() {
   first_row_ = m_->tensors.size();
   f.metadata_begin = m_->metadata.size();
   // n_kv_ and n_tensors_ are bounded by the file's bytes (preamble), so these are too.
-  if (!m_->metadata.reserve(m_->metadata.size() + static_cast<size_t>(n_kv_)) ||
+  if ((rows_now_ && !m_->metadata.reserve(m_->metadata.size() + static_cast<size_t>(n_kv_))) ||
       !m_->tensors.reserve(first_row_ + static_cast<size_t>(n_tensors_)))
     return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
   kvs_ = static_cast<KvRef *>(m_->arena.alloc(sizeof(KvRef) * (n_kv_ ? n_kv_ : 1)));
@@ -592,16 +623,19 @@ const GgufExt *ext_of(const tblob_model *m) {
 bool looks_like(const uint8_t *p, size_t n) { return n >= 4 && std::memcmp(p, "GGUF", 4) == 0; }
 
 Status read_file(tblob_model *m, uint32_t file_index, const Limits &limits, const Diag &diag) {
-  Reader r(m, file_index, limits, diag);
+  Reader r(m, file_index, limits, diag, true);
   return r.run();
 }
 
 Status open_detected(tblob_model *m, const Limits &limits, const Diag &diag) {
   m->format = TBLOB_FORMAT_GGUF;
-  Status st = read_file(m, 0, limits, diag);
+  // A file of its own: its metadata rows and index wait for the first metadata call.
+  Reader r(m, 0, limits, diag, false);
+  Status st = r.run();
   if (st != TBLOB_OK) return st;
   if ((st = m->index_names(diag)) != TBLOB_OK) return st;
-  return m->index_metadata_first_wins(diag);
+  m->build_metadata = build_rows;
+  return TBLOB_OK;
 }
 
 }  // namespace gguf
