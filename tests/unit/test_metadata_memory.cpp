@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tensorblob.h"
@@ -205,6 +206,34 @@ TEST(MetadataMemory, GgufMillionOneByteKeyValues) {
     EXPECT_EQ(f.uint_value, i & 0xFF);
   }
   EXPECT_EQ(c.calls, calls);
+  tblob_model_close(m);
+}
+// The table a GGUF model makes on first use is made once when many threads ask at once: each
+// sees every key with its value.
+TEST(MetadataMemory, GgufTableMadeOnceUnderThreads) {
+  uint64_t meta = 0;
+  const std::string file = gguf_file(20000, &meta);
+  Counter c;
+  tblob_model *m = nullptr;
+  open_peak(file, &c, &m);
+  ASSERT_TRUE(m);
+  std::vector<int> bad(8, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([m, t, &bad] {
+      char key[32];
+      for (size_t i = static_cast<size_t>(t); i < 20000; i += 8) {
+        std::snprintf(key, sizeof(key), "k%06zu", i);
+        const char *v;
+        size_t vl;
+        if (tblob_metadata_find(m, key, std::strlen(key), &v, &vl, nullptr) != TBLOB_OK ||
+            std::string(v, vl) != std::to_string(i & 0xFF))
+          ++bad[static_cast<size_t>(t)];
+      }
+    });
+  for (std::thread &th : threads) th.join();
+  for (int t = 0; t < 8; ++t) EXPECT_EQ(bad[static_cast<size_t>(t)], 0) << "thread " << t;
+  EXPECT_EQ(tblob_metadata_count(m), 20000u);
   tblob_model_close(m);
 }
 #endif
