@@ -29,11 +29,13 @@ namespace {
 
 struct Counter {
   uint64_t live = 0, peak = 0, calls = 0;
+  bool refuse = false;  // every allocation fails while set
 };
 
 void *count_alloc(void *opaque, size_t size) {
   Counter *c = static_cast<Counter *>(opaque);
   ++c->calls;
+  if (c->refuse) return nullptr;
   c->live += size;
   if (c->live > c->peak) c->peak = c->live;
   return std::malloc(size ? size : 1);
@@ -235,6 +237,31 @@ TEST(MetadataMemory, GgufTableMadeOnceUnderThreads) {
   for (int t = 0; t < 8; ++t) EXPECT_EQ(bad[static_cast<size_t>(t)], 0) << "thread " << t;
   EXPECT_EQ(tblob_metadata_count(m), 20000u);
   tblob_model_close(m);
+}
+// Out of memory while the table is made: every metadata call says so (count 0), the tensors
+// still work, and closing frees everything.
+TEST(MetadataMemory, GgufTableOutOfMemory) {
+  uint64_t meta = 0;
+  const std::string file = gguf_file(1000, &meta);
+  Counter c;
+  tblob_model *m = nullptr;
+  open_peak(file, &c, &m);
+  ASSERT_TRUE(m);
+  c.refuse = true;
+  EXPECT_EQ(tblob_metadata_count(m), 0u);
+  const char *k, *v;
+  size_t kl, vl;
+  EXPECT_EQ(tblob_metadata_at(m, 0, &k, &kl, &v, &vl, nullptr), TBLOB_E_OUT_OF_MEMORY);
+  EXPECT_EQ(tblob_metadata_find(m, "k000001", 7, &v, &vl, nullptr), TBLOB_E_OUT_OF_MEMORY);
+  tblob_metadata_value tv;
+  ASSERT_EQ(tblob_metadata_value_init(&tv, sizeof(tv)), TBLOB_OK);
+  EXPECT_EQ(tblob_metadata_typed_at(m, 0, &tv, nullptr), TBLOB_E_OUT_OF_MEMORY);
+  float w[8];
+  EXPECT_EQ(tblob_tensor_dequantize(m, 0, TBLOB_DTYPE_F32, 0, TBLOB_ALL_ROWS, w, sizeof(w), nullptr), TBLOB_OK);
+  c.refuse = false;
+  EXPECT_EQ(tblob_metadata_count(m), 0u);  // made once: the failure stays
+  tblob_model_close(m);
+  EXPECT_EQ(c.live, 0u);
 }
 #endif
 

@@ -310,11 +310,16 @@ Status build_rows(tblob_model *m) {
                                           m->metadata.push(meta_desc(key, key_len, reinterpret_cast<const char *>(p + 12),
                                                                      static_cast<size_t>(rd64(p + 4))))
                                     : push_scalar_row(m, key, key_len, type, p + 4);
-    if (!ok) return TBLOB_E_OUT_OF_MEMORY;
+    if (!ok) {
+      m->metadata.reset();  // no half table: every metadata call says out of memory
+      return TBLOB_E_OUT_OF_MEMORY;
+    }
   }
   m->files[0].metadata_end = m->metadata.size();
   Diag quiet;
-  return m->index_metadata_first_wins(quiet);
+  const Status s = m->index_metadata_first_wins(quiet);
+  if (s != TBLOB_OK) m->metadata.reset();
+  return s;
 }
 
 // Arrays are validated and skipped: never materialized (a 150,000-entry token list stays in
