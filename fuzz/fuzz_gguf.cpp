@@ -210,7 +210,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const bool gguf = file.len >= 4 && std::memcmp(file.ptr, "GGUF", 4) == 0;
     if (sm == TBLOB_OK) {
       FUZZ_ASSERT(m != nullptr);
-      if (gguf) walk(m, file.ptr, file.len, opts, p.variant);
+      // A GGUF model makes its metadata table on the first metadata call, through the same
+      // allocator: an injected failure there is TBLOB_E_OUT_OF_MEMORY from every metadata
+      // call (count 0), and the walk, which expects the table, is skipped.
+      const uint64_t mc = tblob_metadata_count(m);
+      if (fa.failed()) {
+        FUZZ_ASSERT(mc == 0);
+        const char *k, *v;
+        size_t kn, vn;
+        FUZZ_ASSERT(tblob_metadata_at(m, 0, &k, &kn, &v, &vn, nullptr) == TBLOB_E_OUT_OF_MEMORY);
+        FUZZ_ASSERT(tblob_metadata_find(m, "k", 1, &v, &vn, nullptr) == TBLOB_E_OUT_OF_MEMORY);
+      } else if (gguf) {
+        walk(m, file.ptr, file.len, opts, p.variant);
+      }
       tblob_model_close(m);
     } else {
       FUZZ_ASSERT_MSG(m == nullptr, "failed open left *out set");

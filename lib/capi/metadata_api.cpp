@@ -37,7 +37,9 @@ void fill(const tblob_model *m, uint64_t index, tblob_metadata_value *v) {
   v->count = 1;
 #if TBLOB_HAVE_GGUF
   if (const tblob::gguf::GgufExt *e = tblob::gguf::ext_of(m)) {
-    if (const tblob::gguf::MetaKv *kv = tblob::gguf::typed_kv(*e, index)) {
+    tblob::gguf::MetaKv kv_value;
+    if (tblob::gguf::typed_kv(m, *e, index, &kv_value)) {
+      const tblob::gguf::MetaKv *kv = &kv_value;
       v->value_type = kv->type;
       v->key = kv->key;
       v->key_len = kv->key_len;
@@ -48,9 +50,11 @@ void fill(const tblob_model *m, uint64_t index, tblob_metadata_value *v) {
         v->count = kv->count;
         return;
       }
-      const tblob::MetaDesc &row = m->metadata[kv->meta_row];
-      v->string = row.value;  // a string's bytes, or the scalar's text
-      v->string_len = row.value_len;
+      if (kv->meta_row < m->metadata.size()) {  // always, for a string or scalar
+        const tblob::MetaDesc &row = m->metadata[kv->meta_row];
+        v->string = row.value;  // a string's bytes, or the scalar's text
+        v->string_len = row.value_len;
+      }
       tblob::gguf::scalar_value(*kv, &v->uint_value, &v->int_value, &v->float_value);
       return;
     }
@@ -75,11 +79,10 @@ Status not_gguf_array(const tblob::Diag &d, const tblob_model *m, uint64_t index
 }
 
 #if TBLOB_HAVE_GGUF
-// The array at typed index `index`, or nullptr (then not_gguf_array says why).
-const tblob::gguf::MetaKv *array_at(const tblob_model *m, uint64_t index) {
+// The array at typed index `index` into *kv, or nullptr (then not_gguf_array says why).
+const tblob::gguf::MetaKv *array_at(const tblob_model *m, uint64_t index, tblob::gguf::MetaKv *kv) {
   const tblob::gguf::GgufExt *e = tblob::gguf::ext_of(m);
-  const tblob::gguf::MetaKv *kv = e ? tblob::gguf::typed_kv(*e, index) : nullptr;
-  return kv && kv->type == tblob::gguf::kArray ? kv : nullptr;
+  return e && tblob::gguf::typed_kv(m, *e, index, kv) && kv->type == tblob::gguf::kArray ? kv : nullptr;
 }
 #endif
 
@@ -96,6 +99,8 @@ TBLOB_API tblob_status tblob_metadata_typed_at(const tblob_model *model, uint64_
   TBLOB_CAPI_BEGIN(d, diag);
   if (!model || !value) return bad_arg(d, "model and value are required");
   if (value->struct_size < kValueMin) return bad_arg(d, "value->struct_size too small (use tblob_metadata_value_init)");
+  if (model->metadata_ready() != TBLOB_OK)
+    return d.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "out of memory making the metadata table");
   const uint64_t n = typed_count(model);
   if (index >= n)
     return d.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "typed metadata index %llu out of range (%llu entries)",
@@ -109,6 +114,8 @@ TBLOB_API tblob_status tblob_metadata_typed_find(const tblob_model *model, const
   TBLOB_CAPI_BEGIN(d, diag);
   if (!model || !value || (!key && key_len)) return bad_arg(d, "model and value (and key when key_len > 0) are required");
   if (value->struct_size < kValueMin) return bad_arg(d, "value->struct_size too small (use tblob_metadata_value_init)");
+  if (model->metadata_ready() != TBLOB_OK)
+    return d.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "out of memory making the metadata table");
   const char *k = key ? key : "";
   uint64_t index = UINT64_MAX;
 #if TBLOB_HAVE_GGUF
@@ -134,7 +141,8 @@ TBLOB_API tblob_status tblob_metadata_array_get(const tblob_model *model, uint64
   TBLOB_CAPI_BEGIN(d, diag);
   if (!model || (!buf && buf_capacity)) return bad_arg(d, "model is required (and buf when buf_capacity > 0)");
 #if TBLOB_HAVE_GGUF
-  if (const tblob::gguf::MetaKv *kv = array_at(model, index)) {
+  tblob::gguf::MetaKv kv_value;
+  if (const tblob::gguf::MetaKv *kv = array_at(model, index, &kv_value)) {
     const size_t cap = buf ? buf_capacity : 0;
     return tblob::gguf::array_get(*kv, first, count, buf, cap, d);
   }
@@ -153,7 +161,8 @@ TBLOB_API tblob_status tblob_metadata_array_strings(const tblob_model *model, ui
   if (!model || !fn) return bad_arg(d, "model and fn are required");
   if (cursor && cursor->struct_size < kCursorMin) return bad_arg(d, "cursor->struct_size too small (use tblob_metadata_cursor_init)");
 #if TBLOB_HAVE_GGUF
-  if (const tblob::gguf::MetaKv *kv = array_at(model, index)) {
+  tblob::gguf::MetaKv kv_value;
+  if (const tblob::gguf::MetaKv *kv = array_at(model, index, &kv_value)) {
     uint64_t element = 0, position = 0;
     bool resume = false;
     if (cursor && cursor->array == index &&

@@ -206,7 +206,8 @@ TBLOB_API tblob_status tblob_tensor_data(const tblob_model *model, uint64_t inde
 }
 
 TBLOB_API uint64_t tblob_metadata_count(const tblob_model *model) noexcept {
-  return model ? model->metadata.size() : 0;
+  // 0 also when the table could not be made (out of memory): _at and _find then say so.
+  return model && model->metadata_ready() == TBLOB_OK ? model->metadata.size() : 0;
 }
 
 TBLOB_API tblob_status tblob_metadata_at(const tblob_model *model, uint64_t index,
@@ -215,6 +216,7 @@ TBLOB_API tblob_status tblob_metadata_at(const tblob_model *model, uint64_t inde
   TBLOB_CAPI_BEGIN(d, diag);
   if (!model || !key || !key_len || !value || !value_len)
     return bad_arg(d, "model, key, key_len, value and value_len are required");
+  if (model->metadata_ready() != TBLOB_OK) return d.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "out of memory making the metadata table");
   if (index >= model->metadata.size())
     return d.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "metadata index %llu out of range (%zu entries)",
                   static_cast<unsigned long long>(index), model->metadata.size());
@@ -232,6 +234,7 @@ TBLOB_API tblob_status tblob_metadata_find(const tblob_model *model, const char 
   TBLOB_CAPI_BEGIN(d, diag);
   if (!model || !value || !value_len || (!key && key_len))
     return bad_arg(d, "model, value and value_len (and key when key_len > 0) are required");
+  if (model->metadata_ready() != TBLOB_OK) return d.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "out of memory making the metadata table");
   const size_t pos = model->metadata_index.find(key ? key : "", key_len);
   if (pos == SIZE_MAX) {
     const char *ell;

@@ -98,3 +98,12 @@ tblob::Status tblob_model::index_metadata_first_wins(const tblob::Diag &diag) {
     return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "out of memory building the metadata index");
   return TBLOB_OK;
 }
+
+tblob::Status tblob_model::metadata_ready() const {
+  if (!build_metadata) return TBLOB_OK;
+  // The table is built once, by the first caller; the others wait here for it. The model is
+  // otherwise immutable after open, so only this builder writes to it (and to its arena).
+  tblob_model *self = const_cast<tblob_model *>(this);
+  std::call_once(metadata_once, [self] { self->metadata_status = self->build_metadata(self); });
+  return metadata_status;
+}

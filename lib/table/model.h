@@ -3,8 +3,10 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 
 #include "core/allocator.h"
+#include "table/meta_index.h"
 #include "table/name_index.h"
 #include "core/status.h"
 #include "io/source.h"
@@ -26,12 +28,24 @@ struct TensorDesc {
   uint64_t key_offset;  // byte offset of the entry in its file
 };
 
+// 24 bytes: metadata may hold a million keys of a few bytes each. Lengths fit in 32 bits
+// (keys are capped by max_name_bytes, values by the header: GGUF strings at 2^30 bytes,
+// safetensors headers at 100 MB); meta_len_ok() says so before a row is made.
 struct MetaDesc {
   const char *name;  // the key
-  size_t name_len;
   const char *value;
-  size_t value_len;
+  uint32_t name_len;
+  uint32_t value_len;
 };
+inline bool meta_len_ok(size_t key_len, size_t value_len) { return key_len <= UINT32_MAX && value_len <= UINT32_MAX; }
+inline MetaDesc meta_desc(const char *name, size_t name_len, const char *value, size_t value_len) {
+  MetaDesc d;
+  d.name = name;
+  d.value = value;
+  d.name_len = static_cast<uint32_t>(name_len);
+  d.value_len = static_cast<uint32_t>(value_len);
+  return d;
+}
 
 struct FileDesc {
   Source source;
@@ -105,7 +119,7 @@ struct tblob_model {
   tblob::PodVec<tblob::MetaDesc> metadata;
   tblob::PodVec<tblob::FileDesc> files;
   tblob::NameIndex tensor_index;
-  tblob::NameIndex metadata_index;
+  tblob::MetaIndex metadata_index;  // small: metadata may hold a million keys
   // While opening: each row's name_hash(), taken by the safetensors scan while the name was in
   // cache, row for row, beside the slot it filled in tensor_index (NameIndex::fill), so
   // building the index reads neither the names nor the rows again. st_sort_rows drops both
@@ -123,6 +137,15 @@ struct tblob_model {
   // companion, 0 for none.
   tblob::PodVec<tblob::QuantRecord> quant;
   uint32_t *quant_of = nullptr;
+  // Metadata made on first use: when a format sets build_metadata at open, `metadata` and
+  // `metadata_index` are empty until metadata_ready() has run it (once, whatever the threads),
+  // so a command that never reads metadata never pays for its rows and index (a GGUF file
+  // may hold a million key/values). Every reader of those two calls metadata_ready() first.
+  tblob::Status (*build_metadata)(tblob_model *m) = nullptr;
+  mutable std::once_flag metadata_once;
+  mutable tblob::Status metadata_status = TBLOB_OK;
+  // TBLOB_OK when the metadata table is there (TBLOB_E_OUT_OF_MEMORY when making it failed).
+  tblob::Status metadata_ready() const;
 
   // Builds the tensor name index; DUPLICATE_NAME when two tensors share a name. A reader
   // whose rows still carry the names and order the safetensors scan gave them may pass

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tensorblob.h"
+#include "../../tools/tensorblob/json_bytes.h"
 #include "../../tools/tensorblob/json_writer.h"
 
 namespace {
@@ -217,6 +218,68 @@ TEST(Numbers, WriterStringsRoundTripThroughSimdjson) {
     ++i;
   }
   EXPECT_EQ(i, texts.size());
+}
+
+// Bytes that are not UTF-8 (every lone byte 80-FF, truncated and overlong sequences,
+// surrogates, code points past U+10FFFF) and names holding U+10FF80-U+10FFFF themselves:
+// the output is valid UTF-8 JSON (simdjson validates it), and decoding each string by the
+// documented rule (U+10FF80-U+10FFFF -> byte 80-FF) gives the original bytes back, which is
+// also what the CLI's arg_bytes() gives for the UTF-8 of the decoded string.
+TEST(Numbers, WriterEscapesBytesThatAreNotUtf8) {
+  static std::vector<std::string> texts;
+  texts.clear();
+  for (int c = 0x80; c <= 0xFF; ++c) texts.push_back(std::string("a") + static_cast<char>(c) + "b");
+  texts.push_back("\xc3");                      // truncated
+  texts.push_back("\xe2\x82");                  // truncated
+  texts.push_back("\xc0\xaf");                  // overlong '/'
+  texts.push_back("\xe0\x80\xaf");              // overlong
+  texts.push_back("\xed\xa0\x80");              // a surrogate
+  texts.push_back("\xf4\x90\x80\x80");          // past U+10FFFF
+  texts.push_back("\xf4\x8f\xbf\xbf");          // U+10FFFF itself: escaped byte by byte
+  texts.push_back("\xf4\x8f\xbe\x80x\xf4\x8f\xbd\xbf");  // U+10FF80 escaped; U+10FF7F kept
+  texts.push_back("\xff\xfe caf\xc3\xa9 \xf0\x9f\x98\x80 \"\\\n");
+  texts.push_back(std::string(300000, 'x') + "\xff" + std::string(300000, '\xc3'));
+  const std::string out = written([](tbcli::JsonWriter &w) {
+    w.raw('[');
+    for (size_t i = 0; i < texts.size(); ++i) {
+      if (i) w.raw(',');
+      w.str(texts[i].data(), texts[i].size());
+    }
+    w.raw(']');
+  });
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(out).get(doc), simdjson::SUCCESS);
+  simdjson::dom::array arr;
+  ASSERT_EQ(doc.get_array().get(arr), simdjson::SUCCESS);
+  size_t i = 0;
+  for (simdjson::dom::element e : arr) {
+    std::string_view sv;
+    ASSERT_EQ(e.get_string().get(sv), simdjson::SUCCESS);
+    ASSERT_LT(i, texts.size());
+    // The documented undoing, on the UTF-8 simdjson gives back.
+    std::string back;
+    for (size_t k = 0; k < sv.size();) {
+      const auto *p = reinterpret_cast<const unsigned char *>(sv.data() + k);
+      if (sv.size() - k >= 4 && p[0] == 0xF4 && p[1] == 0x8F && p[2] >= 0xBE) {
+        const unsigned cp = 0x10F000u + ((p[2] & 0x3Fu) << 6) + (p[3] & 0x3Fu);
+        back += static_cast<char>(cp - 0x10FF00u);
+        k += 4;
+      } else {
+        back += sv[k++];
+      }
+    }
+    EXPECT_EQ(back, texts[i]) << i;
+    const std::string arg(sv);
+    EXPECT_EQ(tbcli::arg_bytes(arg.c_str()), texts[i]) << i;
+    ++i;
+  }
+  EXPECT_EQ(i, texts.size());
+  // Valid UTF-8 (other than U+10FF80-U+10FFFF) is written as it is.
+  const std::string plain = written([](tbcli::JsonWriter &w) { w.str("caf\xc3\xa9 \xf0\x9f\x98\x80"); });
+  EXPECT_EQ(plain, "\"caf\xc3\xa9 \xf0\x9f\x98\x80\"");
+  const std::string ff = written([](tbcli::JsonWriter &w) { w.str("\xff"); });
+  EXPECT_EQ(ff, "\"\\udbff\\udfff\"");
 }
 
 }  // namespace

@@ -406,6 +406,9 @@ TEST(ZeroAlloc, typed_metadata_walk) {
   size_t walked = 0, one_by_one = 0, allocs;
   uint64_t n;
   tblob_status s1, s2, s3, s4, s5 = TBLOB_OK;
+  // A GGUF model's metadata table (rows and key index) is made by the first metadata call
+  // (docs/api.md, "Memory a model uses"); after it, nothing allocates.
+  ASSERT_EQ(tblob_metadata_count(m), 1u);
   {
     Counting c;
     n = tblob_metadata_typed_count(m);

@@ -24,6 +24,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "json_writer.h"
+#include "numbers.h"
 #include "term.h"
 #include "tensorblob.h"
 
@@ -241,10 +242,10 @@ int cmd_convert(const Args &a) {
   const bool block_given = a.has("--block-size");
   if (block_given) {
     const char *v = a.get("--block-size");
-    char *end = nullptr;
-    block = std::strtol(v, &end, 10);
-    if (!*v || *end || block < 2 || block > INT32_MAX)
+    uint64_t n = 0;
+    if (!parse_number(v, INT32_MAX, &n) || n < 2)
       return usage_error(*a.cmd, "--block-size wants a number of at least 2, not '%s'", v);
+    block = static_cast<long>(n);
   }
   if (!to) return usage_error(*a.cmd, "--to slm1 or --to mlx is required");
   uint32_t dtype = TBLOB_SLM1_F32;

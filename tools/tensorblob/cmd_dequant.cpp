@@ -11,29 +11,14 @@
 #include "cli.h"
 #include "commands.h"
 #include "http_source.h"
+#include "json_bytes.h"
 #include "json_writer.h"
+#include "numbers.h"
 #include "term.h"
 #include "tblob_config.h"
 #include "tensorblob.h"
 
 namespace tbcli {
-
-namespace {
-
-bool parse_u64(const char *s, size_t n, uint64_t *out) {
-  if (n == 0 || n > 20) return false;
-  uint64_t v = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (s[i] < '0' || s[i] > '9') return false;
-    const uint64_t d = static_cast<uint64_t>(s[i] - '0');
-    if (v > (UINT64_MAX - d) / 10) return false;
-    v = v * 10 + d;
-  }
-  *out = v;
-  return true;
-}
-
-}  // namespace
 
 uint32_t dtype_from_name(const char *v) {
   return std::strcmp(v, "f16") == 0 ? TBLOB_DTYPE_F16 : std::strcmp(v, "bf16") == 0 ? TBLOB_DTYPE_BF16 : TBLOB_DTYPE_F32;
@@ -47,14 +32,15 @@ bool parse_rows(const char *s, uint64_t *a, uint64_t *b) {
   const size_t nb = std::strlen(colon + 1);
   *a = 0;
   *b = TBLOB_ALL_ROWS;
-  if (na && !parse_u64(s, na, a)) return false;
-  if (nb && !parse_u64(colon + 1, nb, b)) return false;
+  // TBLOB_ALL_ROWS (2^64 - 1) means "through the last row": no row number reaches it.
+  if (na && !parse_number(s, na, TBLOB_ALL_ROWS - 1, a)) return false;
+  if (nb && !parse_number(colon + 1, nb, TBLOB_ALL_ROWS - 1, b)) return false;
   return true;
 }
 
 bool parse_threads(const char *s, uint32_t *out) {
   uint64_t v;
-  if (!parse_u64(s, std::strlen(s), &v) || v > 4096) return false;
+  if (!parse_number(s, 4096, &v)) return false;
   *out = static_cast<uint32_t>(v);
   return true;
 }
@@ -122,7 +108,9 @@ int cmd_dequant(const Args &a) {
   std::string store_path;
   if (store) store_path = std::string(store) + "/" + pos[0];
   const char *path = store ? store_path.c_str() : pos[0];
-  const char *tensor = pos[1];
+  // The name as --json printed it (U+10FFXX for a byte that is not UTF-8) or as raw bytes.
+  const std::string tensor_name = arg_bytes(pos[1]);
+  const char *tensor = tensor_name.c_str();
   g_json = a.json;
   g_tensor = tensor;
 
@@ -159,7 +147,7 @@ int cmd_dequant(const Args &a) {
   FILE *out = nullptr;
   do {
     uint64_t index = 0;
-    if ((s = tblob_tensor_find(m, tensor, std::strlen(tensor), &index, &d)) != TBLOB_OK) {
+    if ((s = tblob_tensor_find(m, tensor, tensor_name.size(), &index, &d)) != TBLOB_OK) {
       rc = fail(path, s, d);
       break;
     }

@@ -28,6 +28,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "json_writer.h"
+#include "numbers.h"
 #include "term.h"
 #include "tblob_config.h"
 #include "tensorblob.h"
@@ -81,13 +82,9 @@ int fail_errno(const std::string &what, int e) { return fail_msg(what.c_str(), "
 // "5GB", "500MB", "100KB", "1GiB", "4096" -> bytes (decimal units as Hugging Face reads them).
 bool parse_size(const char *s, uint64_t *out) {
   uint64_t v = 0;
-  const char *p = s;
-  if (*p < '0' || *p > '9') return false;
-  for (; *p >= '0' && *p <= '9'; ++p) {
-    const uint64_t dg = static_cast<uint64_t>(*p - '0');
-    if (v > (UINT64_MAX - dg) / 10) return false;
-    v = v * 10 + dg;
-  }
+  const size_t digits = digit_prefix(s);
+  if (!parse_number(s, digits, UINT64_MAX, &v)) return false;
+  const char *p = s + digits;
   struct Unit { const char *name; uint64_t mul; };
   static const Unit kUnits[] = {{"", 1},           {"B", 1},
                                 {"KB", 1000},      {"MB", 1000000},  {"GB", 1000000000},

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "json_writer.h"
+#include "numbers.h"
 #include "term.h"
 #include "tensorblob.h"
 
@@ -239,17 +240,8 @@ int cmd_ls(const Args &a) {
 
 bool parse_layer_spec(const char *spec, tblob_store_open_options *o) {
   tblob_store_open_options_init(o, sizeof(*o));
-  // "N": digits only, a manifest layer index.
-  auto number = [](const char *p, uint64_t *v) {
-    if (!*p) return false;
-    uint64_t x = 0;
-    for (; *p; ++p) {
-      if (*p < '0' || *p > '9' || x > (UINT64_MAX - 9) / 10) return false;
-      x = x * 10 + static_cast<uint64_t>(*p - '0');
-    }
-    *v = x;
-    return true;
-  };
+  // "N": digits only, a manifest layer index (the store checks it against the manifest).
+  auto number = [](const char *p, uint64_t *v) { return parse_number(p, UINT64_MAX, v); };
   if (std::strcmp(spec, "model") == 0) return true;
   if (number(spec, &o->part_index)) {
     o->part = TBLOB_STORE_PART_LAYER;

@@ -13,7 +13,9 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "json_bytes.h"
 #include "json_writer.h"
+#include "numbers.h"
 #include "term.h"
 #include "tensorblob.h"
 
@@ -256,15 +258,14 @@ int cmd_uqff_dequant(const Args &a) {
   if (const char *v = a.get("--threads"))
     if (!parse_threads(v, &dopt.threads))
       return usage_error(*a.cmd, "--threads wants a number from 0 to 4096, not '%s'", v);
-  if (const char *v = a.get("--expert")) {
-    char *end = nullptr;
-    errno = 0;
-    const unsigned long long x = std::strtoull(v, &end, 10);
-    if (!*v || *end || errno || v[0] == '-') return usage_error(*a.cmd, "--expert wants a number, not '%s'", v);
-    expert = x;
-  }
+  // --expert N: digits only here; checked against the layer's expert count once it is known.
+  const char *expert_arg = a.get("--expert");
+  if (expert_arg && !parse_number(expert_arg, UINT64_MAX - 1, &expert))
+    return usage_error(*a.cmd, "--expert wants a number, not '%s'", expert_arg);
   const char *out = a.get("--out"), *kernel = a.get("--kernel");
-  const char *path = a.positional[0], *name = a.positional[1];
+  // The name as --json printed it (U+10FFXX for a byte that is not UTF-8) or as raw bytes.
+  const std::string name_bytes = arg_bytes(a.positional[1]);
+  const char *path = a.positional[0], *name = name_bytes.c_str();
   tblob_diag d = TBLOB_DIAG_INIT;
   if (kernel && tblob_kernel_set(kernel, &d) != TBLOB_OK) {
     std::fprintf(stderr, "tensorblob dequant: kernel %s: %s\n", kernel, d.message);
@@ -282,20 +283,35 @@ int cmd_uqff_dequant(const Args &a) {
   if (tblob_model_format(m) != TBLOB_FORMAT_UQFF) {
     std::fprintf(stderr, "%s: not a UQFF export\n", path);
     rc = kExitInvalid;
-  } else if ((s = tblob_tensor_find(m, name, std::strlen(name), &index, &d)) != TBLOB_OK) {
+  } else if ((s = tblob_tensor_find(m, name, name_bytes.size(), &index, &d)) != TBLOB_OK) {
     std::fprintf(stderr, "%s: %s: %s\n", path, tblob_status_name(s), d.message);
     rc = kExitInvalid;
   } else {
     tblob_uqff_layer_info li = TBLOB_UQFF_LAYER_INFO_INIT;
     tblob_uqff_layer_info_at(m, index, &li, nullptr);
-    // A stack [E, out, in] dequantizes as E * out rows; expert e is rows [e * out, (e + 1) * out).
-    if (expert != UINT64_MAX) {
-      // An expert past the stack is a row range past the tensor (TBLOB_E_RANGE below).
-      const uint64_t base = li.rows && expert > UINT64_MAX / 2 / li.rows ? UINT64_MAX / 2 : expert * li.rows;
-      re = re == UINT64_MAX ? base + li.rows : base + re;
-      rb += base;
+    // A stack [E, out, in] dequantizes as E * out rows; expert e is rows [e * out, (e + 1) * out),
+    // and --rows A:B are rows of that expert: both are checked here, before any arithmetic.
+    if (expert_arg) {
+      if (li.experts == 0) {
+        rc = usage_error(*a.cmd, "--expert: %s is not a stack of experts", name_text(name_bytes).c_str());
+      } else if (expert >= li.experts) {
+        rc = usage_error(*a.cmd, "--expert %s: the stack has experts 0 to %llu", expert_arg,
+                         static_cast<unsigned long long>(li.experts - 1));
+      } else {
+        if (re == UINT64_MAX) re = li.rows;
+        if (rb > re || re > li.rows) {
+          rc = usage_error(*a.cmd, "--rows %s: expert %llu has rows 0:%llu", a.get("--rows"),
+                           static_cast<unsigned long long>(expert), static_cast<unsigned long long>(li.rows));
+        } else {
+          const uint64_t base = expert * li.rows;  // expert < E: within the stack's E * out rows
+          rb += base;
+          re += base;
+        }
+      }
     }
-    if ((s = tblob_tensor_dequant_size(m, index, to, rb, re, &bytes, &d)) != TBLOB_OK) {
+    if (rc != kExitOk) {
+      // a usage error, already reported
+    } else if ((s = tblob_tensor_dequant_size(m, index, to, rb, re, &bytes, &d)) != TBLOB_OK) {
       std::fprintf(stderr, "%s: %s: %s\n", path, tblob_status_name(s), d.message);
       rc = s == TBLOB_E_RANGE ? kExitUsage : kExitInvalid;
     } else {

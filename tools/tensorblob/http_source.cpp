@@ -86,7 +86,8 @@ struct Remote {
   std::string url;
   std::string name;  // the URL without its query (which may hold a signature)
   CURL *easy = nullptr;
-  curl_slist *headers = nullptr;
+  curl_slist *headers = nullptr;  // the --header values: sent to `origin` only
+  std::string origin;             // origin_of(url)
   std::mutex mu;  // one request at a time on the easy handle
   uint64_t size = kUnknown;
   std::string etag;  // the first answer's validator, when it gave one
@@ -187,6 +188,36 @@ size_t on_header(char *buf, size_t size, size_t n, void *user) {
   return len;
 }
 
+// The redirects fetch() follows itself (curl's FOLLOWLOCATION would send every --header to
+// whatever host the Location names; it holds back only Authorization and Cookie).
+bool is_redirect(long status) {
+  return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
+
+// Scheme, host and port of a URL (the port made explicit), lower-case: the "host" a --header
+// was given for. Empty when curl cannot parse it.
+std::string origin_of(const char *url) {
+  std::string o;
+  CURLU *u = curl_url();
+  if (!u) return o;
+  char *scheme = nullptr, *host = nullptr, *port = nullptr;
+  if (curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+      curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+      curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+      curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK) {
+    o = std::string(scheme) + "://" + host + ":" + port;
+    for (char &c : o)
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  curl_free(scheme);
+  curl_free(host);
+  curl_free(port);
+  curl_url_cleanup(u);
+  return o;
+}
+
+constexpr int kMaxRedirects = 10;
+
 std::string range_text(uint64_t first, uint64_t last) {
   return std::to_string(first) + "-" + std::to_string(last);
 }
@@ -194,6 +225,10 @@ std::string range_text(uint64_t first, uint64_t last) {
 // Decides whether the answer's body may be taken; sets ex->why and ex->error when not.
 bool check_answer(Exchange *ex) {
   ex->checked = true;
+  if (is_redirect(ex->status)) {  // fetch() follows it; its body is nothing of ours
+    ex->discard = true;
+    return true;
+  }
   Remote *r = ex->remote;
   const uint64_t last = ex->offset + ex->want - 1;
   const std::string asked = "bytes " + range_text(ex->offset, last);
@@ -261,18 +296,42 @@ size_t on_body(char *buf, size_t size, size_t n, void *user) {
 // One range request: bytes [offset, offset + want) into dst. The count received, or a
 // negative status (the reason in g_last_error). want > 0.
 int64_t fetch(Remote *r, uint64_t offset, unsigned char *dst, size_t want) {
-  Exchange ex;
-  ex.remote = r;
-  ex.offset = offset;
-  ex.dst = dst;
-  ex.want = want;
   const std::string range = range_text(offset, offset + want - 1);
   curl_easy_setopt(r->easy, CURLOPT_RANGE, range.c_str());
-  curl_easy_setopt(r->easy, CURLOPT_HEADERDATA, &ex);
-  curl_easy_setopt(r->easy, CURLOPT_WRITEDATA, &ex);
-  r->errbuf[0] = '\0';
-  ++g_requests;
-  const CURLcode rc = curl_easy_perform(r->easy);
+  // Redirects are followed here, one request per hop: the --header values go only to the
+  // scheme, host and port of the URL they were given with, never to another one a
+  // Location names (a CDN, or an attacker's host).
+  std::string where = r->url;
+  Exchange ex;
+  CURLcode rc = CURLE_OK;
+  for (int hop = 0;; ++hop) {
+    ex = Exchange();
+    ex.remote = r;
+    ex.offset = offset;
+    ex.dst = dst;
+    ex.want = want;
+    const bool own_host = hop == 0 || (!r->origin.empty() && origin_of(where.c_str()) == r->origin);
+    curl_easy_setopt(r->easy, CURLOPT_URL, where.c_str());
+    curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, own_host ? r->headers : nullptr);
+    curl_easy_setopt(r->easy, CURLOPT_HEADERDATA, &ex);
+    curl_easy_setopt(r->easy, CURLOPT_WRITEDATA, &ex);
+    r->errbuf[0] = '\0';
+    ++g_requests;
+    rc = curl_easy_perform(r->easy);
+    if (rc != CURLE_OK || ex.why != TBLOB_OK || !is_redirect(ex.status)) break;
+    char *next = nullptr;
+    if (curl_easy_getinfo(r->easy, CURLINFO_REDIRECT_URL, &next) != CURLE_OK || !next) {
+      ex.why = TBLOB_E_IO;
+      ex.error = r->name + ": HTTP " + std::to_string(ex.status) + " without a usable Location";
+      break;
+    }
+    if (hop == kMaxRedirects) {
+      ex.why = TBLOB_E_IO;
+      ex.error = r->name + ": more than " + std::to_string(kMaxRedirects) + " redirects";
+      break;
+    }
+    where = next;
+  }
   if (ex.why == TBLOB_OK && rc == CURLE_OK && !ex.checked) check_answer(&ex);  // an answer without a body
   if (ex.why != TBLOB_OK) {
     set_last_error(ex.error);
@@ -367,12 +426,11 @@ tblob_status remote_new(const std::string &url, Remote **out, std::string *msg) 
   CURL *e = r->easy;
   curl_easy_setopt(e, CURLOPT_URL, r->url.c_str());
   curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-  // Hosting sites redirect downloads to a CDN; curl does not send the --header values to
-  // another host.
-  curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
-  curl_easy_setopt(e, CURLOPT_MAXREDIRS, 10L);
-  curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
+  // Hosting sites redirect downloads to a CDN: fetch() follows redirects itself (at most
+  // kMaxRedirects, http and https only, as CURLOPT_PROTOCOLS_STR allows) and sends the
+  // --header values to the URL's own origin only.
+  r->origin = origin_of(r->url.c_str());
+  curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
   // Peer and host verification stay on (libcurl's defaults); a given CA file replaces the
   // default store, as the curl tool's --cacert does.
   if (!g_ca_file.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, g_ca_file.c_str());

@@ -2,13 +2,16 @@
 
 #include <cstring>
 
+#include "json_bytes.h"
+
 namespace tbcli {
 
 namespace {
-// Bytes that JSON strings must escape: '"', '\\' and controls below 0x20.
-inline bool needs_escape(unsigned char c) { return c < 0x20 || c == '"' || c == '\\'; }
+// Bytes that take the slow path: what JSON strings must escape ('"', '\\', controls below
+// 0x20) and every byte of 0x80 and above (checked as UTF-8 there, json_bytes.h).
+inline bool needs_escape(unsigned char c) { return c < 0x20 || c == '"' || c == '\\' || c >= 0x80; }
 
-// Length of the prefix of p[0..n) that needs no escaping, eight bytes at a time.
+// Length of the prefix of p[0..n) that is plain ASCII needing no escaping, eight bytes at a time.
 size_t plain_prefix(const char *p, size_t n) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -19,7 +22,7 @@ size_t plain_prefix(const char *p, size_t n) {
     const uint64_t lt20 = (w - ones * 0x20) & ~w & high;
     const uint64_t q = w ^ (ones * 0x22), b = w ^ (ones * 0x5C);
     const uint64_t eq = ((q - ones) & ~q & high) | ((b - ones) & ~b & high);
-    if (lt20 | eq) break;
+    if (lt20 | eq | (w & high)) break;
   }
   while (i < n && !needs_escape(static_cast<unsigned char>(p[i]))) ++i;
   return i;
@@ -41,7 +44,20 @@ void JsonWriter::str(const char *p, size_t n) {
     bytes(p + i, k);
     i += k;
     if (i >= n) break;
-    const unsigned char c = static_cast<unsigned char>(p[i++]);
+    const unsigned char c = static_cast<unsigned char>(p[i]);
+    if (c >= 0x80) {
+      const size_t k8 = utf8_run(reinterpret_cast<const unsigned char *>(p + i), n - i);
+      if (k8) {  // valid UTF-8: as it is
+        bytes(p + i, k8);
+        i += k8;
+      } else {  // a byte that is not UTF-8: U+10FFXX (json_bytes.h)
+        const char e[12] = {'\\', 'u', 'd', 'b', 'f', 'f', '\\', 'u', 'd', 'f', kHex[c >> 4], kHex[c & 15]};
+        bytes(e, 12);
+        ++i;
+      }
+      continue;
+    }
+    ++i;
     switch (c) {
       case '"': lit("\\\""); break;
       case '\\': lit("\\\\"); break;

@@ -36,6 +36,8 @@ class JsonWriter {
     room(1);
     *p_++ = c;
   }
+  // A JSON string of the bytes p[0..n): UTF-8 as it is, bytes that are not UTF-8 as
+  // \udbff\udfXX (json_bytes.h), so the line is valid JSON and the name can be recovered.
   void str(const char *p, size_t n);
   void str(const char *s) { str(s, std::strlen(s)); }
   void u64(uint64_t v);

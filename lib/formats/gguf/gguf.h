@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/endian.h"
 #include "core/limits.h"
 #include "core/status.h"
 #include "table/model.h"
@@ -53,7 +54,7 @@ constexpr uint32_t kMaxNameBytes = 63;    // GGML_MAX_NAME 64, with its NUL
 constexpr uint64_t kMaxStringBytes = uint64_t{1} << 30;
 constexpr uint64_t kMaxArrayElems = uint64_t{1} << 30;
 
-// One key/value as the file holds it (nothing copied): the typed metadata table.
+// One key/value as the file holds it (nothing copied), decoded from its KvRef on demand.
 struct MetaKv {
   const char *key;
   size_t key_len;
@@ -63,6 +64,24 @@ struct MetaKv {
   uint64_t bytes;         // bytes at data (arrays: every element, strings with their lengths)
   uint64_t count;         // arrays: elements; otherwise 1
   size_t meta_row;        // its row in the model's metadata table; SIZE_MAX for arrays
+};
+
+// What the typed table keeps per key/value: where it starts, 8 bytes (a decoded MetaKv was 56:
+// a file of a million one-byte key/values cost 56 MB for 20 MB of input). Everything else is
+// read back from the file's bytes, validated at open; an array's element bytes (a string
+// array's take a walk to know) are in GgufExt::arrays.
+struct KvRef {
+  const uint8_t *start;  // the key's length field
+};
+// The key of r.
+inline const char *kv_key(const KvRef &r, size_t *len) {
+  *len = static_cast<size_t>(load_le64(r.start));
+  return reinterpret_cast<const char *>(r.start + 8);
+}
+// Element bytes of the array that is key/value `kv` (sorted by kv, one per array).
+struct ArrayBytes {
+  size_t kv;
+  uint64_t bytes;
 };
 
 // What a model keeps about its GGUF rows: one ggml type per row of [first_row, first_row + rows),
@@ -75,11 +94,15 @@ struct GgufExt {
   const uint32_t *types;
   uint32_t alignment;
   uint32_t version;
-  const MetaKv *kvs;       // file order
+  const KvRef *kvs;        // file order
   size_t kv_count;
   size_t meta_prefix;      // metadata rows before the file's own (a store model's ollama.* keys)
-  const size_t *kv_of_row; // kv index of metadata row meta_prefix + r
+  size_t meta_rows;        // the file's own metadata rows, in kv order (arrays have none)
+  const ArrayBytes *arrays;
+  size_t array_count;
 };
+// Key/value i of e, decoded; its meta_row (scalars and strings) found in m's metadata rows.
+MetaKv decode_kv(const tblob_model *m, const GgufExt &e, size_t i);
 // The ext of m when its rows came from a GGUF file, else nullptr.
 const GgufExt *ext_of(const tblob_model *m);
 
@@ -87,9 +110,11 @@ const GgufExt *ext_of(const tblob_model *m);
 // The typed table of a model with GGUF rows: the metadata rows before the file's own
 // (strings), then every key/value of the file.
 inline size_t typed_count(const GgufExt &e) { return e.meta_prefix + e.kv_count; }
-// The key/value at typed index i (nullptr for a prefix row, which is a plain string pair).
-inline const MetaKv *typed_kv(const GgufExt &e, uint64_t i) {
-  return i >= e.meta_prefix && i - e.meta_prefix < e.kv_count ? &e.kvs[i - e.meta_prefix] : nullptr;
+// The key/value at typed index i into *kv; false for a prefix row (a plain string pair).
+inline bool typed_kv(const tblob_model *m, const GgufExt &e, uint64_t i, MetaKv *kv) {
+  if (i < e.meta_prefix || i - e.meta_prefix >= e.kv_count) return false;
+  *kv = decode_kv(m, e, static_cast<size_t>(i - e.meta_prefix));
+  return true;
 }
 // Typed index of the first key/value named key, or UINT64_MAX.
 uint64_t typed_find(const tblob_model *m, const GgufExt &e, const char *key, size_t key_len);

@@ -1,5 +1,6 @@
 // The typed metadata table of a GGUF model: key/values read where they lie in the file.
 // Arrays are walked, never copied, and nothing here allocates.
+#include <algorithm>
 #include <cstring>
 
 #include "formats/gguf/gguf.h"
@@ -35,17 +36,57 @@ bool span(uint64_t n, uint64_t first, uint64_t *count) {
 
 }  // namespace
 
+MetaKv decode_kv(const tblob_model *m, const GgufExt &e, size_t i) {
+  const KvRef &r = e.kvs[i];
+  MetaKv kv;
+  kv.key = kv_key(r, &kv.key_len);
+  const uint8_t *p = r.start + 8 + kv.key_len;
+  kv.type = load_le32(p);
+  p += 4;
+  kv.element_type = 0;
+  kv.count = 1;
+  kv.meta_row = SIZE_MAX;
+  if (kv.type == kArray) {
+    kv.element_type = load_le32(p);
+    kv.count = load_le64(p + 4);
+    kv.data = p + 12;
+    const ArrayBytes *end = e.arrays + e.array_count;
+    const ArrayBytes *a = std::lower_bound(e.arrays, end, i, [](const ArrayBytes &x, size_t k) { return x.kv < k; });
+    kv.bytes = a != end && a->kv == i ? a->bytes : 0;
+    return kv;
+  }
+  if (kv.type == kString) {
+    kv.bytes = load_le64(p);
+    kv.data = p + 8;
+  } else {
+    kv.data = p;
+    kv.bytes = scalar_bytes(kv.type);
+  }
+  // The file's rows are in kv order and name the key in place: the row whose name is this key.
+  if (m->metadata.size() < e.meta_prefix + e.meta_rows) return kv;  // rows not made yet (metadata_ready)
+  const MetaDesc *rows = m->metadata.data() + e.meta_prefix;
+  const MetaDesc *row = std::lower_bound(rows, rows + e.meta_rows, kv.key,
+                                         [](const MetaDesc &d, const char *k) { return d.name < k; });
+  if (row != rows + e.meta_rows && row->name == kv.key) kv.meta_row = e.meta_prefix + static_cast<size_t>(row - rows);
+  return kv;
+}
+
 uint64_t typed_find(const tblob_model *m, const GgufExt &e, const char *key, size_t key_len) {
   // Strings and scalars are in the metadata index: its first hit is the first in typed order,
   // since the typed table lists the metadata rows in their order with the arrays in between.
   const size_t row = m->metadata_index.find(key, key_len);
   if (row != SIZE_MAX) {
     if (row < e.meta_prefix) return row;
-    return e.meta_prefix + e.kv_of_row[row - e.meta_prefix];
+    // The key/value whose key is the row's name (kvs are in file order): found by address.
+    const uint8_t *start = reinterpret_cast<const uint8_t *>(m->metadata[row].name) - 8;
+    const KvRef *k = std::lower_bound(e.kvs, e.kvs + e.kv_count, start,
+                                      [](const KvRef &x, const uint8_t *s) { return x.start < s; });
+    if (k != e.kvs + e.kv_count && k->start == start) return e.meta_prefix + static_cast<uint64_t>(k - e.kvs);
   }
-  for (size_t k = 0; k < e.kv_count; ++k) {
-    const MetaKv &kv = e.kvs[k];
-    if (kv.type == kArray && kv.key_len == key_len && std::memcmp(kv.key, key, key_len) == 0) return e.meta_prefix + k;
+  for (size_t a = 0; a < e.array_count; ++a) {
+    size_t n;
+    const char *k = kv_key(e.kvs[e.arrays[a].kv], &n);
+    if (n == key_len && std::memcmp(k, key, key_len) == 0) return e.meta_prefix + e.arrays[a].kv;
   }
   return UINT64_MAX;
 }

@@ -8,6 +8,7 @@
 
 #include "core/checked.h"
 #include "formats/gguf/gguf.h"
+#include "table/meta_index.h"
 #include "table/name_index.h"
 
 namespace tblob {
@@ -78,15 +79,10 @@ const char *value_type_name(uint32_t t) {
   return t < kValueTypeCount ? kNames[t] : "unknown";
 }
 
-struct Key {
-  const char *p;
-  size_t n;
-  uint64_t offset = 0;
-};
+// The key of kvs[i], for the duplicate check (a MetaIndex over the typed table itself: no
+// copy of the keys).
 void key_name(const void *ctx, size_t i, const char **p, size_t *n) {
-  const Key &k = static_cast<const Key *>(ctx)[i];
-  *p = k.p;
-  *n = k.n;
+  *p = kv_key(static_cast<const KvRef *>(ctx)[i], n);
 }
 
 struct Span {
@@ -94,10 +90,13 @@ struct Span {
   size_t row;
 };
 
+bool push_scalar_row(tblob_model *m, const char *key, size_t key_len, uint32_t type, const uint8_t *v);
+
 class Reader {
  public:
-  Reader(tblob_model *m, uint32_t fi, const Limits &lim, const Diag &diag)
-      : m_(m), fi_(fi), lim_(lim), diag_(diag), keys_(&m->alloc) {
+  // rows_now: the metadata rows are made while reading (else build_rows makes them later).
+  Reader(tblob_model *m, uint32_t fi, const Limits &lim, const Diag &diag, bool rows_now)
+      : m_(m), fi_(fi), lim_(lim), diag_(diag), rows_now_(rows_now), arrays_(&m->alloc) {
     p_ = m->files[fi].source.data;
     n_ = m->files[fi].source.len;
     // A byte source holds only a prefix in memory (n_): the data region is checked against
@@ -146,17 +145,20 @@ class Reader {
   }
   Status preamble();
   Status key_value(uint64_t i);
-  Status array(const char *key, size_t key_len, uint64_t at, MetaKv *kv);
+  Status array(const char *key, size_t key_len, uint64_t at, uint64_t i);
   Status push_meta(const char *key, size_t key_len, const char *v, size_t vn);
-  Status render(const char *key, size_t key_len, uint32_t type, const uint8_t *v);
+  Status render(const char *key, size_t key_len, uint32_t type, const uint8_t *v) {
+    if (!rows_now_) return TBLOB_OK;
+    return push_scalar_row(m_, key, key_len, type, v) ? TBLOB_OK : diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  }
   Status tensor_info(uint64_t i, uint32_t *types);
-  size_t first_meta_row() const { return m_->files[fi_].metadata_begin; }
   Status data_region();
 
   tblob_model *m_;
   uint32_t fi_;
   const Limits &lim_;
   const Diag &diag_;
+  const bool rows_now_;
   const uint8_t *p_;
   uint64_t n_;
   uint64_t total_;
@@ -166,9 +168,8 @@ class Reader {
   uint32_t alignment_ = kDefaultAlignment;
   size_t first_row_ = 0;
   uint64_t data_start_ = 0;
-  PodVec<Key> keys_;
-  MetaKv *kvs_ = nullptr;  // arena, n_kv_ entries
-  size_t *kv_of_row_ = nullptr;
+  KvRef *kvs_ = nullptr;   // arena, n_kv_ entries
+  PodVec<ArrayBytes> arrays_;
   size_t rows_seen_ = 0;   // metadata rows this file has added
 };
 
@@ -211,14 +212,47 @@ Status Reader::preamble() {
 }
 
 Status Reader::push_meta(const char *key, size_t key_len, const char *v, size_t vn) {
-  MetaDesc d{key, key_len, v, vn};
-  if (!m_->metadata.push(d)) return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  if (!meta_len_ok(key_len, vn) || !m_->metadata.push(meta_desc(key, key_len, v, vn)))  // strings <= 2^30
+    return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
   return TBLOB_OK;
 }
 
+// The texts of every 8-bit value, u8 "0".."255" and i8 "-128".."127", built at compile
+// time: a one-byte key/value (a million of them fit in 20 MB) then costs no text of its own.
+struct SmallTexts {
+  char u8[256][4];
+  char i8[256][5];  // indexed by the byte
+  constexpr SmallTexts() : u8(), i8() {
+    for (int b = 0; b < 256; ++b) {
+      put(u8[b], b);
+      put(i8[b], b < 128 ? b : b - 256);
+    }
+  }
+  template <size_t N>
+  static constexpr void put(char (&out)[N], int v) {
+    char d[4] = {};
+    int n = 0, k = 0;
+    unsigned u = static_cast<unsigned>(v < 0 ? -v : v);
+    do {
+      d[n++] = static_cast<char>('0' + u % 10);
+      u /= 10;
+    } while (u);
+    if (v < 0) out[k++] = '-';
+    while (n) out[k++] = d[--n];
+    out[k] = '\0';
+  }
+};
+constexpr SmallTexts kSmallTexts;
+
 // A scalar as text: integers in decimal, bool as true/false, floats as the shortest text
 // that reads back to the same value (std::to_chars: independent of the C locale).
-Status Reader::render(const char *key, size_t key_len, uint32_t type, const uint8_t *v) {
+// False when out of memory.
+bool push_scalar_row(tblob_model *m, const char *key, size_t key_len, uint32_t type, const uint8_t *v) {
+  // 8-bit values and bools point at static text (nothing allocated per key/value).
+  if (type == kU8 || type == kI8 || type == kBool) {
+    const char *t = type == kU8 ? kSmallTexts.u8[v[0]] : type == kI8 ? kSmallTexts.i8[v[0]] : v[0] ? "true" : "false";
+    return m->metadata.push(meta_desc(key, key_len, t, std::strlen(t)));
+  }
   char buf[40];
   char *end = buf;
   using ll = long long;
@@ -255,14 +289,42 @@ Status Reader::render(const char *key, size_t key_len, uint32_t type, const uint
     }
   }
   const size_t len = k >= 0 ? static_cast<size_t>(k) : static_cast<size_t>(end - buf);
-  char *text = m_->arena.copy(buf, len);
-  if (!text) return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
-  return push_meta(key, key_len, text, len);
+  char *text = m->arena.copy(buf, len);
+  return text && meta_len_ok(key_len, len) && m->metadata.push(meta_desc(key, key_len, text, len));
+}
+
+// The metadata rows of the file's key/values (strings in place, scalars as text), then the
+// key index: what metadata_ready() runs the first time metadata is read, so an open for
+// tensors alone keeps only the 8-byte references (e.g. a million key/values: 8 MB, not 42).
+Status build_rows(tblob_model *m) {
+  const GgufExt *e = ext_of(m);
+  if (!e) return TBLOB_OK;
+  if (!m->metadata.reserve(e->meta_prefix + e->meta_rows)) return TBLOB_E_OUT_OF_MEMORY;
+  for (size_t i = 0; i < e->kv_count; ++i) {
+    size_t key_len;
+    const char *key = kv_key(e->kvs[i], &key_len);
+    const uint8_t *p = e->kvs[i].start + 8 + key_len;
+    const uint32_t type = rd32(p);
+    if (type == kArray) continue;
+    const bool ok = type == kString ? meta_len_ok(key_len, rd64(p + 4)) &&
+                                          m->metadata.push(meta_desc(key, key_len, reinterpret_cast<const char *>(p + 12),
+                                                                     static_cast<size_t>(rd64(p + 4))))
+                                    : push_scalar_row(m, key, key_len, type, p + 4);
+    if (!ok) {
+      m->metadata.reset();  // no half table: every metadata call says out of memory
+      return TBLOB_E_OUT_OF_MEMORY;
+    }
+  }
+  m->files[0].metadata_end = m->metadata.size();
+  Diag quiet;
+  const Status s = m->index_metadata_first_wins(quiet);
+  if (s != TBLOB_OK) m->metadata.reset();
+  return s;
 }
 
 // Arrays are validated and skipped: never materialized (a 150,000-entry token list stays in
 // the file).
-Status Reader::array(const char *key, size_t key_len, uint64_t at, MetaKv *kv) {
+Status Reader::array(const char *key, size_t key_len, uint64_t at, uint64_t i) {
   const int kn = static_cast<int>(key_len > 120 ? 120 : key_len);
   uint32_t et = 0;
   uint64_t count = 0;
@@ -282,21 +344,18 @@ Status Reader::array(const char *key, size_t key_len, uint64_t at, MetaKv *kv) {
                       static_cast<ull>(at), static_cast<ull>(count), value_type_name(et),
                       count > kMaxArrayElems ? "are more than 2^30" : "cannot fit in the bytes left");
   const uint64_t begin = pos_;
-  kv->element_type = et;
-  kv->count = count;
-  kv->data = p_ + begin;
   if (et != kString) {
     pos_ += count * each;  // count * each <= left()
-    kv->bytes = count * each;
-    return TBLOB_OK;
+    return arrays_.push(ArrayBytes{static_cast<size_t>(i), count * each}) ? TBLOB_OK
+                                                                          : diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
   }
   for (uint64_t j = 0; j < count; ++j) {
     const char *s = nullptr;
     size_t len = 0;
     if ((st = str("an array string", &s, &len)) != TBLOB_OK) return st;
   }
-  kv->bytes = pos_ - begin;
-  return TBLOB_OK;
+  return arrays_.push(ArrayBytes{static_cast<size_t>(i), pos_ - begin}) ? TBLOB_OK
+                                                                        : diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
 }
 
 Status Reader::key_value(uint64_t i) {
@@ -312,25 +371,20 @@ Status Reader::key_value(uint64_t i) {
   if (key_len > lim_.max_name_bytes)
     return diag_.fail(TBLOB_E_LIMIT_NAME_BYTES, at, -1, "key \"%.*s...\" is %zu bytes (max_name_bytes %llu)", kn, key,
                       key_len, static_cast<ull>(lim_.max_name_bytes));
-  if (!keys_.push(Key{key, key_len, at})) return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
   uint32_t type = 0;
   if ((st = u32("a value type", &type)) != TBLOB_OK) return st;
-  MetaKv &kv = kvs_[i];
-  kv = MetaKv{key, key_len, type, 0, nullptr, 0, 1, SIZE_MAX};
+  kvs_[i] = KvRef{p_ + at};
   const bool is_alignment = key_len == 17 && std::memcmp(key, "general.alignment", 17) == 0;
   if (is_alignment && type != kU32)
     return diag_.fail(TBLOB_E_GGUF_ALIGNMENT, at, -1, "general.alignment (byte %llu) is of type %s; it must be u32",
                       static_cast<ull>(at), value_type_name(type));
-  if (type == kArray) return array(key, key_len, at, &kv);
-  kv.meta_row = first_meta_row() + rows_seen_;
-  kv_of_row_[rows_seen_++] = i;
+  if (type == kArray) return array(key, key_len, at, i);
+  ++rows_seen_;
   if (type == kString) {
     const char *v = nullptr;
     size_t vn = 0;
     if ((st = str("a string value", &v, &vn)) != TBLOB_OK) return st;
-    kv.data = reinterpret_cast<const uint8_t *>(v);
-    kv.bytes = vn;
-    return push_meta(key, key_len, v, vn);
+    return rows_now_ ? push_meta(key, key_len, v, vn) : TBLOB_OK;
   }
   const uint32_t size = scalar_bytes(type);
   if (size == 0)
@@ -339,8 +393,6 @@ Status Reader::key_value(uint64_t i) {
   if (left() < size) return truncated("a value", size);
   const uint8_t *v = p_ + pos_;
   pos_ += size;
-  kv.data = v;
-  kv.bytes = size;
   if (is_alignment) {
     const uint32_t a = rd32(v);
     if (a == 0 || (a & (a - 1)) != 0)
@@ -507,29 +559,30 @@ Status Reader::run() {
   first_row_ = m_->tensors.size();
   f.metadata_begin = m_->metadata.size();
   // n_kv_ and n_tensors_ are bounded by the file's bytes (preamble), so these are too.
-  if (!keys_.reserve(static_cast<size_t>(n_kv_)) || !m_->metadata.reserve(m_->metadata.size() + static_cast<size_t>(n_kv_)) ||
+  if ((rows_now_ && !m_->metadata.reserve(m_->metadata.size() + static_cast<size_t>(n_kv_))) ||
       !m_->tensors.reserve(first_row_ + static_cast<size_t>(n_tensors_)))
     return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
-  kvs_ = static_cast<MetaKv *>(m_->arena.alloc(sizeof(MetaKv) * (n_kv_ ? n_kv_ : 1)));
-  kv_of_row_ = static_cast<size_t *>(m_->arena.alloc(sizeof(size_t) * (n_kv_ ? n_kv_ : 1)));
-  if (!kvs_ || !kv_of_row_) return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  kvs_ = static_cast<KvRef *>(m_->arena.alloc(sizeof(KvRef) * (n_kv_ ? n_kv_ : 1)));
+  if (!kvs_) return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
   for (uint64_t i = 0; i < n_kv_; ++i) {
     if ((st = key_value(i)) != TBLOB_OK) return st;
     if ((st = header_limit()) != TBLOB_OK) return st;
   }
   {
-    NameIndex idx;
-    if (!idx.build(&m_->alloc, keys_.size(), key_name, keys_.data())) return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+    MetaIndex idx;
+    if (!idx.build(&m_->alloc, static_cast<size_t>(n_kv_), key_name, kvs_)) return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
     if (idx.has_duplicate()) {
-      const Key &a = keys_[idx.dup_first()];
-      const Key &b = keys_[idx.dup_second()];
-      const Key &later = a.offset > b.offset ? a : b;
-      return diag_.fail(TBLOB_E_GGUF_KEY, later.offset, -1, "key \"%.*s\" appears twice (bytes %llu and %llu)",
-                        static_cast<int>(later.n > 120 ? 120 : later.n), later.p, static_cast<ull>(a.offset < b.offset ? a.offset : b.offset),
-                        static_cast<ull>(later.offset));
+      size_t first_len, later_len;
+      const char *first = kv_key(kvs_[idx.dup_first()], &first_len);
+      const char *later = kv_key(kvs_[idx.dup_second()], &later_len);
+      // A key's length field is the 8 bytes before it.
+      const uint64_t first_at = static_cast<uint64_t>(reinterpret_cast<const uint8_t *>(first) - p_) - 8;
+      const uint64_t later_at = static_cast<uint64_t>(reinterpret_cast<const uint8_t *>(later) - p_) - 8;
+      return diag_.fail(TBLOB_E_GGUF_KEY, later_at, -1, "key \"%.*s\" appears twice (bytes %llu and %llu)",
+                        static_cast<int>(later_len > 120 ? 120 : later_len), later,
+                        static_cast<ull>(first_at), static_cast<ull>(later_at));
     }
   }
-  keys_.reset();
   f.metadata_end = m_->metadata.size();
   uint32_t *types = static_cast<uint32_t *>(m_->arena.alloc(sizeof(uint32_t) * (n_tensors_ ? n_tensors_ : 1)));
   GgufExt *ext = static_cast<GgufExt *>(m_->arena.alloc(sizeof(GgufExt)));
@@ -551,7 +604,13 @@ Status Reader::run() {
   ext->kvs = kvs_;
   ext->kv_count = static_cast<size_t>(n_kv_);
   ext->meta_prefix = f.metadata_begin;
-  ext->kv_of_row = kv_of_row_;
+  ext->meta_rows = rows_seen_;
+  // The arrays' element bytes, moved into the arena (the vector is freed with the reader).
+  ArrayBytes *arrays = static_cast<ArrayBytes *>(m_->arena.alloc(sizeof(ArrayBytes) * (arrays_.size() ? arrays_.size() : 1)));
+  if (!arrays) return diag_.fail_plain(TBLOB_E_OUT_OF_MEMORY);
+  if (arrays_.size()) std::memcpy(arrays, arrays_.data(), sizeof(ArrayBytes) * arrays_.size());
+  ext->arrays = arrays;
+  ext->array_count = arrays_.size();
   m_->ext = ext;
   m_->dequant_hooks = &kDequantHooks;  // tblob_tensor_dequantize / _dequant_size go to gguf_dequant.cpp
   return TBLOB_OK;
@@ -569,16 +628,19 @@ const GgufExt *ext_of(const tblob_model *m) {
 bool looks_like(const uint8_t *p, size_t n) { return n >= 4 && std::memcmp(p, "GGUF", 4) == 0; }
 
 Status read_file(tblob_model *m, uint32_t file_index, const Limits &limits, const Diag &diag) {
-  Reader r(m, file_index, limits, diag);
+  Reader r(m, file_index, limits, diag, true);
   return r.run();
 }
 
 Status open_detected(tblob_model *m, const Limits &limits, const Diag &diag) {
   m->format = TBLOB_FORMAT_GGUF;
-  Status st = read_file(m, 0, limits, diag);
+  // A file of its own: its metadata rows and index wait for the first metadata call.
+  Reader r(m, 0, limits, diag, false);
+  Status st = r.run();
   if (st != TBLOB_OK) return st;
   if ((st = m->index_names(diag)) != TBLOB_OK) return st;
-  return m->index_metadata_first_wins(diag);
+  m->build_metadata = build_rows;
+  return TBLOB_OK;
 }
 
 }  // namespace gguf

@@ -33,12 +33,8 @@ void meta_name(const void *ctx, size_t i, const char **p, size_t *n) {
 }
 
 bool push_meta(tblob_model *m, const char *k, const char *v, size_t vn) {
-  MetaDesc d;
-  d.name = k;
-  d.name_len = std::strlen(k);
-  d.value = m->arena.copy(v, vn);
-  d.value_len = vn;
-  return d.value && m->metadata.push(d);
+  const char *copy = meta_len_ok(std::strlen(k), vn) ? m->arena.copy(v, vn) : nullptr;
+  return copy && m->metadata.push(meta_desc(k, std::strlen(k), copy, vn));
 }
 
 #if TBLOB_HAVE_GGUF

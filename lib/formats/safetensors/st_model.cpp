@@ -3,6 +3,7 @@
 
 #include "core/checked.h"
 #include "core/dtype.h"
+#include "table/meta_index.h"
 #include "table/name_hash.h"
 #include "table/name_index.h"
 #include "core/range_check.h"
@@ -79,9 +80,10 @@ class TableSink final : public StSink {
   }
 
   Status on_metadata(const StMetaEntry &e) override {
-    MetaDesc d;
-    if (!text(e.key, &d.name, &d.name_len) || !text(e.value, &d.value, &d.value_len)) return oom();
-    return m_->metadata.push(d) ? TBLOB_OK : oom();
+    const char *k, *v;
+    size_t kn, vn;
+    if (!text(e.key, &k, &kn) || !text(e.value, &v, &vn)) return oom();
+    return meta_len_ok(kn, vn) && m_->metadata.push(meta_desc(k, kn, v, vn)) ? TBLOB_OK : oom();
   }
 
  private:
@@ -195,7 +197,7 @@ Status st_scan_into_model(tblob_model *m, uint32_t file_index, const Limits &lim
   // Our policy: a key twice in one __metadata__ is an error (the reference keeps the last).
   const size_t nmeta = g.metadata_end - g.metadata_begin;
   if (nmeta > 1) {
-    NameIndex idx;
+    MetaIndex idx;
     if (!idx.build(&m->alloc, nmeta, meta_name_at, m->metadata.data() + g.metadata_begin))
       return diag.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "out of memory checking metadata keys");
     if (idx.has_duplicate()) {

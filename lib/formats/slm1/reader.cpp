@@ -80,8 +80,7 @@ Status add_metadata(tblob_model *m, const State &st, const Diag &diag) {
   };
   auto push = [&](const char *key, const char *text, size_t n) {
     char *v = m->arena.copy(text, n);
-    MetaDesc d{key, std::strlen(key), v, n};
-    return v && m->metadata.push(d);
+    return v && meta_len_ok(std::strlen(key), n) && m->metadata.push(meta_desc(key, std::strlen(key), v, n));
   };
   char buf[48];
   for (const U32Field &f : fields) {
