@@ -7,6 +7,7 @@
 #include "core/dtype.h"
 #include "core/limits.h"
 #include "table/model.h"
+#include "table/tensor_view.h"
 #include "formats/open.h"
 
 using tblob::Diag;
@@ -111,6 +112,19 @@ Status range_fail(const Diag &d, uint64_t index, size_t count) {
                 static_cast<unsigned long long>(index), count);
 }
 
+// The fields appended to tblob_tensor_info: the logical (dequantized) view.
+void tensor_info_quant_fields(const tblob_model *m, size_t index, tblob_tensor_info *info) {
+  if (!m || !info || index >= m->tensors.size()) return;
+  tblob::TensorLogical l;
+  tblob::tensor_logical(m, index, &l);
+  if (TBLOB_COVERS(info, logical_shape)) info->logical_shape = l.shape;
+  if (TBLOB_COVERS(info, logical_elements)) info->logical_elements = l.elements;
+  if (TBLOB_COVERS(info, logical_rank)) info->logical_rank = l.rank;
+  if (TBLOB_COVERS(info, quant_scheme)) info->quant_scheme = l.scheme;
+  if (TBLOB_COVERS(info, quant_flags))
+    info->quant_flags = l.quantized ? TBLOB_TENSOR_QUANTIZED : l.companion ? TBLOB_TENSOR_COMPANION : 0u;
+}
+
 void fill_tensor_info(const tblob_model *model, size_t index, tblob_tensor_info *info) {
   const tblob::TensorDesc &t = model->tensors[index];
   info->dtype = t.dtype;
@@ -123,7 +137,7 @@ void fill_tensor_info(const tblob_model *model, size_t index, tblob_tensor_info 
   info->data_length = t.end - t.begin;
   info->file_offset = t.file_offset;
   info->element_count = t.elements;
-  tblob::tensor_info_quant_fields(model, index, info);  // appended fields
+  tensor_info_quant_fields(model, index, info);  // appended fields
   if (TBLOB_COVERS(info, reserved)) info->reserved = 0;
 }
 

@@ -95,6 +95,7 @@ uint32_t dequant_out_size(uint32_t out_dtype) {
 
 const char *quant_scheme_name(QuantScheme s) {
   switch (s) {
+    case QuantScheme::kInvalid: return "none";
     case QuantScheme::kMlxAffine: return "mlx-affine";
     case QuantScheme::kMxfp4: return "mxfp4";
     case QuantScheme::kMxfp8: return "mxfp8";
@@ -111,7 +112,7 @@ const char *quant_scheme_name(QuantScheme s) {
     case QuantScheme::kBlockFp8: return "block-fp8";
     case QuantScheme::kSlm1Q8: return "slm1-q8_0";
     case QuantScheme::kSlm1Q4: return "slm1-q4_0";
-    default: return "invalid";
+    default: return nullptr;
   }
 }
 

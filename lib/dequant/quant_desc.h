@@ -201,7 +201,8 @@ uint64_t quant_scale_count(const QuantDesc &d);
 // Bytes one output element takes for out_dtype (F32 4, F16/BF16 2), 0 if not an output dtype.
 uint32_t dequant_out_size(uint32_t out_dtype);
 
-// "mlx-affine", "mxfp4", ..., "slm1-q8_0", "slm1-q4_0", "invalid".
+// "none" (0), "mlx-affine", "mxfp4", ..., "slm1-q8_0", "slm1-q4_0"; nullptr for a number that
+// is no scheme (tblob_quant_scheme_name returns this).
 const char *quant_scheme_name(QuantScheme s);
 
 }  // namespace tblob

@@ -162,7 +162,4 @@ Status model_build(const tblob_allocator *hook, tblob_model **out, const Diag &d
 // the arena), or a caller buffer borrowed as it is (path "").
 Status model_add_file(tblob_model *m, const char *path, uint32_t mode, const Diag &diag);
 Status model_add_buffer(tblob_model *m, const void *buf, size_t len, const Diag &diag);
-// Fills the dequantization fields appended to tblob_tensor_info (logical shape, quant scheme
-// and flags) that fit in info->struct_size (lib/capi/dequant_api.cpp).
-void tensor_info_quant_fields(const tblob_model *m, size_t index, tblob_tensor_info *info);
 }  // namespace tblob
