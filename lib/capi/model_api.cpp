@@ -5,6 +5,7 @@
 #include "capi/capi_common.h"
 #include "core/checked.h"
 #include "core/dtype.h"
+#include "core/format_name.h"
 #include "core/limits.h"
 #include "table/model.h"
 #include "table/tensor_view.h"
@@ -20,15 +21,9 @@ TBLOB_API uint32_t tblob_version(void) noexcept { return TBLOB_VERSION_NUMBER; }
 
 TBLOB_API const char *tblob_version_string(void) noexcept { return TBLOB_VERSION_STRING; }
 
-TBLOB_API const char *tblob_dtype_name(uint32_t dtype) noexcept {
-  const tblob::DtypeInfo *i = tblob::dtype_info(dtype);
-  return i ? i->name : nullptr;
-}
+TBLOB_API const char *tblob_dtype_name(uint32_t dtype) noexcept { return tblob::dtype_name(dtype); }
 
-TBLOB_API uint32_t tblob_dtype_bits(uint32_t dtype) noexcept {
-  const tblob::DtypeInfo *i = tblob::dtype_info(dtype);
-  return i ? i->bits : 0;
-}
+TBLOB_API uint32_t tblob_dtype_bits(uint32_t dtype) noexcept { return tblob::dtype_bits(dtype); }
 
 TBLOB_API tblob_status tblob_dtype_from_name(const char *name, size_t name_len, uint32_t *out,
                                              tblob_diag *diag) noexcept {
@@ -42,17 +37,7 @@ TBLOB_API tblob_status tblob_dtype_from_name(const char *name, size_t name_len, 
                 name ? name : "", ell);
 }
 
-TBLOB_API const char *tblob_format_name(uint32_t format) noexcept {
-  switch (format) {
-    case TBLOB_FORMAT_SAFETENSORS: return "safetensors";
-    case TBLOB_FORMAT_SAFETENSORS_SHARDED: return "safetensors-sharded";
-    case TBLOB_FORMAT_OLLAMA: return "ollama";
-    case TBLOB_FORMAT_UQFF: return "uqff";
-    case TBLOB_FORMAT_SLM1: return "slm1";
-    case TBLOB_FORMAT_GGUF: return "gguf";
-    default: return nullptr;
-  }
-}
+TBLOB_API const char *tblob_format_name(uint32_t format) noexcept { return tblob::format_name(format); }
 
 TBLOB_API tblob_status tblob_model_open(const char *path, const tblob_open_options *options,
                                        tblob_model **out, tblob_diag *diag) noexcept {
