@@ -171,7 +171,7 @@ TBLOB_API tblob_status tblob_tensor_find(const tblob_model *model, const char *n
   TBLOB_CAPI_BEGIN(d, diag);
   if (!model || !index || (!name && name_len)) return bad_arg(d, "model, name and index are required");
   if (!name) name = "";
-  if (model->find_fn) return model->find_fn(model, name, name_len, index, d);  // SLM1: hashes
+  if (model->ops && model->ops->find) return model->ops->find(model, name, name_len, index, d);  // SLM1: hashes
   const size_t pos = model->tensor_index.find(name, name_len);
   if (pos == SIZE_MAX) return tensor_not_found(d, name, name_len);
   *index = pos;

@@ -119,8 +119,8 @@ Status tensor_dequantize(const tblob_model *model, uint64_t index, uint32_t out_
   if (index >= model->tensors.size())
     return d.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "tensor index %llu out of range (%zu tensors)",
                   static_cast<unsigned long long>(index), model->tensors.size());
-  if (model->dequant_hooks && model->dequant_hooks->decode)  // the format decodes its own
-    return model->dequant_hooks->decode(model, index, out_dtype, row_begin, row_end, dst, dst_bytes, d);
+  if (model->ops && model->ops->decode)  // the format decodes its own
+    return model->ops->decode(model, index, out_dtype, row_begin, row_end, dst, dst_bytes, d);
   TensorView v;
   Status s = view_of(model, index, &v);
   if (row_end == TBLOB_ALL_ROWS) row_end = v.q.rows;
@@ -159,8 +159,8 @@ Status tensor_dequantize(const tblob_model *model, uint64_t index, uint32_t out_
     s = part(index, &q.data, &q.data_bytes);
     if (s == TBLOB_OK && r) s = part(r->scale, &q.scales, &q.scales_bytes);
     if (s == TBLOB_OK && r) s = part(r->bias, &q.biases, &q.biases_bytes);
-    if (s == TBLOB_OK && v.own_scheme && !q.scales && q.scales_bytes && model->dequant_hooks->scales_offset)
-      s = f.read_file0(model, model->dequant_hooks->scales_offset(model, index), q.scales_bytes, &q.scales, d);
+    if (s == TBLOB_OK && v.own_scheme && !q.scales && q.scales_bytes && model->ops->scales_offset)
+      s = f.read_file0(model, model->ops->scales_offset(model, index), q.scales_bytes, &q.scales, d);
     if (s == TBLOB_OK && r && r->global_scale != kNoTensor && !q.global_scale)
       s = f.read(model, r->global_scale, 0, q.global_scale_bytes, &q.global_scale, d);
     if (sliced) {
@@ -185,8 +185,8 @@ Status tensor_dequant_size(const tblob_model *model, uint64_t index, uint32_t ou
   if (index >= model->tensors.size())
     return d.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "tensor index %llu out of range (%zu tensors)",
                   static_cast<unsigned long long>(index), model->tensors.size());
-  if (model->dequant_hooks && model->dequant_hooks->output_bytes)
-    return model->dequant_hooks->output_bytes(model, index, out_dtype, row_begin, row_end, bytes, d);
+  if (model->ops && model->ops->output_bytes)
+    return model->ops->output_bytes(model, index, out_dtype, row_begin, row_end, bytes, d);
   TensorView v;
   Status s = view_of(model, index, &v);
   if (row_end == TBLOB_ALL_ROWS) row_end = v.q.rows;

@@ -59,7 +59,7 @@ void rows_cols(const uint64_t *shape, uint32_t rank, uint64_t *rows, uint64_t *c
 Status own_view_of(const tblob_model *m, uint64_t index, TensorView *v) {
   const uint64_t *shape = nullptr;
   uint32_t rank = 0;
-  const Status s = m->dequant_hooks->describe(m, index, &v->q, &shape, &rank);
+  const Status s = m->ops->describe(m, index, &v->q, &shape, &rank);
   if (s != TBLOB_OK) {
     v->status = s;
     v->note = "the container's entry for this tensor is unavailable";
@@ -96,7 +96,7 @@ bool is_source_model(const tblob_model *m) {
 }
 
 Status view_of(const tblob_model *m, uint64_t index, TensorView *v) {
-  if (m->dequant_hooks && m->dequant_hooks->describe) return own_view_of(m, index, v);
+  if (m->ops && m->ops->describe) return own_view_of(m, index, v);
   const size_t i = static_cast<size_t>(index);
   const TensorDesc &t = m->tensors[i];
   v->rec = record_of(m, i);
@@ -170,7 +170,7 @@ void tensor_logical(const tblob_model *m, size_t index, TensorLogical *out) {
   // Quantized by the container (SLM1 q8_0 / q4_0: q4_0's table row is its bytes, U8 with the
   // last dim halved; its logical shape the stored dims).
   TensorView sv;
-  if (m->dequant_hooks && m->dequant_hooks->describe && own_view_of(m, index, &sv) == TBLOB_OK &&
+  if (m->ops && m->ops->describe && own_view_of(m, index, &sv) == TBLOB_OK &&
       sv.own_scheme) {
     quantized = true;
     scheme = static_cast<uint32_t>(sv.q.scheme);

@@ -553,7 +553,7 @@ Status Reader::run() {
   ext->meta_prefix = f.metadata_begin;
   ext->kv_of_row = kv_of_row_;
   m_->ext = ext;
-  m_->dequant_hooks = &kDequantHooks;  // tblob_tensor_dequantize / _dequant_size go to gguf_dequant.cpp
+  m_->ops = &kFormat;  // dequantization and typed metadata: gguf_format.cpp
   return TBLOB_OK;
 }
 

@@ -251,8 +251,7 @@ Status slm1_open_model(tblob_model *m, const Limits &limits, const slm1::NameLis
   s = fill_table(m, st, diag);
   if (s != TBLOB_OK) return s;
   m->ext = st;
-  m->find_fn = &slm1::find_name;
-  m->dequant_hooks = &kSlm1DequantHooks;
+  m->ops = &slm1::kFormat;  // hashed lookup, rows described in place: slm1_format.cpp
   return TBLOB_OK;
 }
 
@@ -477,28 +476,6 @@ Status slm1_quant_desc(const Slm1View &v, QuantDesc *out) {
   *out = q;
   return TBLOB_OK;
 }
-
-namespace {
-
-Status describe(const tblob_model *m, uint64_t index, QuantDesc *q, const uint64_t **shape,
-                uint32_t *rank) {
-  Slm1View v;
-  Status s = slm1_view(m, index, &v);
-  if (s == TBLOB_OK) s = slm1_quant_desc(v, q);
-  if (s != TBLOB_OK) return s;
-  *shape = v.shape;
-  *rank = v.rank;
-  return TBLOB_OK;
-}
-
-uint64_t scales_at(const tblob_model *m, uint64_t index) {
-  Slm1View v;
-  return slm1_view(m, index, &v) == TBLOB_OK ? v.scale_offset : 0;
-}
-
-}  // namespace
-
-const DequantHooks kSlm1DequantHooks = {&describe, nullptr, nullptr, &scales_at};
 
 Status slm1_dequant_rows(const Slm1View &v, uint64_t row_begin, uint64_t row_end, float *dst,
                          size_t dst_count) {

@@ -273,19 +273,8 @@ class Fetched {
   int n_ = 0;
 };
 
-Status folded_bytes(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint64_t row_begin,
-                    uint64_t row_end, uint64_t *bytes, const Diag &diag) {
-  return dequant_bytes(m, index, out_dtype, kAllExperts, row_begin, row_end, bytes, diag);
-}
-
-Status folded_decode(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint64_t row_begin,
-                     uint64_t row_end, void *dst, size_t dst_bytes, const Diag &diag) {
-  return dequantize(m, index, out_dtype, kAllExperts, row_begin, row_end, dst, dst_bytes, diag);
-}
-
 }  // namespace
 
-const DequantHooks kDequantHooks = {nullptr, &folded_bytes, &folded_decode, nullptr};
 
 Status dequantize(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint64_t expert,
                   uint64_t row_begin, uint64_t row_end, void *dst, size_t dst_bytes, const Diag &diag) {

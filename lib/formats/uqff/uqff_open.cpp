@@ -633,7 +633,7 @@ Status Builder::read_small() {
 
 Status Builder::run(const char *const *paths, size_t n) {
   m_->format = TBLOB_FORMAT_UQFF;
-  m_->dequant_hooks = &kDequantHooks;
+  m_->ops = &kFormat;
   first_path_ = n && paths && paths[0] ? paths[0] : "";
   Status s;
   if (source_) {

@@ -1,0 +1,84 @@
+// GGUF as one table of operations (table/format_ops.h): rows decoded through the GGML kernel
+// table (gguf_dequant.cpp), the typed metadata of gguf_metadata.cpp.
+#include "formats/gguf/gguf.h"
+
+#include "table/format_ops.h"
+#include "table/model.h"
+
+namespace tblob {
+namespace gguf {
+namespace {
+
+uint64_t meta_count(const tblob_model *m) {
+  const GgufExt *e = ext_of(m);
+  return e ? typed_count(*e) : m->metadata.size();
+}
+
+bool meta_at(const tblob_model *m, uint64_t index, TypedMeta *out) {
+  const GgufExt *e = ext_of(m);
+  const MetaKv *kv = e ? typed_kv(*e, index) : nullptr;
+  if (!kv) return false;
+  out->value_type = kv->type;
+  out->key = kv->key;
+  out->key_len = kv->key_len;
+  out->data = kv->data;
+  out->data_bytes = kv->bytes;
+  out->count = 1;
+  out->is_array = kv->type == kArray;
+  if (out->is_array) {
+    out->element_type = kv->element_type;
+    out->count = kv->count;
+    return true;
+  }
+  out->meta_row = kv->meta_row;
+  scalar_value(*kv, &out->uint_value, &out->int_value, &out->float_value);
+  return true;
+}
+
+uint64_t meta_find(const tblob_model *m, const char *key, size_t key_len) {
+  const GgufExt *e = ext_of(m);
+  return e ? typed_find(m, *e, key, key_len) : UINT64_MAX;
+}
+
+const MetaKv *array_at(const tblob_model *m, uint64_t index) {
+  const GgufExt *e = ext_of(m);
+  const MetaKv *kv = e ? typed_kv(*e, index) : nullptr;
+  return kv && kv->type == kArray ? kv : nullptr;
+}
+
+Status meta_array_get(const tblob_model *m, uint64_t index, uint64_t first, uint64_t count, void *buf, size_t cap,
+                      const Diag &diag) {
+  return array_get(*array_at(m, index), first, count, buf, cap, diag);  // the caller checked it is one
+}
+
+Status meta_array_strings(const tblob_model *m, uint64_t index, uint64_t first, uint64_t count, bool resume,
+                          uint64_t *element, uint64_t *position, tblob_metadata_string_fn fn, void *user,
+                          const Diag &diag) {
+  return array_strings(*array_at(m, index), first, count, resume, element, position, fn, user, diag);
+}
+
+uint64_t meta_cursor_check(const tblob_model *m, uint64_t index, uint64_t element, uint64_t position) {
+  return cursor_check(*array_at(m, index), index, element, position);
+}
+
+constexpr FormatOps make() {
+  FormatOps o;
+  o.name = "gguf";
+  o.format = TBLOB_FORMAT_GGUF;
+  o.output_bytes = &dequant_bytes;
+  o.decode = &dequantize;
+  o.meta_count = &meta_count;
+  o.meta_at = &meta_at;
+  o.meta_find = &meta_find;
+  o.meta_array_get = &meta_array_get;
+  o.meta_array_strings = &meta_array_strings;
+  o.meta_cursor_check = &meta_cursor_check;
+  return o;
+}
+
+}  // namespace
+
+const FormatOps kFormat = make();
+
+}  // namespace gguf
+}  // namespace tblob
