@@ -27,16 +27,21 @@ enum OpenInput : uint32_t {
 };
 
 // What detection hands a format's open(): a new model whose file 0 is the input, its first
-// bytes in memory (all of them unless input is kInputSource), and the table the safetensors
-// scan built when the format claimed a scanned table (claims_table). open owns m: on success
-// *out takes it (or a model built in its place), otherwise open frees it.
+// bytes in memory (all of them unless input is kInputSource), and, when the format claimed a
+// scanned table (claims_table, `scanned`), the rows the safetensors scan put in it. open owns
+// m: on success *out takes it (or a model built in its place), otherwise open frees it.
 struct OpenRequest {
   OpenInput input;
   const char *path;  // kInputPath: as given; otherwise m->files[0].path names the input
   tblob_model *m;
   const Limits &limits;
   const Diag &diag;
+  bool scanned;
 };
+
+// A probe's answer; kProbeMore: the first probe_bytes bytes would tell (a byte source's
+// prefix is shorter and more bytes may come). Asked again with them, a probe must decide.
+enum ProbeResult { kProbeNo = 0, kProbeYes = 1, kProbeMore = 2 };
 
 // One typed key/value as the format stores it (the public tblob_metadata_value's fields).
 struct TypedMeta {
@@ -63,10 +68,11 @@ struct FormatOps {
   // it and returns true, or returns false having done nothing.
   bool (*claims_path)(const char *path, const Limits &limits, tblob_model **out, Status *st,
                       const Diag &diag) = nullptr;
-  // The first bytes say this format (a magic): `total` is the input's size, or
-  // TBLOB_SOURCE_SIZE_UNKNOWN. probe_bytes is how many it needs (fewer at the end of input).
+  // The first bytes say this format (a magic): head holds the first len bytes (at most 4096),
+  // `total` is the input's size or TBLOB_SOURCE_SIZE_UNKNOWN, `more` whether a byte source
+  // could give more. probe_bytes: what kProbeMore asks for.
   size_t probe_bytes = 0;
-  bool (*probe)(const uint8_t *head, size_t len, uint64_t total) = nullptr;
+  ProbeResult (*probe)(const uint8_t *head, size_t len, uint64_t total, bool more) = nullptr;
   // A file scanned as safetensors whose table says it is really this format.
   bool (*claims_table)(const tblob_model *m, const char *path) = nullptr;
   Status (*open)(const OpenRequest &req, tblob_model **out) = nullptr;

@@ -1,5 +1,5 @@
-// GGUF as one table of operations (table/format_ops.h): rows decoded through the GGML kernel
-// table (gguf_dequant.cpp), the typed metadata of gguf_metadata.cpp.
+// GGUF as one table of operations (table/format_ops.h): told by its magic, rows decoded
+// through the GGML kernel table (gguf_dequant.cpp), the typed metadata of gguf_metadata.cpp.
 #include "formats/gguf/gguf.h"
 
 #include "table/format_ops.h"
@@ -61,10 +61,28 @@ uint64_t meta_cursor_check(const tblob_model *m, uint64_t index, uint64_t elemen
   return cursor_check(*array_at(m, index), index, element, position);
 }
 
+ProbeResult probe(const uint8_t *head, size_t len, uint64_t, bool) {
+  return looks_like(head, len) ? kProbeYes : kProbeNo;
+}
+
+Status open(const OpenRequest &r, tblob_model **out) {
+  if (r.input == kInputSource) return open_source_prefix(r.m, r.limits, out, r.diag);
+  const Status s = open_detected(r.m, r.limits, r.diag);
+  if (s != TBLOB_OK) {
+    model_free(r.m);
+    return s;
+  }
+  *out = r.m;
+  return TBLOB_OK;
+}
+
 constexpr FormatOps make() {
   FormatOps o;
   o.name = "gguf";
   o.format = TBLOB_FORMAT_GGUF;
+  o.inputs = kInputPath | kInputMemory | kInputSource;
+  o.probe = &probe;
+  o.open = &open;
   o.output_bytes = &dequant_bytes;
   o.decode = &dequantize;
   o.meta_count = &meta_count;
