@@ -1488,8 +1488,8 @@ TBLOB_API tblob_status tblob_uqff_verify_memory(const void *const *bufs, const s
 TBLOB_API tblob_status tblob_ggml_dequantize(uint32_t ggml_type, const void *src, size_t src_bytes,
                                              uint64_t elements, uint32_t out_dtype, void *dst,
                                              size_t dst_bytes, tblob_diag *diag) TBLOB_NOEXCEPT;
-/* The GGML kernel set in use: "scalar" or "avx2"; it follows tblob_kernel_set / TBLOB_KERNEL
- * ("avx512" runs the AVX2 GGML kernels, "neon" the scalar ones). */
+/* The GGML kernels in use: "scalar", "avx2" or "neon"; they follow tblob_kernel_set /
+ * TBLOB_KERNEL ("avx512" runs the AVX2 GGML kernels, "neon" the NEON ones). */
 TBLOB_API const char *tblob_ggml_kernel_name(void) TBLOB_NOEXCEPT;
 /* *is_uqff = 1 when path is a directory holding `*.uqff` shards or uqff_report.json, or a
  * file whose safetensors header names UQFF entries (what tblob_model_open opens as UQFF);

@@ -84,9 +84,8 @@ Status kernels_by_name(const char *name, const Kernels **out) {
     *out = k;
     return TBLOB_OK;
   }
-  for (const char *known : {"scalar", "avx2", "avx512", "neon"})
-    if (std::strcmp(name, known) == 0) return TBLOB_E_UNSUPPORTED;  // not built, or not this CPU
-  return TBLOB_E_INVALID_ARGUMENT;
+  return kernel_set_known(name) ? TBLOB_E_UNSUPPORTED  // not built, or not this CPU
+                                : TBLOB_E_INVALID_ARGUMENT;
 }
 
 // dispatch.cpp's process-wide choice; scalar in the "unavailable" state, where dequantize()
