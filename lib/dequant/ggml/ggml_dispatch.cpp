@@ -1,5 +1,5 @@
-// GGML type table, the set lookups (answered by dequant/dispatch.cpp, which detects the CPU and
-// reads TBLOB_KERNEL) and the checked entry point.
+// GGML type table, the set lookups (answered by the kernel-set objects of dequant/dispatch.cpp,
+// which detects the CPU and reads TBLOB_KERNEL) and the checked entry point.
 #include <cstring>
 #include <initializer_list>
 
