@@ -121,9 +121,14 @@ def parse_nm(text):
     return defined, undefined
 
 
+USED_ALLOWANCES = set()
+
+
 def allowed(caller, sym, callee):
-    for (c, part, d) in ALLOWED_CALLS:
+    for key in ALLOWED_CALLS:
+        c, part, d = key
         if (c == '*' or c == caller) and part in sym and d == callee:
+            USED_ALLOWANCES.add(key)
             return True
     return False
 
@@ -300,6 +305,8 @@ def main(argv):
             rc = 1
         else:
             print('call graph: ok (%d objects)' % len(objects))
+        for key in sorted(set(ALLOWED_CALLS) - USED_ALLOWANCES):
+            print('note: allowance %s no longer needed (%s): remove it' % (key, ALLOWED_CALLS[key]))
     return rc
 
 
