@@ -45,7 +45,7 @@ TEST(FormatRegistry, EntriesAgreeWithThePublicNames) {
 }
 
 // A format's probe on its magic, on the magic with one byte changed, and on too few bytes.
-void expect_magic(uint32_t format, const char *magic) {
+[[maybe_unused]] void expect_magic(uint32_t format, const char *magic) {
   size_t n = 0;
   const tblob::FormatOps *const *reg = tblob::format_registry(&n);
   const tblob::FormatOps *f = nullptr;
