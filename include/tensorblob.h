@@ -1616,8 +1616,8 @@ TBLOB_API tblob_status tblob_ggml_quantize(uint32_t ggml_type, uint32_t src_dtyp
                                            const float *importance, void *dst, size_t dst_bytes,
                                            const tblob_quantize_options *options,
                                            tblob_diag *diag) TBLOB_NOEXCEPT;
-/* The GGML kernel set in use: "scalar" or "avx2"; it follows tblob_kernel_set / TBLOB_KERNEL
- * ("avx512" runs the AVX2 GGML kernels, "neon" the scalar ones). */
+/* The GGML kernels in use: "scalar", "avx2" or "neon"; they follow tblob_kernel_set /
+ * TBLOB_KERNEL ("avx512" runs the AVX2 GGML kernels, "neon" the NEON ones). */
 TBLOB_API const char *tblob_ggml_kernel_name(void) TBLOB_NOEXCEPT;
 /* *is_uqff = 1 when path is a directory holding `*.uqff` shards or uqff_report.json, or a
  * file whose safetensors header names UQFF entries (what tblob_model_open opens as UQFF);

@@ -6,7 +6,7 @@
 Sources (docs/architecture.md, "Lists"):
   lib/core/status_list.def          statuses: name, number, family, message
   include/tensorblob.h tblob_family families (the header is their one table)
-  lib/formats/format_list.def       container formats
+  lib/core/format_list.def       container formats
   lib/core/dtype_list.def           element types
   lib/dequant/quant_scheme_list.def quantization schemes
   lib/dequant/dispatch.cpp kSets    kernel sets (the kernel registry)
@@ -234,15 +234,15 @@ def main():
             c.check(new_rs == rs, "bindings/rust/tensorblob/src/error.rs is stale: run scripts/lists.py --write")
 
     # ---- formats -----------------------------------------------------------------------------
-    formats = def_rows("lib/formats/format_list.def", "TBLOB_FORMAT", 4)
+    formats = def_rows("lib/core/format_list.def", "TBLOB_FORMAT", 4)
     c.same(header_enum(header, "tblob_format"), [("TBLOB_FORMAT_UNKNOWN", 0)] +
            [("TBLOB_FORMAT_" + i, int(n)) for i, n, _, _ in formats],
-           "include/tensorblob.h tblob_format vs lib/formats/format_list.def")
+           "include/tensorblob.h tblob_format vs lib/core/format_list.def")
     fnames = [name for _, _, name, _ in formats]
     gotypes = read("bindings", "go", "types.go")
     gm = re.search(r"formatNames\s*=\s*\[\]string\{([^}]*)\}", gotypes)
     c.same(re.findall(r'"([^"]*)"', gm.group(1)) if gm else [], ["unknown"] + fnames,
-           "bindings/go/types.go formatNames vs lib/formats/format_list.def")
+           "bindings/go/types.go formatNames vs lib/core/format_list.def")
     rsmodel = read("bindings", "rust", "tensorblob", "src", "model.rs")
     c.same(re.findall(r"sys::(TBLOB_FORMAT_\w+) as u32 => Format::", rsmodel),
            ["TBLOB_FORMAT_" + i for i, _, _, _ in formats], "bindings/rust Format::from_raw vs the format list")

@@ -8,9 +8,9 @@
 #include <cstring>
 
 #include "capi/capi_common.h"
-#include "capi/dequant_internal.h"
 #include "core/parallel.h"
 #include "dequant/dispatch.h"
+#include "table/tensor_dequant.h"
 
 using tblob::Diag;
 using tblob::Status;

@@ -1,4 +1,4 @@
-// tblob_features: what this build contains, from the format list (formats/format_list.def)
+// tblob_features: what this build contains, from the format list (core/format_list.def)
 // and the kernel sets dispatch compiled in.
 #include <atomic>
 #include <cstring>
@@ -11,7 +11,7 @@ namespace {
 
 constexpr const char *kFormats[] = {
 #define TBLOB_FORMAT(id, number, name, built) (built) ? "format:" name : nullptr,
-#include "formats/format_list.def"
+#include "core/format_list.def"
 #undef TBLOB_FORMAT
 };
 constexpr size_t kFormatCount = sizeof(kFormats) / sizeof(kFormats[0]);

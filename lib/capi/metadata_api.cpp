@@ -1,15 +1,12 @@
 // The typed metadata API (tblob_metadata_typed_*, tblob_metadata_array_*): argument checks,
-// then the GGUF typed table (formats/gguf/gguf_metadata.cpp) or, for every other model, the
-// string pairs of the metadata table.
+// then the format's typed metadata operations (table/format_ops.h) or, for a format without
+// them, the string pairs of the metadata table.
 #include <cstddef>
 #include <cstring>
 
 #include "capi/capi_common.h"
+#include "table/format_ops.h"
 #include "table/model.h"
-#include "tblob_config.h"
-#if TBLOB_HAVE_GGUF
-#include "formats/gguf/gguf.h"
-#endif
 
 using tblob::Status;
 using tblob::capi::bad_arg;
@@ -22,10 +19,10 @@ using ull = unsigned long long;
 constexpr size_t kValueMin = offsetof(tblob_metadata_value, data_bytes) + sizeof(uint64_t);
 constexpr size_t kCursorMin = offsetof(tblob_metadata_cursor, check) + sizeof(uint64_t);
 
+const tblob::FormatOps *typed(const tblob_model *m) { return m->ops && m->ops->meta_count ? m->ops : nullptr; }
+
 uint64_t typed_count(const tblob_model *m) {
-#if TBLOB_HAVE_GGUF
-  if (const tblob::gguf::GgufExt *e = tblob::gguf::ext_of(m)) return tblob::gguf::typed_count(*e);
-#endif
+  if (const tblob::FormatOps *o = typed(m)) return o->meta_count(m);
   return m->metadata.size();
 }
 
@@ -35,31 +32,29 @@ void fill(const tblob_model *m, uint64_t index, tblob_metadata_value *v) {
   v->struct_size = size;
   v->index = index;
   v->count = 1;
-#if TBLOB_HAVE_GGUF
-  if (const tblob::gguf::GgufExt *e = tblob::gguf::ext_of(m)) {
-    tblob::gguf::MetaKv kv_value;
-    if (tblob::gguf::typed_kv(m, *e, index, &kv_value)) {
-      const tblob::gguf::MetaKv *kv = &kv_value;
-      v->value_type = kv->type;
-      v->key = kv->key;
-      v->key_len = kv->key_len;
-      v->data = kv->data;
-      v->data_bytes = kv->bytes;
-      if (kv->type == tblob::gguf::kArray) {
-        v->element_type = kv->element_type;
-        v->count = kv->count;
-        return;
-      }
-      if (kv->meta_row < m->metadata.size()) {  // always, for a string or scalar
-        const tblob::MetaDesc &row = m->metadata[kv->meta_row];
-        v->string = row.value;  // a string's bytes, or the scalar's text
-        v->string_len = row.value_len;
-      }
-      tblob::gguf::scalar_value(*kv, &v->uint_value, &v->int_value, &v->float_value);
+  tblob::TypedMeta kv;
+  const tblob::FormatOps *o = typed(m);
+  if (o && o->meta_at(m, index, &kv)) {
+    v->value_type = kv.value_type;
+    v->key = kv.key;
+    v->key_len = kv.key_len;
+    v->data = kv.data;
+    v->data_bytes = kv.data_bytes;
+    if (kv.is_array) {
+      v->element_type = kv.element_type;
+      v->count = kv.count;
       return;
     }
+    if (kv.meta_row < m->metadata.size()) {  // always, for a string or scalar
+      const tblob::MetaDesc &row = m->metadata[kv.meta_row];
+      v->string = row.value;  // a string's bytes, or the scalar's text
+      v->string_len = row.value_len;
+    }
+    v->uint_value = kv.uint_value;
+    v->int_value = kv.int_value;
+    v->float_value = kv.float_value;
+    return;
   }
-#endif
   const tblob::MetaDesc &row = m->metadata[static_cast<size_t>(index)];
   v->value_type = TBLOB_META_STRING;
   v->key = row.name;
@@ -70,7 +65,7 @@ void fill(const tblob_model *m, uint64_t index, tblob_metadata_value *v) {
   v->data_bytes = row.value_len;
 }
 
-Status not_gguf_array(const tblob::Diag &d, const tblob_model *m, uint64_t index) {
+Status not_an_array(const tblob::Diag &d, const tblob_model *m, uint64_t index) {
   const uint64_t n = typed_count(m);
   if (index >= n)
     return d.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "typed metadata index %llu out of range (%llu entries)",
@@ -78,13 +73,13 @@ Status not_gguf_array(const tblob::Diag &d, const tblob_model *m, uint64_t index
   return bad_arg(d, "the key/value at this index is not an array");
 }
 
-#if TBLOB_HAVE_GGUF
-// The array at typed index `index` into *kv, or nullptr (then not_gguf_array says why).
-const tblob::gguf::MetaKv *array_at(const tblob_model *m, uint64_t index, tblob::gguf::MetaKv *kv) {
-  const tblob::gguf::GgufExt *e = tblob::gguf::ext_of(m);
-  return e && tblob::gguf::typed_kv(m, *e, index, kv) && kv->type == tblob::gguf::kArray ? kv : nullptr;
+// The format's operations when typed index `index` is an array, else nullptr (then
+// not_an_array says why).
+const tblob::FormatOps *array_at(const tblob_model *m, uint64_t index) {
+  const tblob::FormatOps *o = typed(m);
+  tblob::TypedMeta kv;
+  return o && o->meta_at(m, index, &kv) && kv.is_array ? o : nullptr;
 }
-#endif
 
 }  // namespace
 
@@ -118,11 +113,9 @@ TBLOB_API tblob_status tblob_metadata_typed_find(const tblob_model *model, const
     return d.fail(TBLOB_E_OUT_OF_MEMORY, TBLOB_NO_OFFSET, -1, "out of memory making the metadata table");
   const char *k = key ? key : "";
   uint64_t index = UINT64_MAX;
-#if TBLOB_HAVE_GGUF
-  if (const tblob::gguf::GgufExt *e = tblob::gguf::ext_of(model)) index = tblob::gguf::typed_find(model, *e, k, key_len);
-  else
-#endif
-  {
+  if (const tblob::FormatOps *o = typed(model)) {
+    index = o->meta_find(model, k, key_len);
+  } else {
     const size_t row = model->metadata_index.find(k, key_len);
     if (row != SIZE_MAX) index = row;
   }
@@ -140,17 +133,9 @@ TBLOB_API tblob_status tblob_metadata_array_get(const tblob_model *model, uint64
                                                 tblob_diag *diag) noexcept {
   TBLOB_CAPI_BEGIN(d, diag);
   if (!model || (!buf && buf_capacity)) return bad_arg(d, "model is required (and buf when buf_capacity > 0)");
-#if TBLOB_HAVE_GGUF
-  tblob::gguf::MetaKv kv_value;
-  if (const tblob::gguf::MetaKv *kv = array_at(model, index, &kv_value)) {
-    const size_t cap = buf ? buf_capacity : 0;
-    return tblob::gguf::array_get(*kv, first, count, buf, cap, d);
-  }
-#else
-  (void)first;
-  (void)count;
-#endif
-  return not_gguf_array(d, model, index);
+  if (const tblob::FormatOps *o = array_at(model, index))
+    return o->meta_array_get(model, index, first, count, buf, buf ? buf_capacity : 0, d);
+  return not_an_array(d, model, index);
 }
 
 TBLOB_API tblob_status tblob_metadata_array_strings(const tblob_model *model, uint64_t index, uint64_t first,
@@ -160,32 +145,25 @@ TBLOB_API tblob_status tblob_metadata_array_strings(const tblob_model *model, ui
   TBLOB_CAPI_BEGIN(d, diag);
   if (!model || !fn) return bad_arg(d, "model and fn are required");
   if (cursor && cursor->struct_size < kCursorMin) return bad_arg(d, "cursor->struct_size too small (use tblob_metadata_cursor_init)");
-#if TBLOB_HAVE_GGUF
-  tblob::gguf::MetaKv kv_value;
-  if (const tblob::gguf::MetaKv *kv = array_at(model, index, &kv_value)) {
+  if (const tblob::FormatOps *o = array_at(model, index)) {
     uint64_t element = 0, position = 0;
     bool resume = false;
     if (cursor && cursor->array == index &&
-        cursor->check == tblob::gguf::cursor_check(*kv, index, cursor->element, cursor->position)) {
+        cursor->check == o->meta_cursor_check(model, index, cursor->element, cursor->position)) {
       resume = true;
       element = cursor->element;
       position = cursor->position;
     }
-    const Status s = tblob::gguf::array_strings(*kv, first, count, resume, &element, &position, fn, user, d);
+    const Status s = o->meta_array_strings(model, index, first, count, resume, &element, &position, fn, user, d);
     if (cursor && (s == TBLOB_OK || s == TBLOB_E_CANCELLED)) {
       cursor->array = index;
       cursor->element = element;
       cursor->position = position;
-      cursor->check = tblob::gguf::cursor_check(*kv, index, element, position);
+      cursor->check = o->meta_cursor_check(model, index, element, position);
     }
     return s;
   }
-#else
-  (void)first;
-  (void)count;
-  (void)user;
-#endif
-  return not_gguf_array(d, model, index);
+  return not_an_array(d, model, index);
 }
 
 namespace {

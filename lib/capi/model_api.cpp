@@ -5,8 +5,10 @@
 #include "capi/capi_common.h"
 #include "core/checked.h"
 #include "core/dtype.h"
+#include "core/format_name.h"
 #include "core/limits.h"
 #include "table/model.h"
+#include "table/tensor_view.h"
 #include "formats/open.h"
 
 using tblob::Diag;
@@ -19,15 +21,9 @@ TBLOB_API uint32_t tblob_version(void) noexcept { return TBLOB_VERSION_NUMBER; }
 
 TBLOB_API const char *tblob_version_string(void) noexcept { return TBLOB_VERSION_STRING; }
 
-TBLOB_API const char *tblob_dtype_name(uint32_t dtype) noexcept {
-  const tblob::DtypeInfo *i = tblob::dtype_info(dtype);
-  return i ? i->name : nullptr;
-}
+TBLOB_API const char *tblob_dtype_name(uint32_t dtype) noexcept { return tblob::dtype_name(dtype); }
 
-TBLOB_API uint32_t tblob_dtype_bits(uint32_t dtype) noexcept {
-  const tblob::DtypeInfo *i = tblob::dtype_info(dtype);
-  return i ? i->bits : 0;
-}
+TBLOB_API uint32_t tblob_dtype_bits(uint32_t dtype) noexcept { return tblob::dtype_bits(dtype); }
 
 TBLOB_API tblob_status tblob_dtype_from_name(const char *name, size_t name_len, uint32_t *out,
                                              tblob_diag *diag) noexcept {
@@ -41,21 +37,7 @@ TBLOB_API tblob_status tblob_dtype_from_name(const char *name, size_t name_len, 
                 name ? name : "", ell);
 }
 
-TBLOB_API const char *tblob_format_name(uint32_t format) noexcept {
-#pragma GCC diagnostic push
-#pragma GCC diagnostic error "-Wswitch"  // a header enumerator missing from the list fails the build
-  switch (static_cast<tblob_format>(format)) {
-#define TBLOB_FORMAT(id, number, name, built)                                   \
-  case TBLOB_FORMAT_##id:                                                       \
-    static_assert(TBLOB_FORMAT_##id == (number), #id " has another number in the header"); \
-    return name;
-#include "formats/format_list.def"
-#undef TBLOB_FORMAT
-    case TBLOB_FORMAT_UNKNOWN: return nullptr;
-  }
-#pragma GCC diagnostic pop
-  return nullptr;
-}
+TBLOB_API const char *tblob_format_name(uint32_t format) noexcept { return tblob::format_name(format); }
 
 TBLOB_API tblob_status tblob_model_open(const char *path, const tblob_open_options *options,
                                        tblob_model **out, tblob_diag *diag) noexcept {
@@ -115,6 +97,19 @@ Status range_fail(const Diag &d, uint64_t index, size_t count) {
                 static_cast<unsigned long long>(index), count);
 }
 
+// The fields appended to tblob_tensor_info: the logical (dequantized) view.
+void tensor_info_quant_fields(const tblob_model *m, size_t index, tblob_tensor_info *info) {
+  if (!m || !info || index >= m->tensors.size()) return;
+  tblob::TensorLogical l;
+  tblob::tensor_logical(m, index, &l);
+  if (TBLOB_COVERS(info, logical_shape)) info->logical_shape = l.shape;
+  if (TBLOB_COVERS(info, logical_elements)) info->logical_elements = l.elements;
+  if (TBLOB_COVERS(info, logical_rank)) info->logical_rank = l.rank;
+  if (TBLOB_COVERS(info, quant_scheme)) info->quant_scheme = l.scheme;
+  if (TBLOB_COVERS(info, quant_flags))
+    info->quant_flags = l.quantized ? TBLOB_TENSOR_QUANTIZED : l.companion ? TBLOB_TENSOR_COMPANION : 0u;
+}
+
 void fill_tensor_info(const tblob_model *model, size_t index, tblob_tensor_info *info) {
   const tblob::TensorDesc &t = model->tensors[index];
   info->dtype = t.dtype;
@@ -127,7 +122,7 @@ void fill_tensor_info(const tblob_model *model, size_t index, tblob_tensor_info 
   info->data_length = t.end - t.begin;
   info->file_offset = t.file_offset;
   info->element_count = t.elements;
-  tblob::tensor_info_quant_fields(model, index, info);  // appended fields
+  tensor_info_quant_fields(model, index, info);  // appended fields
   if (TBLOB_COVERS(info, reserved)) info->reserved = 0;
 }
 
@@ -176,7 +171,7 @@ TBLOB_API tblob_status tblob_tensor_find(const tblob_model *model, const char *n
   TBLOB_CAPI_BEGIN(d, diag);
   if (!model || !index || (!name && name_len)) return bad_arg(d, "model, name and index are required");
   if (!name) name = "";
-  if (model->find_fn) return model->find_fn(model, name, name_len, index, d);  // SLM1: hashes
+  if (model->ops && model->ops->find) return model->ops->find(model, name, name_len, index, d);  // SLM1: hashes
   const size_t pos = model->tensor_index.find(name, name_len);
   if (pos == SIZE_MAX) return tensor_not_found(d, name, name_len);
   *index = pos;

@@ -35,34 +35,6 @@ bool resolve_names(const tblob_slm1_open_options *o, tblob::slm1::NameList *out)
 
 }  // namespace
 
-namespace tblob {
-
-Status slm1_view(const tblob_model *m, uint64_t index, Slm1View *out) {
-  const slm1::State *st = slm1::state_of(m);
-  if (!st) return TBLOB_E_INVALID_ARGUMENT;
-  if (index >= st->count) return TBLOB_E_RANGE;
-  const slm1::Entry &e = st->entries[index];
-  Slm1View v;
-  v.dtype = e.dtype;
-  v.rows = e.rows;
-  v.cols = e.cols;
-  v.block_size = e.dtype == slm1::kDtypeF32 ? 0 : e.block_size;
-  // Bytes a byte source has not read are null (the dequantizer reads them).
-  const bool payload_here = range_inside(e.byte_offset, e.byte_length, st->in_memory);
-  const bool scales_here = range_inside(e.scale_offset, e.scale_bytes, st->in_memory);
-  v.payload = payload_here ? st->file + e.byte_offset : nullptr;
-  v.payload_bytes = e.byte_length;
-  v.scales = e.dtype == slm1::kDtypeF32 || !scales_here ? nullptr : st->file + e.scale_offset;
-  v.scale_offset = e.scale_offset;
-  v.scale_bytes = e.scale_bytes;
-  v.shape = st->logical_shapes ? st->logical_shapes + 4 * index : nullptr;
-  v.rank = e.rank;
-  *out = v;
-  return TBLOB_OK;
-}
-
-}  // namespace tblob
-
 extern "C" {
 
 TBLOB_API tblob_status tblob_slm1_open_path(const char *path, const tblob_open_options *options,

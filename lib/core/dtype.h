@@ -23,6 +23,18 @@ inline const DtypeInfo *dtype_info(uint32_t dtype) {
   return &kDtypeTable[dtype];
 }
 
+// The name tblob_dtype_name returns: nullptr for values outside the enum.
+inline const char *dtype_name(uint32_t dtype) {
+  const DtypeInfo *i = dtype_info(dtype);
+  return i ? i->name : nullptr;
+}
+
+// The bits tblob_dtype_bits returns: 0 for values outside the enum.
+inline uint32_t dtype_bits(uint32_t dtype) {
+  const DtypeInfo *i = dtype_info(dtype);
+  return i ? i->bits : 0;
+}
+
 // Exact, case-sensitive match of a decoded name. TBLOB_DTYPE_INVALID if unknown.
 uint32_t dtype_from_name(const char *name, size_t len);
 

@@ -1,11 +1,12 @@
-// Kernel-set selection for dequantization: which KernelTable dequantize_rows() uses, and which
-// GGML block set (dequant/ggml/ggml.h) goes with it, from what core/cpu.h says the host runs.
+// Kernel-set selection: which set object (kernel_set.h: its dequantization table, its GGML
+// block kernels, its streaming copy) the process uses, from what core/cpu.h says the host runs.
 //
 // Sets, best first: "avx512" (x86-64: AVX-512 F+BW+VL, with AVX2/FMA/F16C; a few entries use
-// AVX512_BF16 + VBMI when cpuid reports them too), "avx2" (x86-64:
-// AVX2 + FMA + F16C), "neon" (arm64 baseline), "scalar" (the reference, always there). A set is compiled in
-// unless its meson option (simd_x86 / simd_neon) is disabled; an x86 set is runnable when cpuid
-// reports the instructions AND xgetbv reports that the OS saves the register state.
+// AVX512_BF16 + VBMI when cpuid reports them too; GGML blocks run the AVX2 GGML kernels),
+// "avx2" (x86-64: AVX2 + FMA + F16C; AVX2 GGML kernels), "neon" (arm64 baseline; NEON GGML
+// kernels), "scalar" (the reference, always there). A set is compiled in unless its meson
+// option (simd_x86 / simd_neon) is disabled; an x86 set is runnable when cpuid reports the
+// instructions AND xgetbv reports that the OS saves the register state.
 //
 // Selection happens once, lazily and atomically, on the first use: the environment variable
 // TBLOB_KERNEL=scalar|avx2|avx512|neon (or "auto" / empty: the best runnable set) is read at
@@ -25,12 +26,10 @@
 #include <cstdint>
 
 #include "core/status.h"
+#include "dequant/kernel_set.h"
 #include "dequant/kernel_table.h"
 
 namespace tblob {
-namespace ggml {
-struct Kernels;
-}
 
 // The named kernel set is unknown, compiled out (-Dsimd_x86/-Dsimd_neon=disabled), or needs
 // instructions this CPU/OS does not provide. (Dequantization range -70..-99; pinned in
@@ -62,21 +61,26 @@ Status set_kernel(const char *name);
 // (and set_kernel() has not been called successfully since). Static string.
 const char *active_kernel_name();
 
+// The active set object; nullptr in the "unavailable" state.
+const KernelSet *active_kernel_set();
+// The set object called `name` when compiled in and runnable here, else nullptr.
+const KernelSet *kernel_set_by_name(const char *name);
+
 // The active table; nullptr in the "unavailable" state.
 const KernelTable *active_kernel_table();
 
 // The table of a set the host can run, else nullptr (tests and the fuzzer loop over these).
 const KernelTable *kernel_table_by_name(const char *name);
 
-// The GGML block kernels paired with a set: avx512 and avx2 -> the AVX2 GGML kernels (there is
-// no AVX-512 GGML set), neon -> NEON, scalar -> scalar. active_ggml_kernels() is nullptr in
-// the "unavailable" state; ggml_kernels_by_name() is nullptr for a set the host cannot run.
+// The GGML block kernels of a set (KernelSet::ggml): avx512 and avx2 -> the AVX2 GGML kernels
+// (there is no AVX-512 GGML set), neon -> NEON, scalar -> scalar. active_ggml_kernels() is
+// nullptr in the "unavailable" state; ggml_kernels_by_name() is nullptr for a set the host
+// cannot run.
 const ggml::Kernels *active_ggml_kernels();
 const ggml::Kernels *ggml_kernels_by_name(const char *name);
 
 // Non-temporal copy belonging to a runnable table (nullptr: the set has none, e.g. scalar),
 // and the fence that orders those stores before the call returns.
-using StreamCopyFn = void (*)(void *dst, const void *src, size_t n);
 StreamCopyFn stream_copy_for(const KernelTable &kernels);
 void stream_fence();
 

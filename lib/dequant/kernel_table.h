@@ -37,7 +37,7 @@ using DequantNtFn = bool (*)(const QuantDesc &d, uint64_t row_begin, uint64_t ro
 constexpr uintptr_t kNtAlign = 64;
 
 struct KernelTable {
-  const char *name;  // "scalar", "avx2", "avx512", "neon"
+  const char *name;  // its set's name (kernel_set.h kKernelSetNames)
   DequantRowsFn rows[kQuantSchemeCount][kDequantOutCount];  // [scheme][DequantOut]
   DequantNtFn nt[kQuantSchemeCount][kDequantOutCount];      // [scheme][DequantOut], may be null
 };

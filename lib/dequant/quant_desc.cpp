@@ -108,8 +108,8 @@ const char *quant_scheme_label(uint32_t s) {
 }
 
 const char *quant_scheme_name(QuantScheme s) {
-  const char *n = quant_scheme_label(static_cast<uint32_t>(s));
-  return n ? n : "invalid";
+  if (s == QuantScheme::kInvalid) return "none";
+  return quant_scheme_label(static_cast<uint32_t>(s));
 }
 
 uint64_t quant_scale_count(const QuantDesc &d) {

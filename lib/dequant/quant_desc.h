@@ -204,7 +204,8 @@ uint32_t dequant_out_size(uint32_t out_dtype);
 // The name of scheme number s from dequant/quant_scheme_list.def ("mlx-affine", ...), nullptr
 // for 0 and values outside the enum.
 const char *quant_scheme_label(uint32_t s);
-// "mlx-affine", "mxfp4", ..., "slm1-q8_0", "slm1-q4_0", "invalid".
+// "none" (0), "mlx-affine", "mxfp4", ..., "slm1-q8_0", "slm1-q4_0"; nullptr for a number that
+// is no scheme (tblob_quant_scheme_name returns this).
 const char *quant_scheme_name(QuantScheme s);
 
 }  // namespace tblob

@@ -10,6 +10,7 @@
 #include "table/name_index.h"
 #include "core/status.h"
 #include "io/source.h"
+#include "table/format_ops.h"
 
 namespace tblob {
 
@@ -83,26 +84,6 @@ struct QuantRecord {
   uint64_t rows, cols;                 // logical matrix view (leading axes folded into rows)
 };
 
-struct QuantDesc;
-
-// How a format whose tensors are not plain safetensors rows gets them dequantized: set at open
-// (static storage), so the C API never asks which format a model is.
-struct DequantHooks {
-  // The descriptor of tensor `index` where it lies (SLM1 rows: codes and scales in place) and
-  // its logical shape (nullptr: the table's). Null: the table's dtype and companions decide.
-  Status (*describe)(const tblob_model *m, uint64_t index, QuantDesc *q, const uint64_t **shape,
-                     uint32_t *rank);
-  // Formats that decode tensors themselves (UQFF layers: GGML blocks, HQQ, FP8 with a scale):
-  // the output size and the decoding of rows [row_begin, row_end) (row_end TBLOB_ALL_ROWS:
-  // through the last). Both null otherwise.
-  Status (*output_bytes)(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint64_t row_begin,
-                         uint64_t row_end, uint64_t *bytes, const Diag &diag);
-  Status (*decode)(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint64_t row_begin,
-                   uint64_t row_end, void *dst, size_t dst_bytes, const Diag &diag);
-  // With describe: where in file 0 tensor `index`'s scales lie, for a byte source that has not
-  // read them (describe then leaves QuantDesc::scales null). Null: no separate scales.
-  uint64_t (*scales_offset)(const tblob_model *m, uint64_t index);
-};
 
 }  // namespace tblob
 
@@ -125,13 +106,12 @@ struct tblob_model {
   // building the index reads neither the names nor the rows again. st_sort_rows drops both
   // when it reorders rows (drop_scan_names).
   tblob::PodVec<uint64_t> scan_hashes;
-  // Format-specific lookup: when set, tblob_tensor_find calls it instead of tensor_index (SLM1
-  // stores only name hashes). ext is that format's state, allocated in the arena (trivially
+  // The operations of the format the rows came from (lookup, row descriptions and decoding,
+  // typed metadata: table/format_ops.h), set at open; nullptr: the table's defaults (plain
+  // safetensors rows). ext is that format's state, allocated in the arena (trivially
   // destructible, released with it); nullptr for formats that need none.
-  tblob::Status (*find_fn)(const tblob_model *m, const char *name, size_t name_len,
-                           uint64_t *index, const tblob::Diag &diag) = nullptr;
+  const tblob::FormatOps *ops = nullptr;
   const void *ext = nullptr;
-  const tblob::DequantHooks *dequant_hooks = nullptr;
   // Quantized companions: records in tensor order; quant_of (arena, one per tensor, null
   // when there are no records) holds 1 + the record a tensor belongs to, as weight or
   // companion, 0 for none.
@@ -185,7 +165,4 @@ Status model_build(const tblob_allocator *hook, tblob_model **out, const Diag &d
 // the arena), or a caller buffer borrowed as it is (path "").
 Status model_add_file(tblob_model *m, const char *path, uint32_t mode, const Diag &diag);
 Status model_add_buffer(tblob_model *m, const void *buf, size_t len, const Diag &diag);
-// Fills the dequantization fields appended to tblob_tensor_info (logical shape, quant scheme
-// and flags) that fit in info->struct_size (lib/capi/dequant_api.cpp).
-void tensor_info_quant_fields(const tblob_model *m, size_t index, tblob_tensor_info *info);
 }  // namespace tblob

@@ -106,7 +106,7 @@ using BlocksToF32 = void (*)(const uint8_t *src, size_t nblocks, float *dst, uin
 using F32ToHalf = void (*)(const float *src, size_t n, uint16_t *dst);
 
 struct Kernels {
-  const char *name;  // "scalar", "avx2", "neon"
+  const char *name;  // the implementation: "scalar", "avx2" or "neon" (tblob_ggml_kernel_name)
   // to_f32[slot]: whole blocks, any src/dst alignment. to_f16/to_bf16 narrow f32 values.
   BlocksToF32 to_f32[kSlotCount];
   F32ToHalf to_f16;
@@ -121,10 +121,11 @@ const Kernels *avx2_kernels();
 // disabled), or nullptr when not compiled in. Every AArch64 CPU runs it.
 const Kernels *neon_kernels();
 
-// The set in use: dequant/dispatch.h's process-wide choice (TBLOB_KERNEL, tblob_kernel_set)
-// pairs avx2/avx512 with the AVX2 GGML set, neon with NEON, scalar with scalar.
+// The set in use: the GGML kernels of dequant/dispatch.h's process-wide set object
+// (TBLOB_KERNEL, tblob_kernel_set): the AVX2 GGML set for avx2/avx512, NEON for neon, scalar
+// for scalar.
 const Kernels &active_kernels();
-// The GGML set paired with dispatch.h's set `name` ("avx512" gives the AVX2 set): TBLOB_OK,
+// The GGML kernels of dispatch.h's set `name` ("avx512" gives the AVX2 set): TBLOB_OK,
 // TBLOB_E_UNSUPPORTED when the host cannot run it or it is not built,
 // TBLOB_E_INVALID_ARGUMENT for an unknown name.
 Status kernels_by_name(const char *name, const Kernels **out);

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "dequant/ggml/ggml_avx2.h"
+#include "dequant/kernel_set.h"
 
 namespace tblob {
 namespace ggml {
@@ -453,7 +454,7 @@ void to_bf16(const float *src, size_t n, uint16_t *dst) {
 
 #define TBLOB_ROWS_ENTRY(fn, slot) avx2_rows<slot>,
 const Kernels kAvx2 = {
-    "avx2",
+    kSetAvx2,
     {rows_f32, rows_f16, rows_bf16,
      TBLOB_GGML_BLOCK_TYPES(TBLOB_ROWS_ENTRY) TBLOB_GGML_AVX2_TYPES(TBLOB_ROWS_ENTRY)
          TBLOB_GGML_SCALAR_ONLY_TYPES(TBLOB_GGML_SCALAR_ENTRY)},

@@ -1,5 +1,5 @@
-// GGML type table, the set lookups (answered by dequant/dispatch.cpp, which detects the CPU and
-// reads TBLOB_KERNEL) and the checked entry point.
+// GGML type table, the set lookups (answered by the kernel-set objects of dequant/dispatch.cpp,
+// which detects the CPU and reads TBLOB_KERNEL) and the checked entry point.
 #include <cstring>
 #include <initializer_list>
 
@@ -85,9 +85,8 @@ Status kernels_by_name(const char *name, const Kernels **out) {
     *out = k;
     return TBLOB_OK;
   }
-  for (const char *known : {"scalar", "avx2", "avx512", "neon"})
-    if (std::strcmp(name, known) == 0) return TBLOB_E_UNSUPPORTED;  // not built, or not this CPU
-  return TBLOB_E_INVALID_ARGUMENT;
+  return kernel_set_known(name) ? TBLOB_E_UNSUPPORTED  // not built, or not this CPU
+                                : TBLOB_E_INVALID_ARGUMENT;
 }
 
 // dispatch.cpp's process-wide choice; scalar in the "unavailable" state, where dequantize()

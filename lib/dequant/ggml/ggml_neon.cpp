@@ -18,6 +18,7 @@
 
 #include "dequant/ggml/ggml_blocks.h"
 #include "dequant/ggml/iq_grids.h"
+#include "dequant/kernel_set.h"
 
 namespace tblob {
 namespace ggml {
@@ -701,7 +702,7 @@ void to_bf16(const float *src, size_t n, uint16_t *dst) {
 // The table by slot: a type the lists in ggml_blocks.h gain without a NEON body here runs the
 // scalar rows; the static_assert catches a slot left empty.
 constexpr Kernels make_neon() {
-  Kernels k{"neon", {rows_f32, rows_f16, rows_bf16}, to_f16, to_bf16};
+  Kernels k{kSetNeon, {rows_f32, rows_f16, rows_bf16}, to_f16, to_bf16};
 #define TBLOB_SET(fn, slot) k.to_f32[slot] = scalar_rows<slot>;
   TBLOB_GGML_AVX2_TYPES(TBLOB_SET) TBLOB_GGML_SCALAR_ONLY_TYPES(TBLOB_SET)
 #undef TBLOB_SET

@@ -7,6 +7,7 @@
 #include "dequant/convert.h"
 #include "dequant/ggml/ggml_blocks.h"
 #include "dequant/ggml/iq_grids.h"
+#include "dequant/kernel_set.h"
 
 namespace tblob {
 namespace ggml {
@@ -446,7 +447,7 @@ void to_bf16(const float *src, size_t n, uint16_t *dst) {
 }
 
 constexpr Kernels kScalar = {
-    "scalar",
+    kSetScalar,
     {rows<kSlotF32>, rows<kSlotF16>, rows<kSlotBF16>, rows<kSlotQ4_0>, rows<kSlotQ4_1>,
      rows<kSlotQ5_0>, rows<kSlotQ5_1>, rows<kSlotQ8_0>, rows<kSlotQ8_1>, rows<kSlotQ2_K>,
      rows<kSlotQ3_K>, rows<kSlotQ4_K>, rows<kSlotQ5_K>, rows<kSlotQ6_K>, rows<kSlotQ8_K>,

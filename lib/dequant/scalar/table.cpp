@@ -1,4 +1,5 @@
 #include "dequant/scalar/scalar.h"
+#include "dequant/kernel_set.h"
 
 #include "dequant/scalar/block_fp8.h"
 #include "dequant/scalar/common.h"
@@ -14,7 +15,7 @@ namespace {
 
 // Constant-initialised (no static constructor). Row order follows QuantScheme.
 constexpr KernelTable kScalarTable = {
-    "scalar",
+    kSetScalar,
     {
         {nullptr, nullptr, nullptr},  // kInvalid: never dispatched (validate_desc rejects it)
         TBLOB_ROW3(scalar::affine_rows),

@@ -1,5 +1,5 @@
 // Entries of the "avx512" kernel set that need AVX512_BF16 and AVX512_VBMI besides F+BW+VL:
-// vec_kernels.h's MLX affine to bf16 entries instantiated with VAvx512Ext, which dispatch.cpp
+// vec_kernels.h's MLX affine to bf16 entries instantiated with VAvx512Ext, which x86_sets.cpp
 // writes over the avx512 table only when cpuid reports both (the plain avx512 entries stay for
 // CPUs without them). Compiled with the avx512 flags plus -mavx512bf16 -mavx512vbmi
 // -ffp-contract=off, in a translation unit of its own so that no entry of the plain set can

@@ -1198,7 +1198,7 @@ template <class V, uint32_t SCHEME, uint32_t OUT>
 void plain_entry(const QuantDesc &d, uint64_t rb, uint64_t re, void *dst) {
   gen_plain<V, SCHEME, OUT>(d, rb, re, static_cast<uint8_t *>(dst));
 }
-// Overwrites the slots this ISA implements in a copy of the scalar table (dispatch.cpp makes
+// Overwrites the slots this ISA implements in a copy of the scalar table (x86_sets.cpp makes
 // the copy, so schemes added later keep their scalar entry until a SIMD one exists). The
 // same-dtype float copies (F16->F16, BF16->BF16, F32->F32) stay the scalar memcpy.
 template <class V>

@@ -1,6 +1,6 @@
 // Entry points of the x86 kernel sets. Each is defined in a translation unit compiled with
-// that ISA's flags: call them only after dispatch.cpp has checked that the CPU (cpuid) and the
-// OS (xgetbv) support the ISA.
+// that ISA's flags: call them only after the set's runnable() (x86_sets.cpp) has said that the
+// CPU (cpuid) and the OS (xgetbv) support the ISA.
 #pragma once
 #include <cstddef>
 

@@ -136,7 +136,7 @@ bool looks_like(const uint8_t *p, size_t n);
 
 // Parses file `file_index` of m (source set, tables empty or holding earlier rows) and
 // appends its tensors and metadata; sets the file's data region, m->ext and
-// m->dequant_hooks. Indexes nothing.
+// m->ops. Indexes nothing.
 Status read_file(tblob_model *m, uint32_t file_index, const Limits &limits, const Diag &diag);
 
 // tblob_model_open / _open_memory: file 0 of m holds a GGUF file. Sets the format, indexes
@@ -150,9 +150,13 @@ Status dequantize(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint
 // Bytes dequantize() writes for these arguments (the same checks); tblob_tensor_dequant_size.
 Status dequant_bytes(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint64_t row_begin,
                      uint64_t row_end, uint64_t *bytes, const Diag &diag);
-// The DequantHooks a model with GGUF rows carries (read_file sets m->dequant_hooks): the two
-// functions above.
-extern const DequantHooks kDequantHooks;
+// tblob_model_open_source: file 0 of m is a byte source starting with the magic. Reads a
+// prefix that doubles while the parser says the bytes ran out (up to the size or the header
+// limit), then opens as open_detected. Owns m: *out takes the model, or it is freed.
+Status open_source_prefix(tblob_model *m, const Limits &limits, tblob_model **out, const Diag &diag);
+
+// The operations a model with GGUF rows carries (read_file sets m->ops; gguf_format.cpp).
+extern const FormatOps kFormat;
 
 }  // namespace gguf
 }  // namespace tblob

@@ -114,7 +114,6 @@ Status dequantize(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint
   return TBLOB_OK;
 }
 
-const DequantHooks kDequantHooks = {nullptr, &dequant_bytes, &dequantize, nullptr};
 
 }  // namespace gguf
 }  // namespace tblob

@@ -612,7 +612,7 @@ Status Reader::run() {
   ext->arrays = arrays;
   ext->array_count = arrays_.size();
   m_->ext = ext;
-  m_->dequant_hooks = &kDequantHooks;  // tblob_tensor_dequantize / _dequant_size go to gguf_dequant.cpp
+  m_->ops = &kFormat;  // dequantization and typed metadata: gguf_format.cpp
   return TBLOB_OK;
 }
 
@@ -621,8 +621,9 @@ Status Reader::run() {
 const TypeInfo *type_info(uint32_t ggml_type) { return ggml_type < kTypeCount ? &kTypes[ggml_type] : nullptr; }
 
 const GgufExt *ext_of(const tblob_model *m) {
-  const GgufExt *e = m ? static_cast<const GgufExt *>(m->ext) : nullptr;
-  return e && m->format != TBLOB_FORMAT_UQFF && m->format != TBLOB_FORMAT_SLM1 && e->magic == kExtMagic ? e : nullptr;
+  // The rows' operations say whose ext it is (a store model with a GGUF layer has GGUF's).
+  const GgufExt *e = m && m->ops == &kFormat ? static_cast<const GgufExt *>(m->ext) : nullptr;
+  return e && e->magic == kExtMagic ? e : nullptr;
 }
 
 bool looks_like(const uint8_t *p, size_t n) { return n >= 4 && std::memcmp(p, "GGUF", 4) == 0; }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/checked.h"
+#include "core/dtype.h"
 #include "formats/ollama/ollama.h"
 #include "formats/safetensors/safetensors.h"
 #include "io/source.h"
@@ -63,7 +64,7 @@ Status check_layer_tensor(const LayerRec &layer, const TensorDesc &t, size_t row
   if (layer.dtype != TBLOB_DTYPE_INVALID && layer.dtype != t.dtype)
     return diag.fail(TBLOB_E_OLLAMA_LAYER_MISMATCH, t.key_offset, static_cast<int64_t>(row),
                      "layer \"%.*s%s\": manifest dtype %s, blob %s header dtype %s", shown, shown_name.text, ell,
-                     tblob_dtype_name(layer.dtype), file, tblob_dtype_name(t.dtype));
+                     dtype_name(layer.dtype), file, dtype_name(t.dtype));
   if (layer.has_shape) {
     bool same = layer.rank == t.rank;
     for (uint32_t k = 0; same && k < t.rank; ++k) same = layer.shape[k] == t.shape[k];

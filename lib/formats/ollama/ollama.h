@@ -211,5 +211,8 @@ size_t expert_group_of(const char *name, size_t n);
 // ---- gc.cpp ----------------------------------------------------------------------------
 Status gc_store(const tblob_store &s, const tblob_gc_options *opt, tblob_gc_result *res, const Diag &diag);
 
+// The operations of the Ollama format (ollama_format.cpp): detection and open.
+extern const FormatOps kFormat;
+
 }  // namespace ollama
 }  // namespace tblob

@@ -65,4 +65,11 @@ Status st_resolve_companions(tblob_model *m, const CompanionOptions &options, co
 // The same with the config.json of the directory holding file 0 (none for a memory buffer).
 Status st_resolve_companions_beside(tblob_model *m, const Limits &limits, const Diag &diag);
 
+// The operations of a single file (detection's fallback) and of a sharded checkpoint, found
+// by its index (st_format.cpp).
+namespace safetensors {
+extern const FormatOps kFormat;
+extern const FormatOps kShardedFormat;
+}  // namespace safetensors
+
 }  // namespace tblob

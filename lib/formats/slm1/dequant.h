@@ -35,8 +35,11 @@ Status slm1_view(const tblob_model *m, uint64_t index, Slm1View *out);
 // validate_desc on it). TBLOB_E_INVALID_ARGUMENT for a dtype that is not f32/q8_0/q4_0.
 Status slm1_quant_desc(const Slm1View &v, QuantDesc *out);
 
-// The DequantHooks an SLM1 model carries: describe() is slm1_view + slm1_quant_desc.
-extern const DequantHooks kSlm1DequantHooks;
+namespace slm1 {
+// The operations an SLM1 model carries (slm1_format.cpp): find is find_name, describe is
+// slm1_view + slm1_quant_desc.
+extern const FormatOps kFormat;
+}  // namespace slm1
 
 // Writes rows [row_begin, row_end) as f32 (row-major) into dst, which holds dst_count floats,
 // with the active kernel set (a thin adapter over dequantize_rows). Checks first, writes

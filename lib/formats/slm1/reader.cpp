@@ -250,8 +250,7 @@ Status slm1_open_model(tblob_model *m, const Limits &limits, const slm1::NameLis
   s = fill_table(m, st, diag);
   if (s != TBLOB_OK) return s;
   m->ext = st;
-  m->find_fn = &slm1::find_name;
-  m->dequant_hooks = &kSlm1DequantHooks;
+  m->ops = &slm1::kFormat;  // hashed lookup, rows described in place: slm1_format.cpp
   return TBLOB_OK;
 }
 
@@ -428,6 +427,30 @@ Status find_name(const tblob_model *m, const char *name, size_t len, uint64_t *i
 // ---- dequantization views ---------------------------------------------------------------------
 namespace tblob {
 
+Status slm1_view(const tblob_model *m, uint64_t index, Slm1View *out) {
+  const slm1::State *st = slm1::state_of(m);
+  if (!st) return TBLOB_E_INVALID_ARGUMENT;
+  if (index >= st->count) return TBLOB_E_RANGE;
+  const slm1::Entry &e = st->entries[index];
+  Slm1View v;
+  v.dtype = e.dtype;
+  v.rows = e.rows;
+  v.cols = e.cols;
+  v.block_size = e.dtype == slm1::kDtypeF32 ? 0 : e.block_size;
+  // Bytes a byte source has not read are null (the dequantizer reads them).
+  const bool payload_here = range_inside(e.byte_offset, e.byte_length, st->in_memory);
+  const bool scales_here = range_inside(e.scale_offset, e.scale_bytes, st->in_memory);
+  v.payload = payload_here ? st->file + e.byte_offset : nullptr;
+  v.payload_bytes = e.byte_length;
+  v.scales = e.dtype == slm1::kDtypeF32 || !scales_here ? nullptr : st->file + e.scale_offset;
+  v.scale_offset = e.scale_offset;
+  v.scale_bytes = e.scale_bytes;
+  v.shape = st->logical_shapes ? st->logical_shapes + 4 * index : nullptr;
+  v.rank = e.rank;
+  *out = v;
+  return TBLOB_OK;
+}
+
 Status slm1_quant_desc(const Slm1View &v, QuantDesc *out) {
   QuantDesc q;
   q.rows = v.rows;
@@ -452,28 +475,6 @@ Status slm1_quant_desc(const Slm1View &v, QuantDesc *out) {
   *out = q;
   return TBLOB_OK;
 }
-
-namespace {
-
-Status describe(const tblob_model *m, uint64_t index, QuantDesc *q, const uint64_t **shape,
-                uint32_t *rank) {
-  Slm1View v;
-  Status s = slm1_view(m, index, &v);
-  if (s == TBLOB_OK) s = slm1_quant_desc(v, q);
-  if (s != TBLOB_OK) return s;
-  *shape = v.shape;
-  *rank = v.rank;
-  return TBLOB_OK;
-}
-
-uint64_t scales_at(const tblob_model *m, uint64_t index) {
-  Slm1View v;
-  return slm1_view(m, index, &v) == TBLOB_OK ? v.scale_offset : 0;
-}
-
-}  // namespace
-
-const DequantHooks kSlm1DequantHooks = {&describe, nullptr, nullptr, &scales_at};
 
 Status slm1_dequant_rows(const Slm1View &v, uint64_t row_begin, uint64_t row_end, float *dst,
                          size_t dst_count) {

@@ -1,5 +1,5 @@
-// SLM1 containers (docs/slm1.md): detection and open, the entry points formats/open.cpp and
-// the C API use.
+// SLM1 containers (docs/slm1.md): detection and open, the entry points the format's
+// operations (slm1_format.cpp) and the C API use.
 #pragma once
 #include <cstddef>
 #include <cstdint>

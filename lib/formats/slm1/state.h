@@ -71,7 +71,7 @@ Status attach_names(State *st, const NameList &list, const Limits &limits, Arena
 // Directory index of the entry whose stored hash is `hash`.
 bool find_hash(const State &st, uint64_t hash, uint64_t *index);
 
-// tblob_model::find_fn for SLM1 models.
+// The find operation of SLM1 models (slm1_format.cpp).
 Status find_name(const tblob_model *m, const char *name, size_t len, uint64_t *index,
                  const Diag &diag);
 

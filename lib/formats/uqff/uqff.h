@@ -156,8 +156,9 @@ Status dequantize(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint
                   uint64_t row_begin, uint64_t row_end, void *dst, size_t dst_bytes,
                   const Diag &diag);
 
-// The DequantHooks a UQFF model carries: the two functions above over the folded view.
-extern const DequantHooks kDequantHooks;
+// The operations a UQFF model carries (uqff_format.cpp): the two functions above over the
+// folded view, detection and open.
+extern const FormatOps kFormat;
 
 }  // namespace uqff
 }  // namespace tblob

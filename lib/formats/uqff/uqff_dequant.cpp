@@ -4,6 +4,8 @@
 #include <cstring>
 
 #include "core/checked.h"
+#include "core/dtype.h"
+#include "core/format_name.h"
 #include "core/endian.h"
 #include "dequant/convert.h"
 #include "dequant/dequant.h"
@@ -52,7 +54,7 @@ Status check(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint64_t 
   if (!m) return diag.fail(TBLOB_E_INVALID_ARGUMENT, TBLOB_NO_OFFSET, -1, "model is NULL");
   if (m->format != TBLOB_FORMAT_UQFF)
     return diag.fail(TBLOB_E_INVALID_ARGUMENT, TBLOB_NO_OFFSET, -1, "the model is not a UQFF export (format %s)",
-                     tblob_format_name(m->format) ? tblob_format_name(m->format) : "?");
+                     format_name(m->format) ? format_name(m->format) : "?");
   if (index >= m->tensors.size())
     return diag.fail(TBLOB_E_RANGE, TBLOB_NO_OFFSET, -1, "tensor index %llu out of range (%zu tensors)",
                      static_cast<unsigned long long>(index), m->tensors.size());
@@ -90,13 +92,13 @@ Status check(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint64_t 
         dt != TBLOB_DTYPE_F8_E5M2 && dt != TBLOB_DTYPE_F64)
       return diag.fail(TBLOB_E_UNSUPPORTED, TBLOB_NO_OFFSET, static_cast<int64_t>(index),
                        "%.*s: %s tensors are not dequantized (F32, F16, BF16, F64, F8_E4M3, F8_E5M2 are)", n, t.name,
-                       tblob_dtype_name(dt));
+                       dtype_name(dt));
   } else if (li.family == Family::kUnquant) {
     const uint32_t dt = li.weight.dtype;
     if (dt != TBLOB_DTYPE_F32 && dt != TBLOB_DTYPE_F16 && dt != TBLOB_DTYPE_BF16 && dt != TBLOB_DTYPE_F8_E4M3 &&
         dt != TBLOB_DTYPE_F64)
       return diag.fail(TBLOB_E_UNSUPPORTED, TBLOB_NO_OFFSET, static_cast<int64_t>(index),
-                       "%.*s: an Unquant layer of %s is not dequantized", n, t.name, tblob_dtype_name(dt));
+                       "%.*s: an Unquant layer of %s is not dequantized", n, t.name, dtype_name(dt));
   } else if (li.family == Family::kHqq && li.hqq_axis != 0) {
     return diag.fail(TBLOB_E_UNSUPPORTED, TBLOB_NO_OFFSET, static_cast<int64_t>(index),
                      "%.*s: HQQ with axis 1 is not dequantized (mistral.rs's CPU path needs axis 0)", n, t.name);
@@ -271,19 +273,8 @@ class Fetched {
   int n_ = 0;
 };
 
-Status folded_bytes(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint64_t row_begin,
-                    uint64_t row_end, uint64_t *bytes, const Diag &diag) {
-  return dequant_bytes(m, index, out_dtype, kAllExperts, row_begin, row_end, bytes, diag);
-}
-
-Status folded_decode(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint64_t row_begin,
-                     uint64_t row_end, void *dst, size_t dst_bytes, const Diag &diag) {
-  return dequantize(m, index, out_dtype, kAllExperts, row_begin, row_end, dst, dst_bytes, diag);
-}
-
 }  // namespace
 
-const DequantHooks kDequantHooks = {nullptr, &folded_bytes, &folded_decode, nullptr};
 
 Status dequantize(const tblob_model *m, uint64_t index, uint32_t out_dtype, uint64_t expert,
                   uint64_t row_begin, uint64_t row_end, void *dst, size_t dst_bytes, const Diag &diag) {

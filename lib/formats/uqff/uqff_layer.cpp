@@ -6,6 +6,7 @@
 #include <initializer_list>
 
 #include "core/checked.h"
+#include "core/dtype.h"
 #include "core/endian.h"
 #include "dequant/convert.h"
 #include "dequant/ggml/ggml.h"
@@ -61,7 +62,7 @@ namespace {
 constexpr uint32_t bit(uint32_t s) { return 1u << s; }
 
 const char *dtn(uint32_t dt) {
-  const char *n = tblob_dtype_name(dt);
+  const char *n = dtype_name(dt);
   return n ? n : "?";
 }
 
@@ -286,7 +287,7 @@ bool Checker::unquant() {
   LayerInfo &li = out_->info;
   const TensorDesc *w = ent(kSufWeight);
   li.label = "unquant";
-  uint32_t b = tblob_dtype_bits(w->dtype);
+  uint32_t b = dtype_bits(w->dtype);
   li.bits = b;
   if (w->rank != 2 && w->rank != 3) {
     err(TBLOB_E_UQFF_STACK, "%.*s%s: an Unquant layer must be [out, in] or a stack [E, out, in], found rank %u", k_.n,

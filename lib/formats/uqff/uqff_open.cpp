@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "core/checked.h"
+#include "core/dtype.h"
 #include "core/endian.h"
 #include "formats/safetensors/safetensors.h"
 #include "formats/uqff/uqff.h"
@@ -281,7 +282,7 @@ Status Builder::check_versions() {
     if (t.dtype != TBLOB_DTYPE_U32 || t.rank != 0 || t.end - t.begin != 4) {
       s = set_problem(Severity::kError, TBLOB_E_UQFF_SCALAR, t.key_offset,
                       "uqff.version.%s in %s must be a scalar U32 (shape [], 4 bytes), found %s with rank %u",
-                      kPart[part], m_->files[t.file_index].path, tblob_dtype_name(t.dtype), t.rank);
+                      kPart[part], m_->files[t.file_index].path, dtype_name(t.dtype), t.rank);
       if (s != TBLOB_OK) return s;
       continue;
     }
@@ -358,7 +359,7 @@ Status Builder::plain_row(const TensorDesc &t, bool residual) {
   li.weight.bytes = t.end - t.begin;
   li.weight.dtype = t.dtype;
   li.weight.rank = t.rank;
-  li.bits = tblob_dtype_bits(t.dtype);
+  li.bits = dtype_bits(t.dtype);
   uint64_t *dims = row_dims(e);
   uint64_t rows = 1;
   for (uint32_t i = 0; i < t.rank; ++i) {
@@ -632,7 +633,7 @@ Status Builder::read_small() {
 
 Status Builder::run(const char *const *paths, size_t n) {
   m_->format = TBLOB_FORMAT_UQFF;
-  m_->dequant_hooks = &kDequantHooks;
+  m_->ops = &kFormat;
   first_path_ = n && paths && paths[0] ? paths[0] : "";
   Status s;
   if (source_) {
