@@ -23,7 +23,7 @@ const tblob::FormatOps *typed(const tblob_model *m) { return m->ops && m->ops->m
 
 uint64_t typed_count(const tblob_model *m) {
   if (const tblob::FormatOps *o = typed(m)) return o->meta_count(m);
-  return m->metadata.size();
+  return m->metadata_ready() == TBLOB_OK ? m->metadata.size() : 0;
 }
 
 void fill(const tblob_model *m, uint64_t index, tblob_metadata_value *v) {
