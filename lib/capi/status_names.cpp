@@ -140,6 +140,10 @@ const StatusText kStatusText[] = {
     TBLOB_S(TBLOB_E_GGUF_DATA_RANGE, "GGUF tensor data lies outside the data region"),
     TBLOB_S(TBLOB_E_GGUF_OVERLAP, "two GGUF tensors' data overlap"),
     TBLOB_S(TBLOB_E_GGUF_LAYOUT, "GGUF tensor is not where the previous tensor's padded end puts it"),
+    TBLOB_S(TBLOB_E_GGUF_WRITE_ORDER, "GGUF writer: tensor data out of table order, or header after data"),
+    TBLOB_S(TBLOB_E_GGUF_WRITE_SIZE, "GGUF writer: tensor data bytes differ from the declared size"),
+    TBLOB_S(TBLOB_E_GGUF_SPLIT_MISSING, "a file of the split GGUF set is missing"),
+    TBLOB_S(TBLOB_E_GGUF_SPLIT, "split GGUF set is inconsistent"),
 };
 #undef TBLOB_S
 
