@@ -152,7 +152,7 @@ bool slm1_content(const Input &in, tblob_model **out, Status *st) {
 #if TBLOB_HAVE_GGUF
 // Magic "GGUF".
 bool gguf_content(const Input &in, tblob_model **out, Status *st) {
-  return open_by_magic(in, gguf::looks_like(in.head, in.head_len), &gguf::open_detected, out, st);
+  return open_by_magic(in, gguf::looks_like(in.head, in.head_len), &gguf::open_file, out, st);
 }
 #endif
 

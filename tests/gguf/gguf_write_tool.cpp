@@ -5,6 +5,11 @@
 //       reads IN through the library (typed metadata, tensor table, ggml types) and writes the
 //       same content to OUT with the writer: to a path, or through the write callback into a
 //       FILE; tensor data in pieces of N bytes (default: whole tensors).
+//   gguf_write_tool dump MODEL DIR
+//       opens MODEL with tblob_model_open (a split set from any part) and writes DIR/index.txt:
+//       the status, then per tensor a line "name file_index ggml_type rank dims...", the typed
+//       keys as "key KEY TYPE"; DIR/<i>.bytes (the tensor's bytes through a view) and
+//       DIR/<i>.f32 (tblob_tensor_dequantize to f32, when it dequantizes); for split_oracle.py.
 //   gguf_write_tool nested OUT
 //       writes the fixed content writer_oracle.py expects: nested arrays and empty arrays,
 //       which gguf-py cannot write or the library cannot read back.
@@ -144,6 +149,59 @@ int copy(const char *in, const char *out, bool callback, size_t chunk) {
   return 0;
 }
 
+int dump(const char *path, const std::string &dir) {
+  tblob_diag d = TBLOB_DIAG_INIT;
+  tblob_model *m = nullptr;
+  FILE *idx = std::fopen((dir + "/index.txt").c_str(), "w");
+  if (!idx) return die("index.txt", d);
+  const tblob_status st = tblob_model_open(path, nullptr, &m, &d);
+  std::fprintf(idx, "status %d\n", static_cast<int>(st));
+  if (st != TBLOB_OK) {
+    std::fprintf(idx, "message %s\n", d.message);
+    std::fclose(idx);
+    return 0;
+  }
+  const tblob::gguf::GgufExt *ext = tblob::gguf::ext_of(m);
+  std::fprintf(idx, "files %zu\n", m->files.size());
+  for (uint64_t i = 0; i < tblob_metadata_typed_count(m); ++i) {
+    tblob_metadata_value mv = TBLOB_METADATA_VALUE_INIT;
+    if (tblob_metadata_typed_at(m, i, &mv, &d) != TBLOB_OK) return die("typed_at", d);
+    std::fprintf(idx, "key %.*s %u\n", static_cast<int>(mv.key_len), mv.key, mv.value_type);
+  }
+  for (uint64_t i = 0; i < tblob_model_tensor_count(m); ++i) {
+    tblob_tensor_info ti = TBLOB_TENSOR_INFO_INIT;
+    if (tblob_tensor_at(m, i, &ti, &d) != TBLOB_OK) return die("tensor_at", d);
+    uint64_t found = UINT64_MAX;
+    if (tblob_tensor_find(m, ti.name, ti.name_len, &found, &d) != TBLOB_OK || found != i) return die("find", d);
+    std::fprintf(idx, "tensor %.*s %u %u %u", static_cast<int>(ti.name_len), ti.name, ti.file_index,
+                 ext->types[i], ti.rank);
+    for (uint32_t k = 0; k < ti.rank; ++k) std::fprintf(idx, " %llu", static_cast<unsigned long long>(ti.shape[k]));
+    std::fprintf(idx, "\n");
+    const void *p = nullptr;
+    uint64_t len = 0;
+    if (tblob_tensor_data(m, i, &p, &len, &d) != TBLOB_OK) return die("tensor_data", d);
+    std::string copy(static_cast<size_t>(len), '\0');
+    if (len && tblob_tensor_read(m, i, 0, &copy[0], copy.size(), &d) != TBLOB_OK) return die("tensor_read", d);
+    if (copy != std::string(static_cast<const char *>(p), len)) return die("read differs from the view", d);
+    FILE *f = std::fopen((dir + "/" + std::to_string(i) + ".bytes").c_str(), "wb");
+    std::fwrite(p, 1, len, f);
+    std::fclose(f);
+    const uint64_t rows = ti.rank == 0 || ti.shape[ti.rank - 1] == 0 ? (ti.rank == 0 ? 1 : 0)
+                                                                    : ti.element_count / ti.shape[ti.rank - 1];
+    uint64_t bytes = 0;
+    if (rows == 0 || tblob_tensor_dequant_size(m, i, TBLOB_DTYPE_F32, 0, rows, &bytes, &d) != TBLOB_OK) continue;
+    std::vector<char> out(static_cast<size_t>(bytes));
+    if (tblob_tensor_dequantize(m, i, TBLOB_DTYPE_F32, 0, rows, out.data(), out.size(), &d) != TBLOB_OK)
+      return die("dequantize", d);
+    f = std::fopen((dir + "/" + std::to_string(i) + ".f32").c_str(), "wb");
+    std::fwrite(out.data(), 1, out.size(), f);
+    std::fclose(f);
+  }
+  std::fclose(idx);
+  tblob_model_close(m);
+  return 0;
+}
+
 int nested(const char *out) {
   tblob_diag d = TBLOB_DIAG_INIT;
   tblob_gguf_writer_options o = TBLOB_GGUF_WRITER_OPTIONS_INIT;
@@ -190,6 +248,7 @@ int main(int argc, char **argv) {
     return copy(argv[2], argv[3], callback, chunk);
   }
   if (argc == 3 && std::strcmp(argv[1], "nested") == 0) return nested(argv[2]);
-  std::fprintf(stderr, "usage: gguf_write_tool copy IN OUT [--callback] [--chunk N] | nested OUT\n");
+  if (argc == 4 && std::strcmp(argv[1], "dump") == 0) return dump(argv[2], argv[3]);
+  std::fprintf(stderr, "usage: gguf_write_tool copy IN OUT [--callback] [--chunk N] | dump MODEL DIR | nested OUT\n");
   return 2;
 }
