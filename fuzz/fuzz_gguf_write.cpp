@@ -65,7 +65,7 @@ struct Built {
 
 void build(In &in, Built &b, tblob_gguf_value *v, uint32_t depth, std::string *expect) {
   const uint32_t type = in.byte() % 14;  // 13: unknown
-  v->type = type;
+  v->value_type = type;
   if (type == 8) {
     size_t got = 0;
     const uint8_t *s = in.take(in.byte() % 24, &got);
@@ -97,7 +97,7 @@ void build(In &in, Built &b, tblob_gguf_value *v, uint32_t depth, std::string *e
           continue;
         }
         build(in, b, &e[i], depth + 1, expect);
-        if (e[i].type != et) b.valid_shape = false;
+        if (e[i].value_type != et) b.valid_shape = false;
       }
       v->data = e.data();
       return;
@@ -211,7 +211,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_ASSERT(b.valid_shape);
         FUZZ_ASSERT(!b.nested || (o.flags & TBLOB_GGUF_WRITE_NESTED_ARRAYS));
         nested |= b.nested;
-        kvs.push_back(Kv{key, b.v.type, b.v.element_type, b.v.type == 9 ? b.v.length : 1, expect, b.nested});
+        kvs.push_back(Kv{key, b.v.value_type, b.v.element_type, b.v.value_type == 9 ? b.v.length : 1, expect, b.nested});
       }
     } else if (op == 1) {
       size_t nn = 0;

@@ -1342,15 +1342,15 @@ TBLOB_API tblob_status tblob_st_header_write(const tblob_st_tensor_spec *tensors
  * Everything the writer accepts, the reader accepts (docs/gguf.md, the rules it checks). */
 typedef struct tblob_gguf_writer tblob_gguf_writer;
 
-/* A metadata value. type is a tblob_meta_type.
+/* A metadata value (value_type a tblob_meta_type, as in tblob_metadata_value).
  *  - scalars: data points to one value in host representation (uint8_t for BOOL; any
  *    non-zero byte is written as 1); length unused.
  *  - STRING: data points to length bytes (not NUL-terminated, not checked as UTF-8).
  *  - ARRAY of a scalar element_type: data points to length host values.
- *  - ARRAY of STRING or ARRAY: data points to length tblob_gguf_value entries, each of type
+ *  - ARRAY of STRING or ARRAY: data points to length tblob_gguf_value entries, each of value_type
  *    element_type (nested arrays need TBLOB_GGUF_WRITE_NESTED_ARRAYS). */
 typedef struct tblob_gguf_value {
-  uint32_t type;
+  uint32_t value_type;     /* tblob_meta_type */
   uint32_t element_type;   /* ARRAY: the elements' type */
   const void *data;
   uint64_t length;         /* STRING: bytes; ARRAY: elements */

@@ -63,7 +63,7 @@ int copy(const char *in, const char *out, bool callback, size_t chunk) {
     tblob_metadata_value mv = TBLOB_METADATA_VALUE_INIT;
     if (tblob_metadata_typed_at(m, i, &mv, &d) != TBLOB_OK) return die("typed_at", d);
     Value val;
-    val.v.type = mv.value_type;
+    val.v.value_type = mv.value_type;
     if (mv.value_type == TBLOB_META_STRING) {
       val.v.data = mv.string;
       val.v.length = mv.string_len;
@@ -81,7 +81,7 @@ int copy(const char *in, const char *out, bool callback, size_t chunk) {
           return die("array_strings", d);
         for (const std::string &s : val.strings) {
           tblob_gguf_value e{};
-          e.type = TBLOB_META_STRING;
+          e.value_type = TBLOB_META_STRING;
           e.data = s.data();
           e.length = s.size();
           val.elems.push_back(e);

@@ -62,11 +62,11 @@ class Encoder {
       : out_(out), flags_(flags), d_(d), key_(key), kn_(static_cast<int>(key_len > 120 ? 120 : key_len)) {}
   // The value's bytes after its type (the type itself is written by the caller).
   Status value(const tblob_gguf_value &v, uint32_t depth) {
-    if (v.type == kString) return string(v);
-    if (v.type == kArray) return array(v, depth);
-    if (scalar_bytes(v.type) == 0) return bad_type(v.type);
+    if (v.value_type == kString) return string(v);
+    if (v.value_type == kArray) return array(v, depth);
+    if (scalar_bytes(v.value_type) == 0) return bad_type(v.value_type);
     if (!v.data) return bad_arg(d_, "a scalar value's data is NULL");
-    return put_scalars(out_, v.type, static_cast<const uint8_t *>(v.data), 1) ? TBLOB_OK : oom(d_);
+    return put_scalars(out_, v.value_type, static_cast<const uint8_t *>(v.data), 1) ? TBLOB_OK : oom(d_);
   }
 
  private:
@@ -97,10 +97,10 @@ class Encoder {
       return put_scalars(out_, et, static_cast<const uint8_t *>(v.data), v.length) ? TBLOB_OK : oom(d_);
     const tblob_gguf_value *e = static_cast<const tblob_gguf_value *>(v.data);
     for (uint64_t i = 0; i < v.length; ++i) {
-      if (e[i].type != et)
+      if (e[i].value_type != et)
         return d_.fail(TBLOB_E_GGUF_VALUE_TYPE, TBLOB_NO_OFFSET, -1,
                        "key \"%.*s\": element %llu is of type %u in an array of type %u", kn_, key_,
-                       static_cast<ull>(i), e[i].type, et);
+                       static_cast<ull>(i), e[i].value_type, et);
       Status st = et == kString ? string(e[i]) : array(e[i], depth + 1);
       if (st != TBLOB_OK) return st;
     }
@@ -266,16 +266,16 @@ Status writer_add_value(tblob_gguf_writer *w, const char *key, size_t key_len, c
   const bool is_alignment = key_len == 17 && std::memcmp(key, "general.alignment", 17) == 0;
   uint32_t alignment = 0;
   if (is_alignment) {
-    if (value->type != kU32)
+    if (value->value_type != kU32)
       return d.fail(TBLOB_E_GGUF_ALIGNMENT, TBLOB_NO_OFFSET, -1, "general.alignment is of type %u; it must be u32 (4)",
-                    value->type);
+                    value->value_type);
     if (!value->data) return bad_arg(d, "a scalar value's data is NULL");
     std::memcpy(&alignment, value->data, 4);
     if (alignment == 0 || (alignment & (alignment - 1)) != 0)
       return d.fail(TBLOB_E_GGUF_ALIGNMENT, TBLOB_NO_OFFSET, -1, "general.alignment %u is not a power of two", alignment);
   }
   const size_t old = w->kv.size();
-  if (!put_u64(&w->kv, key_len) || !w->kv.append(key, key_len) || !put_u32(&w->kv, value->type) ||
+  if (!put_u64(&w->kv, key_len) || !w->kv.append(key, key_len) || !put_u32(&w->kv, value->value_type) ||
       !w->kv_keys.reserve(w->kv_keys.size() + 1)) {
     w->kv.resize(old);
     return oom(d);
@@ -336,7 +336,7 @@ Status writer_add_tensor(tblob_gguf_writer *w, const char *name, size_t name_len
     return d.fail(TBLOB_E_SHAPE_OVERFLOW, TBLOB_NO_OFFSET, ti, "tensor \"%.*s\": the byte count overflows", nn, name);
   for (size_t i = 0; i < w->tensors.size(); ++i) {
     const tblob_gguf_writer::Tensor &o = w->tensors[i];
-    if (o.name_len == name_len && std::memcmp(w->names.data() + o.name_at, name, name_len) == 0)
+    if (o.name_len == name_len && (name_len == 0 || std::memcmp(w->names.data() + o.name_at, name, name_len) == 0))
       return d.fail(TBLOB_E_DUPLICATE_NAME, TBLOB_NO_OFFSET, ti, "tensor \"%.*s\" added twice (first as tensor %zu)", nn,
                     name, i);
   }
