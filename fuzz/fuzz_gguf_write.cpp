@@ -57,7 +57,7 @@ void put64(std::string *s, uint64_t v) {
 struct Built {
   tblob_gguf_value v{};
   std::deque<std::string> store;        // strings and scalar bytes (deque: stable addresses)
-  std::vector<std::vector<tblob_gguf_value>> elems;
+  std::deque<std::vector<tblob_gguf_value>> elems;  // deque: references stay valid as it grows
   std::string expect;                   // scalars/strings: the bytes; arrays: the element bytes
   bool nested = false;
   bool valid_shape = true;              // false when the harness made something it knows is invalid

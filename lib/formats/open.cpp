@@ -301,6 +301,7 @@ Status open_gguf_source(tblob_model *m, const Limits &limits, tblob_model **out,
         FileDesc &g = t->files[0];
         if (end >= g.data_offset) g.data_bytes = end - g.data_offset;
       }
+      if (s == TBLOB_OK) s = gguf::open_source_set(&t, limits, diag);  // a split set: all its parts
       return finish(t, s, out);
     }
     if (!short_of_bytes || !more) {

@@ -121,6 +121,11 @@ Status open_detected(tblob_model *m, const Limits &limits, const Diag &diag);
 // NAME-0000k-of-0000n.gguf (n > 1), the whole split set (gguf_split.cpp); otherwise
 // open_detected(), refusing a file whose split.count says it is one part of several.
 Status open_file(tblob_model *m, const Limits &limits, const Diag &diag);
+// tblob_model_open_source, after *m opened a GGUF source: when the source's name is
+// NAME-0000k-of-0000n.gguf (n > 1), replaces *m (freed) with the whole set, the other parts
+// opened through open_sibling by their names relative to the directory; otherwise refuses a
+// part holding split.count > 1 and leaves *m.
+Status open_source_set(tblob_model **m, const Limits &limits, const Diag &diag);
 
 // tblob_tensor_dequantize on a row of a model whose ext_of() is set: rows of the logical
 // shape (every axis but the last folded), ggml blocks through the GGML kernel table.
