@@ -200,6 +200,10 @@ typedef enum tblob_status {
   TBLOB_E_GGUF_DATA_RANGE = -215,   /* tensor data outside the file's data region */
   TBLOB_E_GGUF_OVERLAP = -216,      /* two tensors' data overlap */
   TBLOB_E_GGUF_LAYOUT = -217,       /* offset not at the previous tensor's padded end (hole, order) */
+  TBLOB_E_GGUF_WRITE_ORDER = -218,  /* writer: data not for the next tensor in table order, or a key/value or tensor info after the data began */
+  TBLOB_E_GGUF_WRITE_SIZE = -219,   /* writer: a tensor's data bytes differ from its declared size */
+  TBLOB_E_GGUF_SPLIT_MISSING = -220, /* a file of a split GGUF set (name-0000k-of-0000n.gguf) is absent */
+  TBLOB_E_GGUF_SPLIT = -221,        /* split.* keys inconsistent across a split set (number, count, tensor total) */
 
   TBLOB_STATUS_MIN_ = -256
 } tblob_status;
@@ -1430,6 +1434,104 @@ TBLOB_API tblob_status tblob_mlx_convert_options_init(tblob_mlx_convert_options 
 TBLOB_API tblob_status tblob_mlx_convert(const char *src, const char *out_dir,
                                          const tblob_mlx_convert_options *options,
                                          tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* ---- Writing GGUF (streaming) ---- */
+/* A GGUF v3 (or v2) file written as it goes: key/values and tensor infos are collected (the
+ * header is held in memory), then each tensor's data is passed in table order, in one or
+ * more pieces, and written through; memory use never depends on the tensor data. The file
+ * is laid out as ggml and gguf-py lay it out: header, zero padding to the alignment, each
+ * tensor's bytes followed by zero padding to the alignment. The alignment is 32, or the
+ * value of a "general.alignment" key (u32, a power of two, else TBLOB_E_GGUF_ALIGNMENT).
+ * Everything the writer accepts, the reader accepts (docs/gguf.md, the rules it checks). */
+typedef struct tblob_gguf_writer tblob_gguf_writer;
+
+/* A metadata value (value_type a tblob_meta_type, as in tblob_metadata_value).
+ *  - scalars: data points to one value in host representation (uint8_t for BOOL; any
+ *    non-zero byte is written as 1); length unused.
+ *  - STRING: data points to length bytes (not NUL-terminated, not checked as UTF-8).
+ *  - ARRAY of a scalar element_type: data points to length host values.
+ *  - ARRAY of STRING or ARRAY: data points to length tblob_gguf_value entries, each of value_type
+ *    element_type (nested arrays need TBLOB_GGUF_WRITE_NESTED_ARRAYS). */
+typedef struct tblob_gguf_value {
+  uint32_t value_type;     /* tblob_meta_type */
+  uint32_t element_type;   /* ARRAY: the elements' type */
+  const void *data;
+  uint64_t length;         /* STRING: bytes; ARRAY: elements */
+} tblob_gguf_value;
+
+/* tblob_gguf_writer_options.flags */
+/* Accept arrays of arrays. gguf-py writes and reads them; ggml and this library's reader
+ * refuse them (TBLOB_E_GGUF_ARRAY), so a file holding one opens only in gguf-py. */
+#define TBLOB_GGUF_WRITE_NESTED_ARRAYS 1u
+
+/* Called with the file's bytes in order; return 0 to go on, non-zero to stop the writer
+ * (TBLOB_E_CANCELLED). */
+typedef int (*tblob_gguf_write_fn)(void *user, const void *data, size_t length);
+
+typedef struct tblob_gguf_writer_options {
+  uint32_t struct_size;
+  uint32_t version;         /* 0: 3; 2 or 3 (the layouts are the same) */
+  uint32_t flags;           /* TBLOB_GGUF_WRITE_* */
+  uint32_t file_mode;       /* path writers: the file's permission bits; 0: 0644 */
+  const tblob_allocator *allocator; /* NULL: libc */
+} tblob_gguf_writer_options;
+#define TBLOB_GGUF_WRITER_OPTIONS_INIT {(uint32_t)sizeof(tblob_gguf_writer_options), 0u, 0u, 0u, NULL}
+TBLOB_API tblob_status tblob_gguf_writer_options_init(tblob_gguf_writer_options *s,
+                                                      size_t struct_size) TBLOB_NOEXCEPT;
+
+/* A writer to path: the bytes go to a temporary file in path's directory (created now),
+ * which finish fsyncs and renames over path. Until then path is untouched; a writer closed
+ * (or a process killed) before finish leaves nothing under path. TBLOB_E_IO when the
+ * temporary file cannot be created. */
+TBLOB_API tblob_status tblob_gguf_writer_open(const char *path,
+                                              const tblob_gguf_writer_options *options,
+                                              tblob_gguf_writer **out,
+                                              tblob_diag *diag) TBLOB_NOEXCEPT;
+/* A writer to a callback (called on the calling thread, during writer calls). */
+TBLOB_API tblob_status tblob_gguf_writer_open_callback(tblob_gguf_write_fn fn, void *user,
+                                                       const tblob_gguf_writer_options *options,
+                                                       tblob_gguf_writer **out,
+                                                       tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* Adds a key/value (file order is call order). key: key_len bytes, not empty. An empty,
+ * duplicate key: TBLOB_E_GGUF_KEY; a string or array past 2^30: TBLOB_E_GGUF_STRING /
+ * TBLOB_E_GGUF_ARRAY; an unknown type: TBLOB_E_GGUF_VALUE_TYPE; after the first tensor data
+ * (or finish): TBLOB_E_GGUF_WRITE_ORDER. A refused call changes nothing. */
+TBLOB_API tblob_status tblob_gguf_writer_add_value(tblob_gguf_writer *writer, const char *key,
+                                                   size_t key_len, const tblob_gguf_value *value,
+                                                   tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* Adds a tensor info (table order is call order): shape outermost first, as the table lists
+ * it (written reversed, as GGUF's ne), rank 0..4; ggml_type a ggml type id. *data_bytes (may
+ * be NULL) receives the byte count its data must have. Statuses as the reader's: name of 64
+ * bytes or more TBLOB_E_GGUF_NAME, TBLOB_E_GGUF_DIMS, TBLOB_E_GGUF_TYPE, TBLOB_E_GGUF_ROW,
+ * TBLOB_E_SHAPE_OVERFLOW, a name already added TBLOB_E_DUPLICATE_NAME; after the data
+ * began TBLOB_E_GGUF_WRITE_ORDER. */
+TBLOB_API tblob_status tblob_gguf_writer_add_tensor(tblob_gguf_writer *writer, const char *name,
+                                                    size_t name_len, const uint64_t *shape,
+                                                    uint32_t rank, uint32_t ggml_type,
+                                                    uint64_t *data_bytes,
+                                                    tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* Writes length bytes of tensor `tensor` (its index in add order). The first call writes
+ * the header. Each tensor's bytes come in one or more calls, tensors in table order (a
+ * tensor of 0 bytes needs no call). More bytes than the tensor holds:
+ * TBLOB_E_GGUF_WRITE_SIZE; a tensor other than the next one (an earlier one, or a later one
+ * while this one's bytes are incomplete): TBLOB_E_GGUF_WRITE_ORDER; either refused call
+ * writes nothing. A failed write (TBLOB_E_IO, TBLOB_E_CANCELLED) ends the writer: every
+ * later call returns that status and nothing is left under the final name. */
+TBLOB_API tblob_status tblob_gguf_writer_write(tblob_gguf_writer *writer, uint64_t tensor,
+                                               const void *data, size_t length,
+                                               tblob_diag *diag) TBLOB_NOEXCEPT;
+
+/* Completes the file: writes the header if no data was written, checks every tensor's bytes
+ * came (TBLOB_E_GGUF_WRITE_SIZE naming the first short one; the writer stays usable), then a
+ * path writer fsyncs, renames the temporary file over path and syncs the directory.
+ * *bytes_written (may be NULL) receives the file's length. */
+TBLOB_API tblob_status tblob_gguf_writer_finish(tblob_gguf_writer *writer, uint64_t *bytes_written,
+                                                tblob_diag *diag) TBLOB_NOEXCEPT;
+/* Frees the writer; before finish, removes its temporary file. NULL is a no-op. */
+TBLOB_API void tblob_gguf_writer_close(tblob_gguf_writer *writer) TBLOB_NOEXCEPT;
 #endif /* TBLOB_EXPERIMENTAL_API */
 
 /* ------------------------------------------------------------------------------------------

@@ -267,6 +267,14 @@ const (
 	ErrGgufOverlap Status = -216
 	// TBLOB_E_GGUF_LAYOUT: offset not at the previous tensor's padded end (hole, order)
 	ErrGgufLayout Status = -217
+	// TBLOB_E_GGUF_WRITE_ORDER: writer: data not for the next tensor in table order, or a key/value or tensor info after the data began
+	ErrGgufWriteOrder Status = -218
+	// TBLOB_E_GGUF_WRITE_SIZE: writer: a tensor's data bytes differ from its declared size
+	ErrGgufWriteSize Status = -219
+	// TBLOB_E_GGUF_SPLIT_MISSING: a file of a split GGUF set (name-0000k-of-0000n.gguf) is absent
+	ErrGgufSplitMissing Status = -220
+	// TBLOB_E_GGUF_SPLIT: split.* keys inconsistent across a split set (number, count, tensor total)
+	ErrGgufSplit Status = -221
 )
 
 // statusNames maps every status to its C name (what tblob_status_name returns).
@@ -402,6 +410,10 @@ var statusNames = map[Status]string{
 	ErrGgufDataRange:            "TBLOB_E_GGUF_DATA_RANGE",
 	ErrGgufOverlap:              "TBLOB_E_GGUF_OVERLAP",
 	ErrGgufLayout:               "TBLOB_E_GGUF_LAYOUT",
+	ErrGgufWriteOrder:           "TBLOB_E_GGUF_WRITE_ORDER",
+	ErrGgufWriteSize:            "TBLOB_E_GGUF_WRITE_SIZE",
+	ErrGgufSplitMissing:         "TBLOB_E_GGUF_SPLIT_MISSING",
+	ErrGgufSplit:                "TBLOB_E_GGUF_SPLIT",
 }
 
 // statusComments holds the header's one-line description of each status.
@@ -530,6 +542,10 @@ var statusComments = map[Status]string{
 	ErrGgufDataRange:            "tensor data outside the file's data region",
 	ErrGgufOverlap:              "two tensors' data overlap",
 	ErrGgufLayout:               "offset not at the previous tensor's padded end (hole, order)",
+	ErrGgufWriteOrder:           "writer: data not for the next tensor in table order, or a key/value or tensor info after the data began",
+	ErrGgufWriteSize:            "writer: a tensor's data bytes differ from its declared size",
+	ErrGgufSplitMissing:         "a file of a split GGUF set (name-0000k-of-0000n.gguf) is absent",
+	ErrGgufSplit:                "split.* keys inconsistent across a split set (number, count, tensor total)",
 }
 
 // allStatuses lists the statuses in header order.
@@ -665,4 +681,8 @@ var allStatuses = []Status{
 	ErrGgufDataRange,
 	ErrGgufOverlap,
 	ErrGgufLayout,
+	ErrGgufWriteOrder,
+	ErrGgufWriteSize,
+	ErrGgufSplitMissing,
+	ErrGgufSplit,
 }

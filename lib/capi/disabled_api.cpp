@@ -286,4 +286,50 @@ TBLOB_API tblob_status tblob_slm1_writer_finish(tblob_slm1_writer *writer, const
 }
 
 #endif  // !TBLOB_HAVE_SLM1
+
+#if !TBLOB_HAVE_GGUF
+TBLOB_API tblob_status tblob_gguf_writer_open(const char *path, const tblob_gguf_writer_options *options,
+                                              tblob_gguf_writer **out, tblob_diag *diag) noexcept {
+  if (out) *out = nullptr;
+  (void)path; (void)options;
+  return disabled(diag, "GGUF (-Dgguf)");
+}
+
+TBLOB_API tblob_status tblob_gguf_writer_open_callback(tblob_gguf_write_fn fn, void *user,
+                                                       const tblob_gguf_writer_options *options,
+                                                       tblob_gguf_writer **out, tblob_diag *diag) noexcept {
+  if (out) *out = nullptr;
+  (void)fn; (void)user; (void)options;
+  return disabled(diag, "GGUF (-Dgguf)");
+}
+
+TBLOB_API tblob_status tblob_gguf_writer_add_value(tblob_gguf_writer *writer, const char *key, size_t key_len,
+                                                   const tblob_gguf_value *value, tblob_diag *diag) noexcept {
+  (void)writer; (void)key; (void)key_len; (void)value;
+  return disabled(diag, "GGUF (-Dgguf)");
+}
+
+TBLOB_API tblob_status tblob_gguf_writer_add_tensor(tblob_gguf_writer *writer, const char *name, size_t name_len,
+                                                    const uint64_t *shape, uint32_t rank, uint32_t ggml_type,
+                                                    uint64_t *data_bytes, tblob_diag *diag) noexcept {
+  (void)writer; (void)name; (void)name_len; (void)shape; (void)rank; (void)ggml_type; (void)data_bytes;
+  return disabled(diag, "GGUF (-Dgguf)");
+}
+
+TBLOB_API tblob_status tblob_gguf_writer_write(tblob_gguf_writer *writer, uint64_t tensor, const void *data,
+                                               size_t length, tblob_diag *diag) noexcept {
+  (void)writer; (void)tensor; (void)data; (void)length;
+  return disabled(diag, "GGUF (-Dgguf)");
+}
+
+TBLOB_API tblob_status tblob_gguf_writer_finish(tblob_gguf_writer *writer, uint64_t *bytes_written,
+                                                tblob_diag *diag) noexcept {
+  (void)writer; (void)bytes_written;
+  return disabled(diag, "GGUF (-Dgguf)");
+}
+
+TBLOB_API void tblob_gguf_writer_close(tblob_gguf_writer *writer) noexcept {
+  (void)writer;
+}
+#endif  // !TBLOB_HAVE_GGUF
 }  // extern "C"

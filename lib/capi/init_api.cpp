@@ -50,7 +50,8 @@ tblob_status init_struct(T *s, size_t struct_size, const T &defaults) {
   X(tblob_slm1_header_info_init, tblob_slm1_header_info, TBLOB_SLM1_HEADER_INFO_INIT)    \
   X(tblob_slm1_tensor_info_init, tblob_slm1_tensor_info, TBLOB_SLM1_TENSOR_INFO_INIT)    \
   X(tblob_slm1_writer_options_init, tblob_slm1_writer_options, TBLOB_SLM1_WRITER_OPTIONS_INIT) \
-  X(tblob_mlx_convert_options_init, tblob_mlx_convert_options, TBLOB_MLX_CONVERT_OPTIONS_INIT)
+  X(tblob_mlx_convert_options_init, tblob_mlx_convert_options, TBLOB_MLX_CONVERT_OPTIONS_INIT) \
+  X(tblob_gguf_writer_options_init, tblob_gguf_writer_options, TBLOB_GGUF_WRITER_OPTIONS_INIT)
 
 extern "C" {
 

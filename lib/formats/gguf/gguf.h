@@ -142,6 +142,15 @@ Status read_file(tblob_model *m, uint32_t file_index, const Limits &limits, cons
 // tblob_model_open / _open_memory: file 0 of m holds a GGUF file. Sets the format, indexes
 // names and metadata.
 Status open_detected(tblob_model *m, const Limits &limits, const Diag &diag);
+// tblob_model_open: file 0 of m is a GGUF file opened by path. When its name is
+// NAME-0000k-of-0000n.gguf (n > 1), the whole split set (gguf_split.cpp); otherwise
+// open_detected(), refusing a file whose split.count says it is one part of several.
+Status open_file(tblob_model *m, const Limits &limits, const Diag &diag);
+// tblob_model_open_source, after *m opened a GGUF source: when the source's name is
+// NAME-0000k-of-0000n.gguf (n > 1), replaces *m (freed) with the whole set, the other parts
+// opened through open_sibling by their names relative to the directory; otherwise refuses a
+// part holding split.count > 1 and leaves *m.
+Status open_source_set(tblob_model **m, const Limits &limits, const Diag &diag);
 
 // tblob_tensor_dequantize on a row of a model whose ext_of() is set: rows of the logical
 // shape (every axis but the last folded), ggml blocks through the GGML kernel table.

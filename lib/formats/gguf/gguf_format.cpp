@@ -70,7 +70,8 @@ ProbeResult probe(const uint8_t *head, size_t len, uint64_t, bool) {
 
 Status open(const OpenRequest &r, tblob_model **out) {
   if (r.input == kInputSource) return open_source_prefix(r.m, r.limits, out, r.diag);
-  const Status s = open_detected(r.m, r.limits, r.diag);
+  // By path a part of a split set opens the whole set (gguf_split.cpp).
+  const Status s = r.input == kInputPath ? open_file(r.m, r.limits, r.diag) : open_detected(r.m, r.limits, r.diag);
   if (s != TBLOB_OK) {
     model_free(r.m);
     return s;

@@ -81,6 +81,7 @@ Status open_source_prefix(tblob_model *m, const Limits &limits, tblob_model **ou
         FileDesc &g = t->files[0];
         if (end >= g.data_offset) g.data_bytes = end - g.data_offset;
       }
+      if (s == TBLOB_OK) s = open_source_set(&t, limits, diag);  // a split set: all its parts
       return finish(t, s, out);
     }
     if (!short_of_bytes || !more) {

@@ -26,6 +26,7 @@ pub const TBLOB_STORE_CREATE: u32 = 1;
 pub const TBLOB_VERIFY_MAP: u32 = 1;
 pub const TBLOB_IMPORT_TRUST_EXISTING: u32 = 1;
 pub const TBLOB_GC_REMOVE: u32 = 1;
+pub const TBLOB_GGUF_WRITE_NESTED_ARRAYS: u32 = 1;
 pub const TBLOB_UQFF_READER_MAJOR: u32 = 1;
 pub const TBLOB_UQFF_READER_MINOR: u32 = 2;
 pub const TBLOB_OPEN_FLAG_SLM1_NO_CHECKSUM: u32 = 65536;
@@ -161,6 +162,10 @@ pub const TBLOB_E_GGUF_OFFSET_ALIGN: tblob_status = -214;
 pub const TBLOB_E_GGUF_DATA_RANGE: tblob_status = -215;
 pub const TBLOB_E_GGUF_OVERLAP: tblob_status = -216;
 pub const TBLOB_E_GGUF_LAYOUT: tblob_status = -217;
+pub const TBLOB_E_GGUF_WRITE_ORDER: tblob_status = -218;
+pub const TBLOB_E_GGUF_WRITE_SIZE: tblob_status = -219;
+pub const TBLOB_E_GGUF_SPLIT_MISSING: tblob_status = -220;
+pub const TBLOB_E_GGUF_SPLIT: tblob_status = -221;
 pub const TBLOB_STATUS_MIN_: tblob_status = -256;
 pub type tblob_status = ::core::ffi::c_int;
 pub const TBLOB_FAMILY_UNKNOWN: tblob_family = 0;
@@ -945,6 +950,53 @@ pub struct tblob_mlx_convert_options {
     pub dtype: u32,
     pub threads: u32,
 }
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct tblob_gguf_writer {
+    _unused: [u8; 0],
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct tblob_gguf_value {
+    pub value_type: u32,
+    pub element_type: u32,
+    pub data: *const ::core::ffi::c_void,
+    pub length: u64,
+}
+impl Default for tblob_gguf_value {
+    fn default() -> Self {
+        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+pub type tblob_gguf_write_fn = ::core::option::Option<
+    unsafe extern "C" fn(
+        user: *mut ::core::ffi::c_void,
+        data: *const ::core::ffi::c_void,
+        length: usize,
+    ) -> ::core::ffi::c_int,
+>;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct tblob_gguf_writer_options {
+    pub struct_size: u32,
+    pub version: u32,
+    pub flags: u32,
+    pub file_mode: u32,
+    pub allocator: *const tblob_allocator,
+}
+impl Default for tblob_gguf_writer_options {
+    fn default() -> Self {
+        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
 pub const TBLOB_UQFF_GGUF: tblob_uqff_family = 0;
 pub const TBLOB_UQFF_UNQUANT: tblob_uqff_family = 1;
 pub const TBLOB_UQFF_HQQ: tblob_uqff_family = 2;
@@ -1658,6 +1710,53 @@ extern "C" {
         options: *const tblob_mlx_convert_options,
         diag: *mut tblob_diag,
     ) -> tblob_status;
+    pub fn tblob_gguf_writer_options_init(
+        s: *mut tblob_gguf_writer_options,
+        struct_size: usize,
+    ) -> tblob_status;
+    pub fn tblob_gguf_writer_open(
+        path: *const ::core::ffi::c_char,
+        options: *const tblob_gguf_writer_options,
+        out: *mut *mut tblob_gguf_writer,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_gguf_writer_open_callback(
+        fn_: tblob_gguf_write_fn,
+        user: *mut ::core::ffi::c_void,
+        options: *const tblob_gguf_writer_options,
+        out: *mut *mut tblob_gguf_writer,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_gguf_writer_add_value(
+        writer: *mut tblob_gguf_writer,
+        key: *const ::core::ffi::c_char,
+        key_len: usize,
+        value: *const tblob_gguf_value,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_gguf_writer_add_tensor(
+        writer: *mut tblob_gguf_writer,
+        name: *const ::core::ffi::c_char,
+        name_len: usize,
+        shape: *const u64,
+        rank: u32,
+        ggml_type: u32,
+        data_bytes: *mut u64,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_gguf_writer_write(
+        writer: *mut tblob_gguf_writer,
+        tensor: u64,
+        data: *const ::core::ffi::c_void,
+        length: usize,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_gguf_writer_finish(
+        writer: *mut tblob_gguf_writer,
+        bytes_written: *mut u64,
+        diag: *mut tblob_diag,
+    ) -> tblob_status;
+    pub fn tblob_gguf_writer_close(writer: *mut tblob_gguf_writer);
     pub fn tblob_uqff_open(
         paths: *const *const ::core::ffi::c_char,
         path_count: usize,

@@ -175,6 +175,10 @@ statuses! {
     GgufDataRange = TBLOB_E_GGUF_DATA_RANGE,
     GgufOverlap = TBLOB_E_GGUF_OVERLAP,
     GgufLayout = TBLOB_E_GGUF_LAYOUT,
+    GgufWriteOrder = TBLOB_E_GGUF_WRITE_ORDER,
+    GgufWriteSize = TBLOB_E_GGUF_WRITE_SIZE,
+    GgufSplitMissing = TBLOB_E_GGUF_SPLIT_MISSING,
+    GgufSplit = TBLOB_E_GGUF_SPLIT,
 }
 
 macro_rules! families {
