@@ -9,7 +9,7 @@ Sources (docs/architecture.md, "Lists"):
   lib/core/format_list.def       container formats
   lib/core/dtype_list.def           element types
   lib/dequant/quant_scheme_list.def quantization schemes
-  lib/dequant/dispatch.cpp kSets    kernel sets (the kernel registry)
+  lib/dequant/kernel_set.h kSet*    kernel sets (the kernel registry)
 
 Generated (--write rewrites them, the default checks them):
   bindings/rust/tensorblob/src/error.rs   the `statuses! { ... }` list and `families! { ... }`
@@ -293,10 +293,9 @@ def main():
             c.check(bool(hq) and ('"%s"' % name) in hq.group(1), "the header's tblob_quant_scheme_name comment names \"%s\"" % name)
 
     # ---- kernel sets -------------------------------------------------------------------------
-    dispatch = read("lib", "dequant", "dispatch.cpp")
-    km = re.search(r"kSets\[\]\s*=\s*\{(.*?)\n\};", dispatch, re.S)
-    kernels = re.findall(r'^\s*\{"(\w+)",', km.group(1), re.M) if km else []
-    c.check("scalar" in kernels and len(kernels) >= 2, "kernel sets found in lib/dequant/dispatch.cpp kSets")
+    kset = read("lib", "dequant", "kernel_set.h")
+    kernels = re.findall(r'^constexpr const char kSet\w+\[\] = "(\w+)";', kset, re.M)
+    c.check("scalar" in kernels and len(kernels) >= 2, "kernel sets found in lib/dequant/kernel_set.h (kSet*)")
     hk = re.search(r"/\* Kernel sets:(.*?)\*/", header, re.S)
     pyinit = read("bindings", "python", "src", "tensorblob", "__init__.py")
     pk = re.search(r'def kernel\(\) -> str:\s*"""(.*?)"""', pyinit, re.S)
