@@ -153,7 +153,7 @@ QuantField quant_explain(Status s, const QuantDesc &q, uint32_t out_dtype, uint6
       std::snprintf(buf, cap, "a data/scale/bias/global-scale or output pointer is NULL with a non-zero length");
       return QuantField::kNone;
     default:
-      std::snprintf(buf, cap, "%s", tblob_status_message(s));
+      std::snprintf(buf, cap, "%s", status_message(s));
       return QuantField::kNone;
   }
 }

@@ -239,10 +239,27 @@ def run_cli(cli, args):
     objs = []
     for ln in lines:
         try:
-            objs.append(json.loads(ln))
+            objs.append(_cli_undo(json.loads(ln)))
         except ValueError as e:
             return p.returncode, None, text, f"bad JSON line {ln[:200]!r}: {e}; " + err
     return p.returncode, objs, text, err
+
+
+def _cli_undo(v):
+    """The CLI's --json writes a byte that is not part of valid UTF-8 as U+10FFXX, and so each
+    byte of a real U+10FF80-U+10FFFF (README, "--json"): undone here as the README says, on
+    every key and string, so names compare with the package's."""
+    if isinstance(v, str):
+        if not any(0x10FF80 <= ord(c) <= 0x10FFFF for c in v):
+            return v
+        raw = b"".join(bytes([ord(c) - 0x10FF00]) if 0x10FF80 <= ord(c) <= 0x10FFFF
+                       else c.encode("utf-8", "surrogatepass") for c in v)
+        return raw.decode("utf-8", "surrogateescape")
+    if isinstance(v, list):
+        return [_cli_undo(x) for x in v]
+    if isinstance(v, dict):
+        return {_cli_undo(k): _cli_undo(x) for k, x in v.items()}
+    return v
 
 
 def cli_inspect_one(res, cli, path, label):

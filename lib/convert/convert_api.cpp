@@ -1,4 +1,5 @@
-// The extern "C" entry of the MLX conversion job (lib/convert): argument checks only.
+// The extern "C" entry of the MLX conversion job: argument checks only. Jobs are written on
+// the public API, above lib/capi, so their entries live with them (tests/check_include_graph.py).
 #include "capi/capi_common.h"
 #include "convert/mlx_convert.h"
 
