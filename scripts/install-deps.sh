@@ -39,7 +39,7 @@ assert m.version("gguf") == "0.19.0" and mx.__version__ == "0.32.4" and m.versio
 PYCHECK
   setup_pip "$PY" "${QUANT_PIP[@]}"
 fi
-sh "$(dirname "$0")/../tests/quant/build_ggml_oracle.sh" >/dev/null ||
+bash "$(dirname "$0")/../tests/quant/build_ggml_oracle.sh" >/dev/null ||
   setup_say "note: the ggml quantization oracle could not be built (tests/quant/build_ggml_oracle.sh)"
 # Optional oracles: a failure to install them only skips the tests that need them.
 for extra in ${TBLOB_OPTIONAL_PIP:-}; do

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # Builds (once) the GGML quantization oracle, tests/quant/ggml_quant_oracle.c linked with the
 # llama-cpp-python sdist's ggml-quants.c (fetched by bench/ggml_src.sh into $TBLOB_PEER_DIR,
 # default /tmp/tblob-ggml-peer, never into the checkout), and prints its path.

@@ -57,7 +57,7 @@ class Oracle:
 
 
 def build_oracle():
-    p = subprocess.run(["sh", os.path.join(HERE, "build_ggml_oracle.sh")], stdout=subprocess.PIPE)
+    p = subprocess.run(["bash", os.path.join(HERE, "build_ggml_oracle.sh")], stdout=subprocess.PIPE)
     path = p.stdout.decode().strip().splitlines()[-1] if p.returncode == 0 and p.stdout.strip() else ""
     return path if path and os.access(path, os.X_OK) else None
 
