@@ -78,7 +78,7 @@ const char *key_of(size_t i) {
 
 // GGUF v3: n one-byte u8 key/values, one F32 tensor "w" of 8 values. *meta_bytes: the bytes
 // of the key/values.
-std::string gguf_file(size_t n, uint64_t *meta_bytes) {
+[[maybe_unused]] std::string gguf_file(size_t n, uint64_t *meta_bytes) {  // GGUF builds only
   std::string s = "GGUF";
   put32(&s, 3);
   put64(&s, 1);  // tensors
