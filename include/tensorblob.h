@@ -113,7 +113,7 @@ typedef enum tblob_status {
   TBLOB_E_DEQUANT_OUT_DTYPE = -79,  /* output dtype is not F32, F16 or BF16 */
   TBLOB_E_KERNEL_UNAVAILABLE = -80, /* the named kernel set is unknown or this host cannot run it */
   TBLOB_E_NOT_DEQUANTIZABLE = -81,  /* tensor holds integers/bools/F64...: nothing to dequantize */
-  TBLOB_E_QUANT_VALUE = -82,        /* quantizing: NaN/Inf input, or a group past the scheme's range */
+  TBLOB_E_QUANT_VALUE = -82,        /* quantizing: a group of finite values past the scheme's range */
   TBLOB_E_QUANT_NONFINITE = -87,    /* quantizer input holds NaN or Inf (ggml's output is undefined) */
   TBLOB_E_QUANT_IMPORTANCE = -88,   /* importance weights negative, not finite, or given twice */
 
@@ -860,9 +860,9 @@ TBLOB_API tblob_status tblob_quant_size(tblob_quant_desc *desc, tblob_diag *diag
  * lengths tblob_quant_size reports) and reads desc->global_scale. `special` is not used (the
  * encoders never emit the codes it reinterprets). Nothing is allocated. Statuses:
  * TBLOB_E_QUANT_* for a descriptor tblob_quant_dequantize would refuse or a parameter the
- * scheme's reference does not quantize to; TBLOB_E_QUANT_VALUE for a NaN or infinite input
- * value or a group the reference cannot represent (message: row, column, why; nothing
- * useful is left in the outputs); TBLOB_E_DTYPE for another src_dtype; TBLOB_E_BUFFER_TOO_SMALL
+ * scheme's reference does not quantize to; TBLOB_E_QUANT_NONFINITE for a NaN or infinite
+ * input value, TBLOB_E_QUANT_VALUE for a group of finite values the reference cannot
+ * represent (message: row, column, why; nothing useful is left in the outputs); TBLOB_E_DTYPE for another src_dtype; TBLOB_E_BUFFER_TOO_SMALL
  * for short src; TBLOB_E_UNSUPPORTED for a plain scheme, importance weights (no scheme here
  * takes them) or the nvfp4 multiplier convention; TBLOB_E_INVALID_ARGUMENT. Options NULL: the
  * defaults; the bytes written never depend on options->threads. */
@@ -1427,7 +1427,7 @@ typedef struct tblob_mlx_convert_options {
 TBLOB_API tblob_status tblob_mlx_convert_options_init(tblob_mlx_convert_options *s,
                                                       size_t struct_size) TBLOB_NOEXCEPT;
 /* src: a safetensors file or a directory (single file or sharded), config.json beside it.
- * Statuses: those of tblob_model_open and tblob_quant_quantize (TBLOB_E_QUANT_VALUE names the
+ * Statuses: those of tblob_model_open and tblob_quant_quantize (TBLOB_E_QUANT_NONFINITE / _VALUE name the
  * tensor), TBLOB_E_IO (out_dir exists, a write failed), TBLOB_E_NOT_FOUND (no config.json),
  * TBLOB_E_UNSUPPORTED (an already quantized source, a config that has "quantization"),
  * TBLOB_E_INVALID_ARGUMENT. */

@@ -217,6 +217,21 @@ Status Reader::push_meta(const char *key, size_t key_len, const char *v, size_t 
   return TBLOB_OK;
 }
 
+// Writes v in decimal, NUL-terminated (at most 5 bytes), at compile time too. A free function:
+// clang does not evaluate a member template defined after the constexpr constructor.
+constexpr void put_small_text(char *out, int v) {
+  char d[4] = {};
+  int n = 0, k = 0;
+  unsigned u = static_cast<unsigned>(v < 0 ? -v : v);
+  do {
+    d[n++] = static_cast<char>('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (v < 0) out[k++] = '-';
+  while (n) out[k++] = d[--n];
+  out[k] = '\0';
+}
+
 // The texts of every 8-bit value, u8 "0".."255" and i8 "-128".."127", built at compile
 // time: a one-byte key/value (a million of them fit in 20 MB) then costs no text of its own.
 struct SmallTexts {
@@ -224,22 +239,9 @@ struct SmallTexts {
   char i8[256][5];  // indexed by the byte
   constexpr SmallTexts() : u8(), i8() {
     for (int b = 0; b < 256; ++b) {
-      put(u8[b], b);
-      put(i8[b], b < 128 ? b : b - 256);
+      put_small_text(u8[b], b);
+      put_small_text(i8[b], b < 128 ? b : b - 256);
     }
-  }
-  template <size_t N>
-  static constexpr void put(char (&out)[N], int v) {
-    char d[4] = {};
-    int n = 0, k = 0;
-    unsigned u = static_cast<unsigned>(v < 0 ? -v : v);
-    do {
-      d[n++] = static_cast<char>('0' + u % 10);
-      u /= 10;
-    } while (u);
-    if (v < 0) out[k++] = '-';
-    while (n) out[k++] = d[--n];
-    out[k] = '\0';
   }
 };
 constexpr SmallTexts kSmallTexts;
