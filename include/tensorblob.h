@@ -1427,8 +1427,8 @@ typedef struct tblob_mlx_convert_options {
 TBLOB_API tblob_status tblob_mlx_convert_options_init(tblob_mlx_convert_options *s,
                                                       size_t struct_size) TBLOB_NOEXCEPT;
 /* src: a safetensors file or a directory (single file or sharded), config.json beside it.
- * Statuses: those of tblob_model_open and tblob_quant_quantize (TBLOB_E_QUANT_NONFINITE / _VALUE name the
- * tensor), TBLOB_E_IO (out_dir exists, a write failed), TBLOB_E_NOT_FOUND (no config.json),
+ * Statuses: those of tblob_model_open and tblob_quant_quantize (TBLOB_E_QUANT_NONFINITE and
+ * TBLOB_E_QUANT_VALUE name the tensor), TBLOB_E_IO (out_dir exists, a write failed), TBLOB_E_NOT_FOUND (no config.json),
  * TBLOB_E_UNSUPPORTED (an already quantized source, a config that has "quantization"),
  * TBLOB_E_INVALID_ARGUMENT. */
 TBLOB_API tblob_status tblob_mlx_convert(const char *src, const char *out_dir,
