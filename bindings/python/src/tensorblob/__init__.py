@@ -13,6 +13,7 @@ from ._errors import (CancelledError, SafetensorError, DequantError, DigestError
                       InvalidArgumentError, LimitError, MissingFileError, NotFoundError,
                       TensorblobError, TensorblobIOError, UnsupportedError)
 from ._ffi import lib as _lib, library_path
+from ._quantize import GGML_TYPES, ggml_quantize, quantize
 
 __version__ = "0.1.0"
 
@@ -46,5 +47,6 @@ __all__ = [
     "VerifyProgress", "VerifyResult", "BlobProblem", "TensorblobError", "TensorblobIOError",
     "MissingFileError", "FormatError", "LimitError", "DigestError", "DequantError",
     "NotFoundError", "InvalidArgumentError", "SafetensorError", "CancelledError", "UnsupportedError",
+    "quantize", "ggml_quantize", "GGML_TYPES",
     "library_path", "library_version", "kernel", "features", "__version__",
 ]
