@@ -87,10 +87,13 @@ def test_slice_shape_dtype(path, name):
 @pytest.mark.parametrize("kwargs", [
     {"backend": "mmap"}, {"backend": "pread"}, {"backend": "x"}, {"backend": ""},
     {"backend": None}, {"backend": 1}, {"framework": "np"}, {"framework": "numpy"},
-    {"framework": "foo"}, {"framework": ""}, {"device": "cpu"},
+    {"framework": "foo"}, {"framework": ""}, {"device": "cpu"}, {"framework": "mlx"},
+    {"framework": "pt"}, {"framework": "torch"}, {"framework": "jax"}, {"framework": "flax"},
 ], ids=repr)
 def test_open_arguments(path, kwargs):
     kw = {"framework": "numpy", **kwargs}
+    if kw["framework"] == "mlx":
+        pytest.importorskip("mlx.core")  # safetensors' mlx path needs it imported first
 
     def run(opener):
         def fn():

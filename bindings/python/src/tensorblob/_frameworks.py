@@ -4,7 +4,7 @@ numpy is the native form (read-only arrays aliasing the file's mapping, BF16/F8 
 types). The others are built from that array: mlx copies into an mx.array (MLX arrays own
 their memory), BF16 through a uint16 view so no value is rounded; torch and jax the same way
 through their own dtypes. A framework whose package is not importable raises ImportError
-naming the package, as safetensors does for torch.
+(ModuleNotFoundError) naming the package, as safetensors does for torch.
 """
 from __future__ import annotations
 
@@ -27,9 +27,9 @@ _F8 = {np.dtype(t) for t in (ml_dtypes.float8_e5m2, ml_dtypes.float8_e4m3fn,
 def _need(module: str, package: str, framework: str) -> Any:
     try:
         return importlib.import_module(module)
-    except ImportError as e:
-        raise ImportError(f"framework={framework!r} needs the {package!r} package, which is not "
-                          f"installed (pip install {package})") from e
+    except ImportError as e:  # ModuleNotFoundError, the class safetensors lets through
+        raise ModuleNotFoundError(f"framework={framework!r} needs the {package!r} package, which "
+                                  f"is not installed (pip install {package})", name=package) from e
 
 
 def _numpy(a: np.ndarray) -> np.ndarray:
