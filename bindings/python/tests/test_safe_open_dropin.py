@@ -57,7 +57,10 @@ KEYS = [
     slice(None), slice(None, 20), slice(5, 20), slice(10, None), slice(20, None), slice(3, 3),
     slice(0, 0), slice(3, 1), slice(9, 10), slice(None, None, 2), slice(1, 9, 3),
     slice(None, None, -1), slice(1, 3, 0), slice(2, 1, -1), slice(-3, None), slice(None, -1),
-    slice(-1, None, -1), slice(None, 2**70), (slice(None), 5), (slice(None), -1),
+    slice(-1, None, -1), slice(None, 2**70), slice(None, 2**64), slice(2**64 - 1, None),
+    slice(None, None, 2**70), slice(None, None, -2**70), slice(1.5, None), slice("a", None),
+    slice(None, None, 1.5), slice(np.int64(1), np.int64(3)), slice(None, None, np.int64(-1)),
+    (0, ..., ...), (..., None), (slice(None), 5), (slice(None), -1),
     (slice(None), slice(0, 0)), (slice(3, 1), 20), (20, slice(3, 1)), (1, slice(3, 1)),
     (slice(None, None, -1), slice(-1, None)), (slice(None, None, 3), slice(None, None, 2)),
     # what safetensors does not index with

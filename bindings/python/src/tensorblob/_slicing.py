@@ -5,7 +5,8 @@ safetensors accepts and refuses the same keys, with the same exception classes:
   and stop and a positive step, or one Ellipsis; a bare empty list means [0:0]; anything else
   (None, floats, non-empty lists, lists inside a tuple) is refused with SafetensorError;
 - a negative start/stop raises OverflowError, one past 2**64 too (safetensors converts them
-  to unsigned); a negative int index counts from the end of its dimension;
+  to unsigned), a step outside int64 too; a non-integer bound or step raises TypeError; a
+  negative int index counts from the end of its dimension;
 - more indices than dimensions, an int index past the end, a slice start at or past the end
   (also ``[:]`` of an empty dimension) or a stop past the end raise SafetensorError (numpy
   would clip: ``[:20]`` of 10 rows is refused here);
@@ -57,6 +58,8 @@ def normalize(key: Any, shape: Sequence[int]) -> Tuple[Any, ...]:
             start = 0 if k.start is None else _unsigned(k.start)
             stop = None if k.stop is None else _unsigned(k.stop)
             step = 1 if k.step is None else operator.index(k.step)
+            if not -_I64 <= step < _I64:  # safetensors reads the step as a signed 64-bit int
+                raise OverflowError("Python int too large to convert to C long")
             if step <= 0:
                 raise SafetensorError(f"Slice step must be a positive integer, got {step}")
             conv.append((start, stop, step))
