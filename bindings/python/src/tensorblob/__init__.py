@@ -9,7 +9,7 @@ reads sharded checkpoints, Ollama stores, UQFF, SLM1 and GGUF and dequantizes qu
 """
 from ._core import (BlobProblem, QuantInfo, SafeOpen, SafeSlice, Store, StoreModel,
                     VerifyProgress, VerifyResult, open_store, safe_open)
-from ._errors import (CancelledError, SafetensorError, DequantError, DigestError, FormatError,
+from ._errors import (CancelledError, ReversedSliceError, SafetensorError, DequantError, DigestError, FormatError,
                       InvalidArgumentError, LimitError, MissingFileError, NotFoundError,
                       TensorblobError, TensorblobIOError, UnsupportedError)
 from ._ffi import lib as _lib, library_path
@@ -46,7 +46,8 @@ __all__ = [
     "safe_open", "open", "open_store", "SafeOpen", "SafeSlice", "Store", "StoreModel", "QuantInfo",
     "VerifyProgress", "VerifyResult", "BlobProblem", "TensorblobError", "TensorblobIOError",
     "MissingFileError", "FormatError", "LimitError", "DigestError", "DequantError",
-    "NotFoundError", "InvalidArgumentError", "SafetensorError", "CancelledError", "UnsupportedError",
+    "NotFoundError", "InvalidArgumentError", "SafetensorError",
+    "ReversedSliceError", "CancelledError", "UnsupportedError",
     "quantize", "ggml_quantize", "GGML_TYPES",
     "library_path", "library_version", "kernel", "features", "__version__",
 ]

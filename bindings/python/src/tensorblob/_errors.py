@@ -16,6 +16,13 @@ class SafetensorError(_SafetensorBase):  # type: ignore[misc,valid-type]
     unknown backend or framework); a subclass of safetensors' class when it is importable."""
 
 
+class ReversedSliceError(SafetensorError, SystemError, ValueError):
+    """A get_slice range whose start is past its stop. safetensors 0.8.0 has no error of its
+    own for it: it raises SystemError (step 1), ValueError from numpy (most larger steps) or
+    panics (PanicException, others); this class is all three of SystemError, ValueError and
+    SafetensorError, so whichever of them code catches, it catches this."""
+
+
 class TensorblobError(Exception):
     """An error status from the C library.
 

@@ -10,16 +10,19 @@ safetensors accepts and refuses the same keys, with the same exception classes:
 - more indices than dimensions, an int index past the end, a slice start at or past the end
   (also ``[:]`` of an empty dimension) or a stop past the end raise SafetensorError (numpy
   would clip: ``[:20]`` of 10 rows is refused here);
-- a start past its stop raises SystemError, as safetensors does.
-Checks run in the order safetensors runs them: each index converted in turn, then the count,
-then the bounds, then start <= stop.
+- a start past its stop raises ReversedSliceError, a SystemError, ValueError and
+  SafetensorError at once: safetensors raises SystemError for step 1, numpy's ValueError for
+  most larger steps and panics for others (a safetensors bug not copied).
+Checks run in the order safetensors runs them: the ellipsis count, each index converted in
+turn (a negative int checked against its dimension then), the count of indices, the bounds,
+then start <= stop.
 """
 from __future__ import annotations
 
 import operator
 from typing import Any, List, Sequence, Tuple, Union
 
-from ._errors import SafetensorError
+from ._errors import ReversedSliceError, SafetensorError
 
 _I64 = 1 << 63
 _U64 = 1 << 64
@@ -47,11 +50,11 @@ def normalize(key: Any, shape: Sequence[int]) -> Tuple[Any, ...]:
     items = key if isinstance(key, tuple) else (key,)
     ndim = len(shape)
     conv: List[_Item] = []
+    if sum(1 for k in items if k is Ellipsis) > 1:  # checked before any index is converted
+        raise SafetensorError("Only one ellipsis (...) is allowed in slice index")
     ellipsis_at = -1
     for pos, k in enumerate(items):
         if k is Ellipsis:
-            if ellipsis_at >= 0:
-                raise SafetensorError("Only one ellipsis (...) is allowed in slice index")
             ellipsis_at = pos
             conv.append(None)
         elif isinstance(k, slice):
@@ -71,8 +74,8 @@ def normalize(key: Any, shape: Sequence[int]) -> Tuple[Any, ...]:
             if n is None or not -_I64 <= n < _I64:
                 raise SafetensorError(f"Unsupported slice index at position {pos}: expected "
                                       f"slice, int, or ellipsis")
-            if n < 0:  # the dimension this index lands on once the ellipsis is expanded
-                dim = pos if ellipsis_at < 0 else ndim - (len(items) - pos)
+            if n < 0:  # from the end of its dimension: the ellipsis covers max(0, the rest)
+                dim = pos if ellipsis_at < 0 else pos - 1 + max(0, ndim - (len(items) - 1))
                 size = shape[dim] if 0 <= dim < ndim else 0
                 if -n > size:
                     raise SafetensorError(f"Invalid index {n} for dimension {dim} of size {size}")
@@ -103,5 +106,6 @@ def normalize(key: Any, shape: Sequence[int]) -> Tuple[Any, ...]:
         backwards = backwards or start > stop
         out.append(slice(start, stop, step))
     if backwards:
-        raise SystemError("Negative size passed to PyByteArray_FromStringAndSize")
+        raise ReversedSliceError("a slice starts after its stop (safetensors raises SystemError, "
+                                 "ValueError or panics here)")
     return tuple(out)
