@@ -94,3 +94,24 @@ def test_ggml_quantize_matches_gguf(qtype, shape):
 def test_ggml_quantize_refuses_partial_block():
     with pytest.raises(tensorblob.TensorblobError):
         tensorblob.ggml_quantize(np.zeros((2, 33), np.float32), "Q8_0")
+
+
+@pytest.mark.parametrize("sdt,mdt", [(np.float16, mx.float16), (ml_dtypes.bfloat16, mx.bfloat16)],
+                         ids=["f16", "bf16"])
+def test_affine_other_scale_dtype_is_mlx_cast_once(sdt, mdt):
+    # docs/quantize.md: another scale dtype is mx.quantize's f32 scales and biases cast once.
+    a = data((4, 128), np.float32, 11)
+    w, s, b = tensorblob.quantize(a, "affine", bits=4, group_size=64, scale_dtype=sdt)
+    rw, rs, rb = mx.quantize(mx.array(a), group_size=64, bits=4)
+    assert np_bytes(w) == mx_bytes(rw)
+    assert np_bytes(s) == mx_bytes(rs.astype(mdt))
+    assert np_bytes(b) == mx_bytes(rb.astype(mdt))
+
+
+def test_threads_do_not_change_bytes():
+    a = data((64, 256), np.float32, 5)
+    one = tensorblob.quantize(a, "affine", bits=4, group_size=64, threads=1)
+    four = tensorblob.quantize(a, "affine", bits=4, group_size=64, threads=4)
+    assert all(x.tobytes() == y.tobytes() for x, y in zip(one, four))
+    assert (tensorblob.ggml_quantize(a, "Q4_0", threads=1).tobytes()
+            == tensorblob.ggml_quantize(a, "Q4_0", threads=4).tobytes())

@@ -1,5 +1,7 @@
-"""tensorblob: a drop-in for safetensors.safe_open over the tensorblob C library, which also
-reads sharded checkpoints, Ollama stores, UQFF, SLM1 and GGUF and dequantizes quantized tensors.
+"""tensorblob: a drop-in for safetensors.safe_open (0.8.0: backend=, its slicing rules and
+errors; framework numpy, mlx, torch, jax) over the tensorblob C library, which also reads
+sharded checkpoints, Ollama stores, UQFF, SLM1 and GGUF, dequantizes quantized tensors and
+quantizes (quantize: mx.quantize's layout; ggml_quantize: ggml blocks).
 
     import tensorblob
     with tensorblob.safe_open("model.safetensors", framework="numpy") as f:
