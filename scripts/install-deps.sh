@@ -6,7 +6,8 @@ set -euo pipefail
 APT_PACKAGES=(meson ninja-build pkg-config jq libsimdjson-dev libssl-dev
   libgtest-dev libbenchmark-dev clang libclang-rt-14-dev llvm libclang-dev tmux cmake
   libcurl4-openssl-dev)  # libcurl: the CLI's http(s) URLs (optional: -Dcurl=disabled builds without)
-PIP_PACKAGES=(numpy safetensors ml_dtypes gguf)
+# safetensors pinned: bindings/python's drop-in tests compare its exact accept/refuse rules.
+PIP_PACKAGES=(numpy "safetensors==0.8.0" ml_dtypes gguf)
 
 # shellcheck source=scripts/lib/setup.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/setup.sh"
@@ -23,7 +24,8 @@ if [ "${TBLOB_SKIP_I386:-0}" != 1 ] && [ "$(dpkg --print-architecture)" = amd64 
 fi
 
 PY=${PYTHON:-python3}
-if ! "$PY" -c 'import numpy, safetensors, ml_dtypes, gguf' 2>/dev/null; then
+if ! "$PY" -c 'import numpy, safetensors, ml_dtypes, gguf
+assert safetensors.__version__ == "0.8.0"' 2>/dev/null; then
   setup_pip "$PY" "${PIP_PACKAGES[@]}"
 fi
 # The quantizers' oracles (tests/quant; they fail under CI=true without them): gguf-py

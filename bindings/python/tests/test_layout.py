@@ -32,6 +32,8 @@ STRUCTS = {
     "VerifyOptions": "tblob_verify_options",
     "DequantOptions": "tblob_dequant_options",
     "VerifySummary": "tblob_verify_summary",
+    "QuantDesc": "tblob_quant_desc",
+    "QuantizeOptions": "tblob_quantize_options",
 }
 
 

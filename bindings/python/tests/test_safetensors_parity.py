@@ -89,8 +89,9 @@ def test_file_matches_reference(path):
                 for sl in (slice(0, 1), slice(1, None), slice(0, n), slice(n // 2, n), -1, 0):
                     try:
                         want_sl = rs[sl]
-                    except Exception:  # safetensors refuses empty ranges; numpy allows them
-                        assert ts[sl].size == 0
+                    except Exception as e:  # noqa: BLE001  (e.g. [1:] of one row)
+                        with pytest.raises(type(e)):  # refused the same way
+                            ts[sl]
                         continue
                     same_bits(ts[sl], want_sl)
 

@@ -49,6 +49,20 @@ def test_pointer_inside_mapping_at_the_tensors_file_offset():
             assert p + a.nbytes <= e
 
 
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="needs /proc/self/maps")
+@pytest.mark.parametrize("backend,mapped", [("mmap", True), ("pread", False)])
+def test_backend_maps_or_reads(backend, mapped, tmp_path):
+    # A private copy, so no other test's mapping of the same file is seen.
+    p = tmp_path / "m.safetensors"
+    p.write_bytes(TINY.read_bytes())
+    with st_open(str(p), framework="np") as ref:
+        want = {k: ref.get_tensor(k).tobytes() for k in ref.keys()}
+    gc.collect()
+    with tensorblob.safe_open(str(p), framework="np", backend=backend) as f:
+        assert bool(mappings_of(p)) == mapped
+        assert {k: f.get_tensor(k).tobytes() for k in f.keys()} == want
+
+
 def test_read_mode_copies_and_still_matches():
     ref = st_open(str(TINY), framework="np")
     with tensorblob.safe_open(TINY, mode="read") as f:

@@ -1,5 +1,7 @@
-"""tensorblob: a drop-in for safetensors.safe_open over the tensorblob C library, which also
-reads sharded checkpoints, Ollama stores, UQFF, SLM1 and GGUF and dequantizes quantized tensors.
+"""tensorblob: a drop-in for safetensors.safe_open (0.8.0: backend=, its slicing rules and
+errors; framework numpy, mlx, torch, jax) over the tensorblob C library, which also reads
+sharded checkpoints, Ollama stores, UQFF, SLM1 and GGUF, dequantizes quantized tensors and
+quantizes (quantize: mx.quantize's layout; ggml_quantize: ggml blocks).
 
     import tensorblob
     with tensorblob.safe_open("model.safetensors", framework="numpy") as f:
@@ -9,10 +11,11 @@ reads sharded checkpoints, Ollama stores, UQFF, SLM1 and GGUF and dequantizes qu
 """
 from ._core import (BlobProblem, QuantInfo, SafeOpen, SafeSlice, Store, StoreModel,
                     VerifyProgress, VerifyResult, open_store, safe_open)
-from ._errors import (CancelledError, DequantError, DigestError, FormatError,
+from ._errors import (CancelledError, ReversedSliceError, SafetensorError, DequantError, DigestError, FormatError,
                       InvalidArgumentError, LimitError, MissingFileError, NotFoundError,
                       TensorblobError, TensorblobIOError, UnsupportedError)
 from ._ffi import lib as _lib, library_path
+from ._quantize import GGML_TYPES, ggml_quantize, quantize
 
 __version__ = "0.1.0"
 
@@ -45,6 +48,8 @@ __all__ = [
     "safe_open", "open", "open_store", "SafeOpen", "SafeSlice", "Store", "StoreModel", "QuantInfo",
     "VerifyProgress", "VerifyResult", "BlobProblem", "TensorblobError", "TensorblobIOError",
     "MissingFileError", "FormatError", "LimitError", "DigestError", "DequantError",
-    "NotFoundError", "InvalidArgumentError", "CancelledError", "UnsupportedError",
+    "NotFoundError", "InvalidArgumentError", "SafetensorError",
+    "ReversedSliceError", "CancelledError", "UnsupportedError",
+    "quantize", "ggml_quantize", "GGML_TYPES",
     "library_path", "library_version", "kernel", "features", "__version__",
 ]

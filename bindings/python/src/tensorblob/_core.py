@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ctypes
+import io
 import itertools
 import os
 import threading
@@ -11,8 +12,8 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 import ml_dtypes
 import numpy as np
 
-from . import _ffi
-from ._errors import MissingFileError, TensorblobError, family
+from . import _ffi, _frameworks, _slicing
+from ._errors import MissingFileError, SafetensorError, TensorblobError, family
 from ._ffi import lib
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -307,7 +308,9 @@ _UQFF_FAMILIES = {0: "gguf", 1: "unquant", 2: "hqq", 3: "fp8", 4: "afq", 5: "f8q
 class SafeSlice:
     """A lazily read tensor (what safe_open().get_slice returns): shape, dtype and indexing.
 
-    Indexing (``s[1:3]``, ``s[0]``, ``s[:, 2:]``) follows numpy and returns a read-only view of
+    Indexing (``s[1:3]``, ``s[0]``, ``s[:, 2:]``, ``s[..., 0]``, ``s[::2]``) accepts and refuses
+    what safetensors 0.8.0 does (see _slicing.py: no negative steps, no None, no index lists,
+    out-of-range starts and stops refused rather than clipped) and returns a read-only view of
     the mapped bytes, no copy.
     """
 
@@ -343,8 +346,9 @@ class SafeSlice:
         return s[0]
 
     def __getitem__(self, key: Any) -> np.ndarray:
-        out: np.ndarray = self._f._array(self._i)[key]
-        return out
+        a = self._f._array(self._i)
+        out: np.ndarray = a[_slicing.normalize(key, a.shape)]
+        return self._f._convert(out)
 
     def __repr__(self) -> str:
         return f"SafeSlice({self.get_dtype()}, {self.get_shape()})"
@@ -359,9 +363,7 @@ class SafeOpen:
     """
 
     def __init__(self, handle: _Handle, framework: str = "numpy") -> None:
-        if framework not in ("numpy", "np"):
-            raise ValueError(f"tensorblob returns numpy arrays; framework {framework!r} "
-                             f"is not supported")
+        self._convert = _frameworks.converter(framework)
         self._h: Optional[_Handle] = handle
         self._count = int(lib.tblob_model_tensor_count(handle.ptr))
         self._infos: Optional["ctypes.Array[_ffi.TensorInfo]"] = None
@@ -624,8 +626,9 @@ class SafeOpen:
         """The tensor's stored values as a read-only numpy array aliasing the file (BF16 and
         FP8 as ml_dtypes types). Raises NotFoundError (a KeyError) for an unknown name.
         A quantized UQFF layer gives its stored entry's bytes as a flat array of the stored
-        dtype (its shape is the logical one); dequantize() decodes it."""
-        return self._array(self._find(name))
+        dtype (its shape is the logical one); dequantize() decodes it.
+        Other frameworks: that array converted (see _frameworks.py)."""
+        return self._convert(self._array(self._find(name)))
 
     def get_slice(self, name: str) -> SafeSlice:
         """A lazy view: get_shape(), get_dtype() and numpy indexing."""
@@ -638,7 +641,7 @@ class SafeOpen:
 
     def get_tensors(self) -> Dict[str, np.ndarray]:
         """Every tensor, keyed by name, in offset order."""
-        return {n: self._array(i) for i, n in enumerate(self._names_list())}
+        return {n: self._convert(self._array(i)) for i, n in enumerate(self._names_list())}
 
     def __contains__(self, name: object) -> bool:
         if not isinstance(name, str):
@@ -738,10 +741,10 @@ class SafeOpen:
         if rows is None:
             shape = self._logical_shape(i)
             if int(np.prod(shape, dtype=np.uint64)) == out.size:
-                return out.reshape(shape)
-            return out
+                return self._convert(out.reshape(shape))
+            return self._convert(out)
         cols = (out.size // (end - begin)) if end > begin else 0
-        return out.reshape(end - begin, cols) if end > begin else out
+        return self._convert(out.reshape(end - begin, cols) if end > begin else out)
 
     def quant_info(self, name: str) -> QuantInfo:
         """How the tensor dequantizes: scheme, bits, group size, logical shape, companions."""
@@ -784,10 +787,28 @@ class SafeOpen:
         return f"<tensorblob.SafeOpen {self.format if self._h else ''} {state}>"
 
 
-def safe_open(path: Union[PathLike, Buffer, Any], framework: str = "numpy", device: str = "cpu", *,
-              mode: str = "map", names: Optional[Sequence[str]] = None,
+_UNSET: Any = object()
+
+
+def _backend_mode(backend: Any, mode: Optional[str]) -> str:
+    """mode ("map"/"read") from safetensors' backend= ("mmap"/"pread") and tensorblob's mode=."""
+    if backend is _UNSET:
+        return "map" if mode is None else mode
+    if not isinstance(backend, str):
+        raise TypeError(f"argument 'backend': {backend!r} is not an instance of 'str'")
+    if backend not in ("mmap", "pread"):
+        raise SafetensorError(f'backend "{backend}" is invalid (expected one of: "mmap", "pread")')
+    chosen = "map" if backend == "mmap" else "read"
+    if mode is not None and mode != chosen:
+        raise ValueError(f"backend={backend!r} and mode={mode!r} disagree; give one of them")
+    return chosen
+
+
+def safe_open(path: Union[PathLike, Buffer, Any], framework: str = "numpy", device: str = "cpu",
+              backend: str = _UNSET, *, mode: Optional[str] = None,
+              names: Optional[Sequence[str]] = None,
               siblings: Optional[Callable[[str], Any]] = None) -> SafeOpen:
-    """Opens a model, a drop-in for ``safetensors.safe_open(path, framework="numpy")``.
+    """Opens a model, a drop-in for ``safetensors.safe_open`` (0.8.0).
 
     path: a safetensors file; a directory with model.safetensors.index.json or that index; an
     Ollama store manifest, or "<store root>/<name:tag>"; a UQFF directory or shard; an SLM1
@@ -796,14 +817,27 @@ def safe_open(path: Union[PathLike, Buffer, Any], framework: str = "numpy", devi
     Or a binary file object with seek() and read() (or readinto()): the model reads through
     it, the header at open and then only the tensors asked for (get_tensor returns copies;
     the file object must stay open while the model lives and is used under a lock, so the
-    model may be shared between threads).
-    mode: "map" (zero copy, default) or "read" (bytes copied into memory the model owns).
+    model may be shared between threads). A text-mode file object raises TypeError, as
+    safetensors does for every file object.
+    framework: "numpy"/"np" (read-only arrays aliasing the mapping), "mlx" (mx.array copies),
+    "pt"/"torch", "jax"/"flax" (ImportError naming the package when it is not installed);
+    another name raises SafetensorError as safetensors does.
+    backend: as safetensors, "mmap" (default: the file is mapped, get_tensor is zero copy) or
+    "pread" (the C library's read mode: the file's bytes are read into memory the model owns
+    and the file is closed; nothing stays mapped, so a file replaced or truncated later cannot
+    fault a reader). Another string raises SafetensorError, a non-string TypeError.
+    mode: tensorblob's older spelling of backend: "map" (= "mmap") or "read" (= "pread").
     names: SLM1 only, the tensor names a runtime will look up (SLM1 stores only hashes).
     siblings: file objects only: called with a shard name of a sharded checkpoint's index,
     returns that file opened for binary reading (FileNotFoundError or None: no such file).
     """
+    mode = _backend_mode(backend, mode)
+    _frameworks.converter(framework)  # an unknown or missing framework fails before opening
     if device != "cpu":
         raise ValueError(f"tensorblob reads to the CPU only, not {device!r}")
+    if isinstance(path, io.TextIOBase):
+        raise TypeError(f"argument 'filename': expected str, bytes or os.PathLike object or a "
+                        f"binary file object, not {type(path).__name__} (a text-mode file)")
     if hasattr(path, "seek") and (hasattr(path, "readinto") or hasattr(path, "read")):
         return SafeOpen(_open_fileobj(path, siblings), framework)
     if isinstance(path, (bytes, bytearray, memoryview, np.ndarray)):

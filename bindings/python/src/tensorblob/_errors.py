@@ -4,6 +4,25 @@ from __future__ import annotations
 from typing import Any, Optional, Tuple
 
 
+try:  # so that `except safetensors.SafetensorError` catches what safetensors would raise
+    from safetensors import SafetensorError as _SafetensorBase
+except Exception:  # noqa: BLE001  (safetensors missing or broken: a plain base)
+    class _SafetensorBase(Exception):  # type: ignore[no-redef]
+        pass
+
+
+class SafetensorError(_SafetensorBase):  # type: ignore[misc,valid-type]
+    """Raised where safetensors.safe_open raises its SafetensorError (a bad slice key, an
+    unknown backend or framework); a subclass of safetensors' class when it is importable."""
+
+
+class ReversedSliceError(SafetensorError, SystemError, ValueError):
+    """A get_slice range whose start is past its stop. safetensors 0.8.0 has no error of its
+    own for it: it raises SystemError (step 1), ValueError from numpy (most larger steps) or
+    panics (PanicException, others); this class is all three of SystemError, ValueError and
+    SafetensorError, so whichever of them code catches, it catches this."""
+
+
 class TensorblobError(Exception):
     """An error status from the C library.
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
-from ctypes import (POINTER, Structure, c_char, c_char_p, c_int, c_int32, c_int64, c_size_t,
-                    c_uint32, c_uint64, c_void_p)
+from ctypes import (POINTER, Structure, c_char, c_char_p, c_float, c_int, c_int32, c_int64,
+                    c_size_t, c_uint32, c_uint64, c_void_p)
 from pathlib import Path
 from typing import Optional, Type, TypeVar
 
@@ -134,6 +134,20 @@ class DequantOptions(Structure):
                 ("reserved", u32)]
 
 
+class QuantDesc(Structure):
+    _fields_ = [("struct_size", u32), ("scheme", u32), ("bits", u32), ("group_size", u32),
+                ("scale_dtype", u32), ("bias_dtype", u32), ("special", u32),
+                ("global_scale_mode", u32), ("rows", u64), ("cols", u64),
+                ("data", c_void_p), ("data_bytes", u64), ("scales", c_void_p),
+                ("scales_bytes", u64), ("biases", c_void_p), ("biases_bytes", u64),
+                ("global_scale", c_void_p), ("global_scale_bytes", u64)]
+
+
+class QuantizeOptions(Structure):
+    _fields_ = [("struct_size", u32), ("threads", u32), ("importance", POINTER(c_float)),
+                ("importance_count", u64), ("reserved", u32 * 2)]
+
+
 # tblob_dequant_options.stores
 STORES = {"auto": 0, "stream": 1, "cache": 2}
 
@@ -200,6 +214,12 @@ _SIGNATURES.update({
     "tblob_tensor_read": (ST, [M, u64, u64, c_void_p, c_size_t, D]),
     "tblob_tensor_dequantize_opts": (ST, [M, u64, u32, u64, u64, c_void_p, c_size_t,
                                           POINTER(DequantOptions), D]),
+    "tblob_quant_size": (ST, [POINTER(QuantDesc), D]),
+    "tblob_quant_quantize": (ST, [POINTER(QuantDesc), u32, c_void_p, c_size_t,
+                                  POINTER(QuantizeOptions), D]),
+    "tblob_ggml_row_size": (ST, [u32, u64, POINTER(u64), D]),
+    "tblob_ggml_quantize": (ST, [u32, u32, c_void_p, c_size_t, u64, u64, POINTER(c_float),
+                                 c_void_p, c_size_t, POINTER(QuantizeOptions), D]),
 })
 
 # Every versioned struct the binding creates, with its init function (bindings cannot see the
@@ -213,6 +233,7 @@ _INIT_FUNCS = {
     "StoreOpenOptions": "tblob_store_open_options_init",
     "VerifyOptions": "tblob_verify_options_init", "VerifySummary": "tblob_verify_summary_init",
     "ByteSource": "tblob_byte_source_init", "DequantOptions": "tblob_dequant_options_init",
+    "QuantDesc": "tblob_quant_desc_init", "QuantizeOptions": "tblob_quantize_options_init",
 }
 for _cls, _fn in _INIT_FUNCS.items():
     _SIGNATURES[_fn] = (ST, [POINTER(globals()[_cls]), c_size_t])
