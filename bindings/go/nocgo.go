@@ -125,3 +125,13 @@ func QuantSize(q QuantDesc) (QuantSizes, error) { return QuantSizes{}, ErrNoCgo 
 func QuantQuantize(q QuantDesc, src []float32, opts *QuantizeOptions) (Quantized, error) {
 	return Quantized{}, ErrNoCgo
 }
+
+// GGMLQuantizeBytes returns ErrNoCgo.
+func GGMLQuantizeBytes(ggmlType uint32, srcDType DType, src []byte, rows, cols uint64, importance []float32, opts *QuantizeOptions) ([]byte, error) {
+	return nil, ErrNoCgo
+}
+
+// QuantQuantizeBytes returns ErrNoCgo.
+func QuantQuantizeBytes(q QuantDesc, srcDType DType, src []byte, opts *QuantizeOptions) (Quantized, error) {
+	return Quantized{}, ErrNoCgo
+}

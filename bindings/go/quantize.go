@@ -59,6 +59,15 @@ func GGMLRowSize(ggmlType uint32, cols uint64) (uint64, error) {
 // (rows * GGMLRowSize(cols) bytes). importance is nil or cols per-column weights for the
 // types that take them. opts may be nil.
 func GGMLQuantize(ggmlType uint32, src []float32, rows, cols uint64, importance []float32, opts *QuantizeOptions) ([]byte, error) {
+	return ggmlQuantize(ggmlType, F32, f32Ptr(src), uintptr(len(src))*4, rows, cols, importance, opts)
+}
+
+// GGMLQuantizeBytes is GGMLQuantize for little-endian F32, F16 or BF16 input (srcDType).
+func GGMLQuantizeBytes(ggmlType uint32, srcDType DType, src []byte, rows, cols uint64, importance []float32, opts *QuantizeOptions) ([]byte, error) {
+	return ggmlQuantize(ggmlType, srcDType, bytePtr(src), uintptr(len(src)), rows, cols, importance, opts)
+}
+
+func ggmlQuantize(ggmlType uint32, srcDType DType, src unsafe.Pointer, srcBytes uintptr, rows, cols uint64, importance []float32, opts *QuantizeOptions) ([]byte, error) {
 	rowBytes, err := GGMLRowSize(ggmlType, cols)
 	if err != nil {
 		return nil, err
@@ -70,7 +79,7 @@ func GGMLQuantize(ggmlType uint32, src []float32, rows, cols uint64, importance 
 	dst := make([]byte, total)
 	co, cop := quantizeOptions(opts)
 	d := newDiag()
-	st := C.tblob_ggml_quantize(C.uint32_t(ggmlType), C.uint32_t(F32), f32Ptr(src), C.size_t(uintptr(len(src))*4),
+	st := C.tblob_ggml_quantize(C.uint32_t(ggmlType), C.uint32_t(srcDType), src, C.size_t(srcBytes),
 		C.uint64_t(rows), C.uint64_t(cols), (*C.float)(f32Ptr(importance)), bytePtr(dst), C.size_t(len(dst)), cop, &d)
 	runtime.KeepAlive(&co)
 	if st != 0 {
@@ -108,6 +117,15 @@ func QuantSize(q QuantDesc) (QuantSizes, error) {
 // affine, mxfp4, mxfp8, nvfp4, block FP8, SLM1; the inverse of the library's dequantizer,
 // bit-exact with mx.quantize on the CPU for the MLX schemes: docs/quantize.md). opts may be nil.
 func QuantQuantize(q QuantDesc, src []float32, opts *QuantizeOptions) (Quantized, error) {
+	return quantQuantize(q, F32, f32Ptr(src), uintptr(len(src))*4, opts)
+}
+
+// QuantQuantizeBytes is QuantQuantize for little-endian F32, F16 or BF16 input (srcDType).
+func QuantQuantizeBytes(q QuantDesc, srcDType DType, src []byte, opts *QuantizeOptions) (Quantized, error) {
+	return quantQuantize(q, srcDType, bytePtr(src), uintptr(len(src)), opts)
+}
+
+func quantQuantize(q QuantDesc, srcDType DType, src unsafe.Pointer, srcBytes uintptr, opts *QuantizeOptions) (Quantized, error) {
 	sizes, err := QuantSize(q)
 	if err != nil {
 		return Quantized{}, err
@@ -136,7 +154,7 @@ func QuantQuantize(q QuantDesc, src []float32, opts *QuantizeOptions) (Quantized
 	}
 	co, cop := quantizeOptions(opts)
 	d := newDiag()
-	st := C.tblob_quant_quantize(&cd, C.uint32_t(F32), f32Ptr(src), C.size_t(uintptr(len(src))*4), cop, &d)
+	st := C.tblob_quant_quantize(&cd, C.uint32_t(srcDType), src, C.size_t(srcBytes), cop, &d)
 	runtime.KeepAlive(&co)
 	if st != 0 {
 		return Quantized{}, newError(st, &d)
