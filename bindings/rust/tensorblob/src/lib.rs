@@ -24,9 +24,12 @@
 
 mod dtype;
 mod error;
+mod kernel;
 mod model;
+mod quantize;
 mod source;
 mod store;
+mod typed_metadata;
 
 pub use dtype::{DType, Element};
 pub use error::{Error, Family, Result, Status};
@@ -35,7 +38,13 @@ pub use model::{
     TensorInfo, Tensors,
 };
 pub use source::{ReadSeek, SiblingOpener};
-pub use store::{Store, StoreModel, VerifyProgress, VerifySummary};
+pub use kernel::{active_kernel, ggml_kernel, set_kernel};
+pub use quantize::{
+    ggml_quantize, ggml_quantize_bytes, ggml_row_size, quant_quantize, quant_quantize_bytes, quant_size, GlobalScale,
+    QuantDesc, QuantScheme, QuantSizes, Quantized, QuantizeOptions,
+};
+pub use store::{GcEntry, GcKind, GcReport, ImportResult, Store, StoreModel, VerifyProgress, VerifySummary};
+pub use typed_metadata::{MetaElement, MetaType, MetaValue, TypedValue};
 
 /// The linked library's version, `"MAJOR.MINOR.PATCH"`.
 pub fn library_version() -> &'static str {
