@@ -235,12 +235,11 @@ fn quant_quantize_raw(
         GlobalScale::MlxAmax(g) => g,
         GlobalScale::None => 0.0,
     };
-    d.data = out.data.as_mut_ptr().cast();
-    d.data_bytes = sizes.data;
-    d.scales = out.scales.as_mut_ptr().cast();
-    d.scales_bytes = sizes.scales;
-    d.biases = out.biases.as_mut_ptr().cast();
-    d.biases_bytes = sizes.biases;
+    // An absent part is NULL (the library refuses a pointer to a part the scheme has not).
+    let part = |v: &mut Vec<u8>| if v.is_empty() { ptr::null() } else { v.as_mut_ptr().cast_const().cast::<c_void>() };
+    (d.data, d.data_bytes) = (part(&mut out.data), sizes.data);
+    (d.scales, d.scales_bytes) = (part(&mut out.scales), sizes.scales);
+    (d.biases, d.biases_bytes) = (part(&mut out.biases), sizes.biases);
     if !matches!(desc.global_scale, GlobalScale::None) {
         d.global_scale = ptr::from_ref(&global).cast();
         d.global_scale_bytes = 4;
