@@ -8,7 +8,10 @@
 //! - [`Model::open_reader`] reads a model through any `Read + Seek` (header first, then only
 //!   the tensors asked for); [`Tensor::read_into`] copies a tensor's bytes from any model.
 //! - [`Store`] opens an Ollama store: [`Store::models`], [`Store::open_model`],
-//!   [`Store::verify`].
+//!   [`Store::verify`], [`Store::import`], [`Store::gc`].
+//! - [`Model::typed_metadata`] (GGUF key/values with their types), [`Model::metadata_array`],
+//!   [`Model::metadata_strings`]; [`set_kernel`] / [`active_kernel`]; the quantizers
+//!   [`ggml_quantize`] (ggml blocks) and [`quant_quantize`] (MLX/FP8 schemes).
 //! - Every failure is an [`Error`] carrying a [`Status`] (and its [`Family`]), the library's
 //!   message and the byte offset. Input never makes this crate panic.
 //! - [`features`] lists what the linked library was built with.
