@@ -32,6 +32,11 @@ STRUCTS = {
     "VerifyOptions": "tblob_verify_options",
     "DequantOptions": "tblob_dequant_options",
     "VerifySummary": "tblob_verify_summary",
+    "MetadataValue": "tblob_metadata_value",
+    "ImportResult": "tblob_import_result",
+    "GcEntry": "tblob_gc_entry",
+    "GcOptions": "tblob_gc_options",
+    "GcResult": "tblob_gc_result",
 }
 
 
