@@ -46,7 +46,7 @@ pub use quantize::{
     ggml_quantize, ggml_quantize_bytes, ggml_row_size, quant_quantize, quant_quantize_bytes, quant_size, GlobalScale,
     QuantDesc, QuantScheme, QuantSizes, Quantized, QuantizeOptions,
 };
-pub use store::{GcEntry, GcKind, GcReport, ImportResult, Store, StoreModel, VerifyProgress, VerifySummary};
+pub use store::{GcEntry, GcKind, GcReport, ImportProgress, ImportResult, Store, StoreModel, VerifyProgress, VerifySummary};
 pub use typed_metadata::{MetaElement, MetaType, MetaValue, TypedValue};
 
 /// The linked library's version, `"MAJOR.MINOR.PATCH"`.

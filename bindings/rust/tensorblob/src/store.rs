@@ -326,6 +326,50 @@ pub struct ImportResult {
     pub bytes_written: u64,
 }
 
+/// How far [`Store::import_with_progress`] is (`tblob_import_progress`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ImportProgress {
+    /// Source tensors to import.
+    pub tensors_total: u64,
+    /// Tensors in blobs written or found in the store.
+    pub tensors_done: u64,
+    /// Their data bytes.
+    pub bytes_total: u64,
+    /// Bytes done.
+    pub bytes_done: u64,
+}
+
+unsafe extern "C" fn import_progress_cb<F>(user: *mut c_void, p: *const sys::tblob_import_progress) -> c_int
+where
+    F: FnMut(&ImportProgress) -> ControlFlow<()>,
+{
+    // SAFETY: user is the &mut VerifyState<F> Store::import_with_progress passes for this call
+    // only; the library calls back on the calling thread; p is valid during it.
+    let (state, p) = unsafe { (&mut *user.cast::<VerifyState<F>>(), &*p) };
+    if state.stopped {
+        return 1;
+    }
+    let progress = ImportProgress {
+        tensors_total: p.tensors_total,
+        tensors_done: p.tensors_done,
+        bytes_total: p.bytes_total,
+        bytes_done: p.bytes_done,
+    };
+    // A panic must not unwind through C: cancel and re-raise it afterwards.
+    match panic::catch_unwind(AssertUnwindSafe(|| (state.f)(&progress))) {
+        Ok(ControlFlow::Continue(())) => 0,
+        Ok(ControlFlow::Break(())) => {
+            state.stopped = true;
+            1
+        }
+        Err(payload) => {
+            state.stopped = true;
+            state.panic = Some(payload);
+            1
+        }
+    }
+}
+
 /// Why [`Store::gc`] lists a file (`tblob_gc_kind`).
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -400,14 +444,37 @@ impl Store {
     /// blob per tensor, de-duplicated by content, the manifest written last and atomically.
     /// Running it again changes nothing.
     pub fn import(&self, name: &str, source_dir: impl AsRef<Path>) -> Result<ImportResult> {
+        self.import_with_progress(name, source_dir, |_| ControlFlow::Continue(()))
+    }
+
+    /// [`Store::import`], calling `progress` on this thread before the first blob and after
+    /// every tensor blob; [`ControlFlow::Break`] cancels ([`Status::Cancelled`]: no manifest
+    /// is written; blobs already written are complete and reused by the next import). A panic
+    /// in `progress` cancels too and resumes in the caller once the library has returned.
+    pub fn import_with_progress<F>(&self, name: &str, source_dir: impl AsRef<Path>, progress: F) -> Result<ImportResult>
+    where
+        F: FnMut(&ImportProgress) -> ControlFlow<()>,
+    {
         not_reentrant(self.raw())?;
         let dir = c_path(source_dir.as_ref())?;
+        let mut state = VerifyState { f: progress, stopped: false, panic: None };
+        let mut o: sys::tblob_import_options = init(sys::tblob_import_options_init);
+        o.progress = Some(import_progress_cb::<F>);
+        o.progress_user = (&mut state as *mut VerifyState<F>).cast();
         let mut r: sys::tblob_import_result = init(sys::tblob_import_result_init);
-        // SAFETY: name valid for its length, dir NUL-terminated, NULL options mean defaults,
-        // r writable with struct_size set.
-        check(|d| unsafe {
-            sys::tblob_store_import(self.raw(), name.as_ptr().cast(), name.len(), dir.as_ptr(), ptr::null(), &mut r, d)
-        })?;
+        let st = {
+            let _guard = CallbackGuard::enter(self.raw());
+            // SAFETY: name valid for its length, dir NUL-terminated; o points to state, alive
+            // for the call, and the callback runs only during it on this thread; r writable
+            // with struct_size set.
+            check(|d| unsafe {
+                sys::tblob_store_import(self.raw(), name.as_ptr().cast(), name.len(), dir.as_ptr(), &o, &mut r, d)
+            })
+        };
+        if let Some(payload) = state.panic.take() {
+            panic::resume_unwind(payload);
+        }
+        st?;
         Ok(ImportResult {
             manifest_written: r.manifest_written != 0,
             layers: r.layers,

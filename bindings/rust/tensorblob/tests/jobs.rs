@@ -5,6 +5,7 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 
 use safetensors::SafeTensors;
 use tensorblob::{
@@ -256,8 +257,20 @@ fn store_import_and_gc() {
     std::fs::create_dir_all(root.join("blobs")).unwrap();
     let src = common::repo().join("examples/tiny-llama");
     let store = Store::open(&root).unwrap();
-    let first = store.import("tiny:1", &src).unwrap();
+    // Cancelled before the first blob: no manifest, so no model.
+    let err = store.import_with_progress("tiny:1", &src, |_| ControlFlow::Break(())).unwrap_err();
+    assert_eq!(err.status(), Status::Cancelled);
+    assert_eq!(store.open_model("tiny:1").unwrap_err().status(), Status::OllamaModelNotFound);
+    let mut seen = Vec::new();
+    let first = store
+        .import_with_progress("tiny:1", &src, |p| {
+            seen.push(*p);
+            ControlFlow::Continue(())
+        })
+        .unwrap();
     assert!(first.manifest_written && first.tensors == 21 && first.blobs_written > 0, "{first:?}");
+    let last = seen.last().unwrap();
+    assert_eq!((last.tensors_done, last.tensors_total, last.bytes_done), (21, 21, last.bytes_total), "{seen:?}");
     let again = store.import("tiny:1", &src).unwrap();
     assert!(!again.manifest_written && again.blobs_written == 0, "{again:?}");
 
