@@ -70,7 +70,19 @@ def test_store_import_and_gc(tmp_path):
     (root / "blobs").mkdir()
     src = REPO / "examples" / "tiny-llama"
     with tensorblob.open_store(root) as s:
-        r = s.import_model("tiny:1", src)
+        class Stop(Exception):
+            pass
+
+        def stop(_p):
+            raise Stop
+
+        with pytest.raises(Stop):  # cancelled before the first blob: no manifest
+            s.import_model("tiny:1", src, progress=stop)
+        assert s.models() == []
+        seen = []
+        r = s.import_model("tiny:1", src, progress=seen.append)
+        last = seen[-1]
+        assert (last.tensors_done, last.tensors_total, last.bytes_done) == (21, 21, last.bytes_total)
         assert r.manifest_written and r.tensors == 21 and r.blobs_written > 0, r
         again = s.import_model("tiny:1", src)
         assert not again.manifest_written and again.blobs_written == 0, again

@@ -34,6 +34,8 @@ STRUCTS = {
     "VerifySummary": "tblob_verify_summary",
     "MetadataValue": "tblob_metadata_value",
     "ImportResult": "tblob_import_result",
+    "ImportProgress": "tblob_import_progress",
+    "ImportOptions": "tblob_import_options",
     "GcEntry": "tblob_gc_entry",
     "GcOptions": "tblob_gc_options",
     "GcResult": "tblob_gc_result",

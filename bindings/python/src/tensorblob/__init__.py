@@ -7,7 +7,7 @@ reads sharded checkpoints, Ollama stores, UQFF, SLM1 and GGUF and dequantizes qu
     with open("model.safetensors", "rb") as fh, tensorblob.open(fh) as f:
         w = f.get_tensor("lm_head.weight")   # the header, then only this tensor, is read
 """
-from ._core import (BlobProblem, GcEntry, GcResult, ImportResult, QuantInfo, SafeOpen, SafeSlice,
+from ._core import (BlobProblem, GcEntry, GcResult, ImportProgress, ImportResult, QuantInfo, SafeOpen, SafeSlice,
                     Store, StoreModel, VerifyProgress, VerifyResult, open_store, safe_open)
 from ._errors import (CancelledError, DequantError, DigestError, FormatError,
                       InvalidArgumentError, LimitError, MissingFileError, NotFoundError,
@@ -64,5 +64,5 @@ __all__ = [
     "MissingFileError", "FormatError", "LimitError", "DigestError", "DequantError",
     "NotFoundError", "InvalidArgumentError", "CancelledError", "UnsupportedError",
     "library_path", "library_version", "kernel", "set_kernel", "ggml_kernel", "features",
-    "ImportResult", "GcResult", "GcEntry", "__version__",
+    "ImportProgress", "ImportResult", "GcResult", "GcEntry", "__version__",
 ]

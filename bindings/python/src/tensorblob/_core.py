@@ -1007,12 +1007,15 @@ class Store:
                                           ctypes.byref(d)), d)
         return SafeOpen(_Handle(out.value, mapped=(mode == "map")))
 
-    def import_model(self, name: str, source_dir: PathLike) -> "ImportResult":
+    def import_model(self, name: str, source_dir: PathLike, *,
+                     progress: Optional[Callable[["ImportProgress"], Any]] = None) -> "ImportResult":
         """Imports source_dir (config.json, *.safetensors or a sharded checkpoint, other *.json,
         component subdirectories) as model name, the way `ollama create` does: one blob per
         tensor, de-duplicated by content, the manifest written last. Running it again changes
-        nothing (manifest_written False, blobs_written 0)."""
-        return _store_import(self, name, source_dir)
+        nothing (manifest_written False, blobs_written 0). progress is called on this thread
+        before the first blob and after each tensor blob; if it raises, the import is cancelled
+        (no manifest is written) and the exception propagates."""
+        return _store_import(self, name, source_dir, progress)
 
     def gc(self, *, remove: bool = False, min_age_seconds: int = 3600) -> "GcResult":
         """Lists the files of blobs/ no manifest references, partial downloads and temporary
@@ -1120,12 +1123,43 @@ class GcResult:
 _GC_KINDS = {1: "unreferenced", 2: "partial", 3: "temp"}
 
 
-def _store_import(store: Store, name: str, source_dir: PathLike) -> ImportResult:
+@dataclass
+class ImportProgress:
+    """Store.import_model's progress: tensors and their data bytes done so far."""
+    tensors_done: int
+    tensors_total: int
+    bytes_done: int
+    bytes_total: int
+
+
+def _store_import(store: Store, name: str, source_dir: PathLike,
+                  progress: Optional[Callable[[ImportProgress], Any]]) -> ImportResult:
+    errs: List[BaseException] = []
+
+    def cb(_u: Any, p: Any) -> int:
+        if errs:  # already cancelled: never call back into a callable that raised
+            return 1
+        try:
+            x = p.contents
+            if progress is not None:
+                progress(ImportProgress(int(x.tensors_done), int(x.tensors_total),
+                                        int(x.bytes_done), int(x.bytes_total)))
+            return 0
+        except BaseException as ex:  # noqa: BLE001 - re-raised after the C call
+            errs.append(ex)
+            return 1
+
     b = name.encode()
+    o = _ffi.new(_ffi.ImportOptions)
+    fn = _ffi.IMPORT_PROGRESS_FN(cb)
+    o.progress = fn
     r = _ffi.new(_ffi.ImportResult)
     d = _ffi.new(_ffi.Diag)
-    _check(lib.tblob_store_import(store._p(), b, len(b), os.fsencode(source_dir), None,
-                                  ctypes.byref(r), ctypes.byref(d)), d)
+    st = lib.tblob_store_import(store._p(), b, len(b), os.fsencode(source_dir), ctypes.byref(o),
+                                ctypes.byref(r), ctypes.byref(d))
+    if errs:
+        raise errs[0]
+    _check(st, d)
     return ImportResult(bool(r.manifest_written), int(r.layers), int(r.tensors),
                         int(r.blobs_written), int(r.blobs_reused), int(r.bytes_written))
 

@@ -214,6 +214,19 @@ class MetadataValue(Structure):
 METADATA_STRING_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_uint64, c_void_p, c_size_t)
 
 
+class ImportProgress(Structure):
+    _fields_ = [("struct_size", u32), ("reserved", u32), ("tensors_total", u64),
+                ("tensors_done", u64), ("bytes_total", u64), ("bytes_done", u64)]
+
+
+IMPORT_PROGRESS_FN = ctypes.CFUNCTYPE(c_int, c_void_p, POINTER(ImportProgress))
+
+
+class ImportOptions(Structure):
+    _fields_ = [("struct_size", u32), ("flags", u32), ("open", POINTER(OpenOptions)),
+                ("progress", IMPORT_PROGRESS_FN), ("progress_user", c_void_p)]
+
+
 class ImportResult(Structure):
     _fields_ = [("struct_size", u32), ("manifest_written", u32), ("layers", u64),
                 ("tensors", u64), ("blobs_written", u64), ("blobs_reused", u64),
@@ -248,7 +261,7 @@ _SIGNATURES.update({
                                           c_void_p, D]),
     "tblob_kernel_set": (ST, [c_char_p, D]),
     "tblob_ggml_kernel_name": (c_char_p, []),
-    "tblob_store_import": (ST, [S, c_char_p, c_size_t, c_char_p, c_void_p,
+    "tblob_store_import": (ST, [S, c_char_p, c_size_t, c_char_p, POINTER(ImportOptions),
                                 POINTER(ImportResult), D]),
     "tblob_store_gc": (ST, [S, POINTER(GcOptions), POINTER(GcResult), D]),
 })
@@ -265,6 +278,7 @@ _INIT_FUNCS = {
     "VerifyOptions": "tblob_verify_options_init", "VerifySummary": "tblob_verify_summary_init",
     "ByteSource": "tblob_byte_source_init", "DequantOptions": "tblob_dequant_options_init",
     "MetadataValue": "tblob_metadata_value_init", "ImportResult": "tblob_import_result_init",
+    "ImportOptions": "tblob_import_options_init",
     "GcOptions": "tblob_gc_options_init", "GcResult": "tblob_gc_result_init",
 }
 for _cls, _fn in _INIT_FUNCS.items():
