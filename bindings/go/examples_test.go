@@ -79,3 +79,65 @@ func ExampleStore_Verify() {
 	// tiny-llama:v1 21 layers
 	// 22 blobs, 6074 bytes verified
 }
+
+// Typed GGUF metadata: scalars with their type, arrays read by element type.
+func ExampleModel_TypedMetadataLookup() {
+	m, err := tensorblob.Open("../../tests/data/gguf/arrays.gguf")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer m.Close()
+	v, _, err := m.TypedMetadataLookup("s.i16")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(v.Key, v.Type == tensorblob.MetaI16, v.Int)
+	a, _, _ := m.TypedMetadataLookup("a.u16")
+	u16s := make([]uint16, a.Count)
+	if err := tensorblob.MetadataArray(m, a.Index, 0, u16s); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(u16s)
+	s, _, _ := m.TypedMetadataLookup("a.string")
+	strs, err := m.MetadataStrings(s.Index, 3, ^uint64(0))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%q\n", strs)
+	// Output:
+	// s.i16 true -32768
+	// [0 65535 258]
+	// ["▁hello" "a b"]
+}
+
+// The quantizers: ggml blocks and MLX's affine scheme, after forcing the scalar kernels.
+func ExampleGGMLQuantize() {
+	if err := tensorblob.SetKernel("scalar"); err != nil {
+		log.Fatal(err)
+	}
+	defer tensorblob.SetKernel("auto")
+	fmt.Println(tensorblob.ActiveKernel())
+
+	x := make([]float32, 64)
+	for i := range x {
+		x[i] = float32(i)/8 - 4
+	}
+	q8, err := tensorblob.GGMLQuantize(tensorblob.GGMLQ8_0, x, 2, 32, nil, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	rowBytes, _ := tensorblob.GGMLRowSize(tensorblob.GGMLQ8_0, 32)
+	fmt.Println(len(q8), rowBytes)
+
+	desc := tensorblob.QuantDesc{Scheme: tensorblob.QuantMLXAffine, Bits: 4, GroupSize: 32,
+		ScaleDType: tensorblob.F32, BiasDType: tensorblob.F32, Rows: 2, Cols: 32}
+	q, err := tensorblob.QuantQuantize(desc, x, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(q.Data), len(q.Scales), len(q.Biases))
+	// Output:
+	// scalar
+	// 68 34
+	// 32 8 8
+}

@@ -86,3 +86,52 @@ func (f Family) String() string { return "Family(" + strconv.FormatUint(uint64(f
 
 // Features is empty without the library.
 func Features() []string { return nil }
+
+// TypedMetadata returns ErrNoCgo.
+func (m *Model) TypedMetadata() ([]MetaValue, error) { return nil, ErrNoCgo }
+
+// TypedMetadataLookup returns ErrNoCgo.
+func (m *Model) TypedMetadataLookup(key string) (MetaValue, bool, error) {
+	return MetaValue{}, false, ErrNoCgo
+}
+
+// MetadataArray returns ErrNoCgo.
+func MetadataArray[T MetaElement](m *Model, index, first uint64, dst []T) error { return ErrNoCgo }
+
+// MetadataStrings returns ErrNoCgo.
+func (m *Model) MetadataStrings(index, first, count uint64) ([]string, error) { return nil, ErrNoCgo }
+
+// SetKernel returns ErrNoCgo.
+func SetKernel(name string) error { return ErrNoCgo }
+
+// ActiveKernel is "" without cgo.
+func ActiveKernel() string { return "" }
+
+// GGMLKernel is "" without cgo.
+func GGMLKernel() string { return "" }
+
+// GGMLRowSize returns ErrNoCgo.
+func GGMLRowSize(ggmlType uint32, cols uint64) (uint64, error) { return 0, ErrNoCgo }
+
+// GGMLQuantize returns ErrNoCgo.
+func GGMLQuantize(ggmlType uint32, src []float32, rows, cols uint64, importance []float32, opts *QuantizeOptions) ([]byte, error) {
+	return nil, ErrNoCgo
+}
+
+// QuantSize returns ErrNoCgo.
+func QuantSize(q QuantDesc) (QuantSizes, error) { return QuantSizes{}, ErrNoCgo }
+
+// QuantQuantize returns ErrNoCgo.
+func QuantQuantize(q QuantDesc, src []float32, opts *QuantizeOptions) (Quantized, error) {
+	return Quantized{}, ErrNoCgo
+}
+
+// GGMLQuantizeBytes returns ErrNoCgo.
+func GGMLQuantizeBytes(ggmlType uint32, srcDType DType, src []byte, rows, cols uint64, importance []float32, opts *QuantizeOptions) ([]byte, error) {
+	return nil, ErrNoCgo
+}
+
+// QuantQuantizeBytes returns ErrNoCgo.
+func QuantQuantizeBytes(q QuantDesc, srcDType DType, src []byte, opts *QuantizeOptions) (Quantized, error) {
+	return Quantized{}, ErrNoCgo
+}

@@ -34,6 +34,13 @@ STRUCTS = {
     "VerifySummary": "tblob_verify_summary",
     "QuantDesc": "tblob_quant_desc",
     "QuantizeOptions": "tblob_quantize_options",
+    "MetadataValue": "tblob_metadata_value",
+    "ImportResult": "tblob_import_result",
+    "ImportProgress": "tblob_import_progress",
+    "ImportOptions": "tblob_import_options",
+    "GcEntry": "tblob_gc_entry",
+    "GcOptions": "tblob_gc_options",
+    "GcResult": "tblob_gc_result",
 }
 
 

@@ -9,8 +9,8 @@ quantizes (quantize: mx.quantize's layout; ggml_quantize: ggml blocks).
     with open("model.safetensors", "rb") as fh, tensorblob.open(fh) as f:
         w = f.get_tensor("lm_head.weight")   # the header, then only this tensor, is read
 """
-from ._core import (BlobProblem, QuantInfo, SafeOpen, SafeSlice, Store, StoreModel,
-                    VerifyProgress, VerifyResult, open_store, safe_open)
+from ._core import (BlobProblem, GcEntry, GcResult, ImportProgress, ImportResult, QuantInfo, SafeOpen, SafeSlice,
+                    Store, StoreModel, VerifyProgress, VerifyResult, open_store, safe_open)
 from ._errors import (CancelledError, ReversedSliceError, SafetensorError, DequantError, DigestError, FormatError,
                       InvalidArgumentError, LimitError, MissingFileError, NotFoundError,
                       TensorblobError, TensorblobIOError, UnsupportedError)
@@ -34,6 +34,23 @@ def kernel() -> str:
     return str(_lib.tblob_kernel_active().decode())
 
 
+def set_kernel(name: "str | None" = None) -> None:
+    """Forces the process-wide kernel set ("scalar", "avx2", "avx512", "neon"); None or "auto"
+    returns to the automatic choice. A set that is unknown, compiled out or that this host
+    cannot run raises (TBLOB_E_KERNEL_UNAVAILABLE), never a silent fallback."""
+    import ctypes
+
+    from . import _core, _ffi
+
+    d = _ffi.new(_ffi.Diag)
+    _core._check(_lib.tblob_kernel_set(None if name is None else name.encode(), ctypes.byref(d)), d)
+
+
+def ggml_kernel() -> str:
+    """The GGML kernels in use ("scalar", "avx2" or "neon")."""
+    return str(_lib.tblob_ggml_kernel_name().decode())
+
+
 def features() -> "list[str]":
     """What the loaded library was built with: "format:safetensors", "format:gguf", ...,
     "kernel:avx2", "kernel:scalar" (tblob_features)."""
@@ -51,5 +68,6 @@ __all__ = [
     "NotFoundError", "InvalidArgumentError", "SafetensorError",
     "ReversedSliceError", "CancelledError", "UnsupportedError",
     "quantize", "ggml_quantize", "GGML_TYPES",
-    "library_path", "library_version", "kernel", "features", "__version__",
+    "library_path", "library_version", "kernel", "set_kernel", "ggml_kernel", "features",
+    "ImportProgress", "ImportResult", "GcResult", "GcEntry", "__version__",
 ]

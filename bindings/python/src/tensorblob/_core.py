@@ -45,6 +45,14 @@ _INFO_NP = np.dtype({
     "itemsize": ctypes.sizeof(_TI)})
 
 
+# tblob_meta_type numbers (GGUF's) and the numpy types of the numeric ones.
+_META_BOOL, _META_STRING, _META_ARRAY = 7, 8, 9
+_META_NUMPY = {0: np.dtype(np.uint8), 1: np.dtype(np.int8), 2: np.dtype(np.uint16),
+               3: np.dtype(np.int16), 4: np.dtype(np.uint32), 5: np.dtype(np.int32),
+               6: np.dtype(np.float32), 10: np.dtype(np.uint64), 11: np.dtype(np.int64),
+               12: np.dtype(np.float64)}
+
+
 def _info_columns(table: Any, count: int) -> np.ndarray:
     """A structured numpy view of a tblob_tensor_info array (no copy)."""
     if not count:
@@ -622,6 +630,60 @@ class SafeOpen:
             out.setdefault(_ffi.text(k.value, kl.value), _ffi.text(v.value, vl.value))
         return out
 
+    def typed_metadata(self) -> Dict[str, Any]:
+        """Every typed key/value (GGUF's, with their types; other formats' ``__metadata__`` as
+        str), first occurrence of a key, in file order: integers and floats as numpy scalars of
+        their stored type (np.uint8 ... np.float64), bool, str (UTF-8, undecodable bytes as
+        surrogate escapes), numeric and bool arrays as numpy arrays, string arrays as lists."""
+        ptr = self._ptr
+        out: Dict[str, Any] = {}
+        for i in range(int(lib.tblob_metadata_typed_count(ptr))):
+            v = _ffi.new(_ffi.MetadataValue)
+            d = _ffi.new(_ffi.Diag)
+            _check(lib.tblob_metadata_typed_at(ptr, i, ctypes.byref(v), ctypes.byref(d)), d)
+            out.setdefault(_ffi.text(v.key, v.key_len), self._typed_value(v))
+        return out
+
+    def typed_metadata_value(self, key: str) -> Any:
+        """The typed value of key (as typed_metadata gives it); NotFoundError if absent."""
+        b = key.encode("utf-8", "surrogateescape")
+        v = _ffi.new(_ffi.MetadataValue)
+        d = _ffi.new(_ffi.Diag)
+        _check(lib.tblob_metadata_typed_find(self._ptr, b, len(b), ctypes.byref(v), ctypes.byref(d)), d)
+        return self._typed_value(v)
+
+    def _typed_value(self, v: Any) -> Any:
+        t = int(v.value_type)
+        if t == _META_ARRAY:
+            return self._typed_array(int(v.index), int(v.element_type), int(v.count))
+        if t == _META_STRING:
+            return _ffi.text(v.string, v.string_len)
+        if t == _META_BOOL:
+            return bool(v.uint_value)
+        np_type = _META_NUMPY[t]
+        if np_type.kind == "f":
+            return np_type.type(v.float_value)
+        return np_type.type(v.int_value if np_type.kind == "i" else v.uint_value)
+
+    def _typed_array(self, index: int, element: int, count: int) -> Any:
+        d = _ffi.new(_ffi.Diag)
+        if element == _META_STRING:
+            got: List[str] = []
+
+            def cb(_u: Any, _i: int, s: Optional[int], n: int) -> int:
+                got.append(_ffi.text(s, n))
+                return 0
+
+            fn = _ffi.METADATA_STRING_FN(cb)
+            _check(lib.tblob_metadata_array_strings(self._ptr, index, 0, _ffi.ALL_ROWS, None, fn,
+                                                    None, ctypes.byref(d)), d)
+            return got
+        dt = np.dtype(np.bool_) if element == _META_BOOL else _META_NUMPY[element]
+        arr = np.empty(count, dtype=dt)
+        _check(lib.tblob_metadata_array_get(self._ptr, index, 0, count, arr.ctypes.data, arr.nbytes,
+                                            ctypes.byref(d)), d)
+        return arr
+
     def get_tensor(self, name: str) -> np.ndarray:
         """The tensor's stored values as a read-only numpy array aliasing the file (BF16 and
         FP8 as ml_dtypes types). Raises NotFoundError (a KeyError) for an unknown name.
@@ -979,6 +1041,22 @@ class Store:
                                           ctypes.byref(d)), d)
         return SafeOpen(_Handle(out.value, mapped=(mode == "map")))
 
+    def import_model(self, name: str, source_dir: PathLike, *,
+                     progress: Optional[Callable[["ImportProgress"], Any]] = None) -> "ImportResult":
+        """Imports source_dir (config.json, *.safetensors or a sharded checkpoint, other *.json,
+        component subdirectories) as model name, the way `ollama create` does: one blob per
+        tensor, de-duplicated by content, the manifest written last. Running it again changes
+        nothing (manifest_written False, blobs_written 0). progress is called on this thread
+        before the first blob and after each tensor blob; if it raises, the import is cancelled
+        (no manifest is written) and the exception propagates."""
+        return _store_import(self, name, source_dir, progress)
+
+    def gc(self, *, remove: bool = False, min_age_seconds: int = 3600) -> "GcResult":
+        """Lists the files of blobs/ no manifest references, partial downloads and temporary
+        files older than min_age_seconds; with remove=True deletes them. Raises when a
+        manifest cannot be read (its blobs would look unreferenced)."""
+        return _store_gc(self, remove, min_age_seconds)
+
     def verify(self, name: Optional[str] = None, *,
                progress: Optional[Callable[[VerifyProgress], Any]] = None,
                threads: int = 0, map: bool = False) -> VerifyResult:
@@ -1041,6 +1119,115 @@ class Store:
                 raise e
             res.error = e
         return res
+
+
+@dataclass
+class ImportResult:
+    """What Store.import_model did."""
+    manifest_written: bool
+    layers: int
+    tensors: int
+    blobs_written: int
+    blobs_reused: int
+    bytes_written: int
+
+
+@dataclass
+class GcEntry:
+    """One file Store.gc listed: kind "unreferenced", "partial" or "temp"; removed is None
+    (dry run), True, or the status name of the failed unlink."""
+    kind: str
+    file_name: str
+    size: int
+    removed: Any
+
+
+@dataclass
+class GcResult:
+    """Store.gc's totals and the files it listed."""
+    manifests: int
+    referenced_blobs: int
+    listed_files: int
+    listed_bytes: int
+    removed_files: int
+    removed_bytes: int
+    entries: List[GcEntry] = field(default_factory=list)
+
+
+_GC_KINDS = {1: "unreferenced", 2: "partial", 3: "temp"}
+
+
+@dataclass
+class ImportProgress:
+    """Store.import_model's progress: tensors and their data bytes done so far."""
+    tensors_done: int
+    tensors_total: int
+    bytes_done: int
+    bytes_total: int
+
+
+def _store_import(store: Store, name: str, source_dir: PathLike,
+                  progress: Optional[Callable[[ImportProgress], Any]]) -> ImportResult:
+    errs: List[BaseException] = []
+
+    def cb(_u: Any, p: Any) -> int:
+        if errs:  # already cancelled: never call back into a callable that raised
+            return 1
+        try:
+            x = p.contents
+            if progress is not None:
+                progress(ImportProgress(int(x.tensors_done), int(x.tensors_total),
+                                        int(x.bytes_done), int(x.bytes_total)))
+            return 0
+        except BaseException as ex:  # noqa: BLE001 - re-raised after the C call
+            errs.append(ex)
+            return 1
+
+    b = name.encode()
+    o = _ffi.new(_ffi.ImportOptions)
+    fn = _ffi.IMPORT_PROGRESS_FN(cb)
+    o.progress = fn
+    r = _ffi.new(_ffi.ImportResult)
+    d = _ffi.new(_ffi.Diag)
+    st = lib.tblob_store_import(store._p(), b, len(b), os.fsencode(source_dir), ctypes.byref(o),
+                                ctypes.byref(r), ctypes.byref(d))
+    if errs:
+        raise errs[0]
+    _check(st, d)
+    return ImportResult(bool(r.manifest_written), int(r.layers), int(r.tensors),
+                        int(r.blobs_written), int(r.blobs_reused), int(r.bytes_written))
+
+
+def _store_gc(store: Store, remove: bool, min_age_seconds: int) -> GcResult:
+    entries: List[GcEntry] = []
+    errs: List[BaseException] = []
+
+    def cb(_u: Any, e: Any) -> int:
+        try:
+            x = e.contents
+            removed: Any = None
+            if remove:
+                removed = True if x.removed == 0 else _ffi.cstr(lib.tblob_status_name(x.removed))
+            entries.append(GcEntry(_GC_KINDS.get(int(x.kind), str(int(x.kind))),
+                                   _ffi.text(x.file_name, x.file_name_len), int(x.size), removed))
+            return 0
+        except BaseException as ex:  # noqa: BLE001 - re-raised after the C call
+            errs.append(ex)
+            return 1
+
+    o = _ffi.new(_ffi.GcOptions)
+    o.flags = 1 if remove else 0  # TBLOB_GC_REMOVE
+    o.min_age_seconds = min_age_seconds
+    fn = _ffi.GC_FN(cb)
+    o.on_entry = fn
+    r = _ffi.new(_ffi.GcResult)
+    d = _ffi.new(_ffi.Diag)
+    st = lib.tblob_store_gc(store._p(), ctypes.byref(o), ctypes.byref(r), ctypes.byref(d))
+    if errs:
+        raise errs[0]
+    _check(st, d)
+    return GcResult(int(r.manifests), int(r.referenced_blobs), int(r.listed_files),
+                    int(r.listed_bytes), int(r.removed_files), int(r.removed_bytes), entries)
 
 
 def open_store(root: Optional[PathLike] = None) -> Store:

@@ -222,6 +222,70 @@ _SIGNATURES.update({
                                  c_void_p, c_size_t, POINTER(QuantizeOptions), D]),
 })
 
+# Typed metadata, kernel choice, store import and gc (issue 29's "jobs in the library").
+class MetadataValue(Structure):
+    _fields_ = [("struct_size", u32), ("value_type", u32), ("index", u64), ("key", c_void_p),
+                ("key_len", c_size_t), ("uint_value", u64), ("int_value", i64),
+                ("float_value", ctypes.c_double), ("string", c_void_p), ("string_len", c_size_t),
+                ("element_type", u32), ("reserved", u32), ("count", u64), ("data", c_void_p),
+                ("data_bytes", u64)]
+
+
+METADATA_STRING_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_uint64, c_void_p, c_size_t)
+
+
+class ImportProgress(Structure):
+    _fields_ = [("struct_size", u32), ("reserved", u32), ("tensors_total", u64),
+                ("tensors_done", u64), ("bytes_total", u64), ("bytes_done", u64)]
+
+
+IMPORT_PROGRESS_FN = ctypes.CFUNCTYPE(c_int, c_void_p, POINTER(ImportProgress))
+
+
+class ImportOptions(Structure):
+    _fields_ = [("struct_size", u32), ("flags", u32), ("open", POINTER(OpenOptions)),
+                ("progress", IMPORT_PROGRESS_FN), ("progress_user", c_void_p)]
+
+
+class ImportResult(Structure):
+    _fields_ = [("struct_size", u32), ("manifest_written", u32), ("layers", u64),
+                ("tensors", u64), ("blobs_written", u64), ("blobs_reused", u64),
+                ("bytes_written", u64)]
+
+
+class GcEntry(Structure):
+    _fields_ = [("struct_size", u32), ("kind", u32), ("file_name", c_void_p),
+                ("file_name_len", c_size_t), ("size", u64), ("removed", i32), ("reserved", u32)]
+
+
+GC_FN = ctypes.CFUNCTYPE(c_int, c_void_p, POINTER(GcEntry))
+
+
+class GcOptions(Structure):
+    _fields_ = [("struct_size", u32), ("flags", u32), ("on_entry", GC_FN), ("user", c_void_p),
+                ("min_age_seconds", i64)]
+
+
+class GcResult(Structure):
+    _fields_ = [("struct_size", u32), ("reserved", u32), ("manifests", u64),
+                ("referenced_blobs", u64), ("listed_files", u64), ("listed_bytes", u64),
+                ("removed_files", u64), ("removed_bytes", u64)]
+
+
+_SIGNATURES.update({
+    "tblob_metadata_typed_count": (u64, [M]),
+    "tblob_metadata_typed_at": (ST, [M, u64, POINTER(MetadataValue), D]),
+    "tblob_metadata_typed_find": (ST, [M, c_char_p, c_size_t, POINTER(MetadataValue), D]),
+    "tblob_metadata_array_get": (ST, [M, u64, u64, u64, c_void_p, c_size_t, D]),
+    "tblob_metadata_array_strings": (ST, [M, u64, u64, u64, c_void_p, METADATA_STRING_FN,
+                                          c_void_p, D]),
+    "tblob_kernel_set": (ST, [c_char_p, D]),
+    "tblob_ggml_kernel_name": (c_char_p, []),
+    "tblob_store_import": (ST, [S, c_char_p, c_size_t, c_char_p, POINTER(ImportOptions),
+                                POINTER(ImportResult), D]),
+    "tblob_store_gc": (ST, [S, POINTER(GcOptions), POINTER(GcResult), D]),
+})
+
 # Every versioned struct the binding creates, with its init function (bindings cannot see the
 # _INIT macros).
 _INIT_FUNCS = {
@@ -234,6 +298,9 @@ _INIT_FUNCS = {
     "VerifyOptions": "tblob_verify_options_init", "VerifySummary": "tblob_verify_summary_init",
     "ByteSource": "tblob_byte_source_init", "DequantOptions": "tblob_dequant_options_init",
     "QuantDesc": "tblob_quant_desc_init", "QuantizeOptions": "tblob_quantize_options_init",
+    "MetadataValue": "tblob_metadata_value_init", "ImportResult": "tblob_import_result_init",
+    "ImportOptions": "tblob_import_options_init",
+    "GcOptions": "tblob_gc_options_init", "GcResult": "tblob_gc_result_init",
 }
 for _cls, _fn in _INIT_FUNCS.items():
     _SIGNATURES[_fn] = (ST, [POINTER(globals()[_cls]), c_size_t])

@@ -8,7 +8,10 @@
 //! - [`Model::open_reader`] reads a model through any `Read + Seek` (header first, then only
 //!   the tensors asked for); [`Tensor::read_into`] copies a tensor's bytes from any model.
 //! - [`Store`] opens an Ollama store: [`Store::models`], [`Store::open_model`],
-//!   [`Store::verify`].
+//!   [`Store::verify`], [`Store::import`], [`Store::gc`].
+//! - [`Model::typed_metadata`] (GGUF key/values with their types), [`Model::metadata_array`],
+//!   [`Model::metadata_strings`]; [`set_kernel`] / [`active_kernel`]; the quantizers
+//!   [`ggml_quantize`] (ggml blocks) and [`quant_quantize`] (MLX/FP8 schemes).
 //! - Every failure is an [`Error`] carrying a [`Status`] (and its [`Family`]), the library's
 //!   message and the byte offset. Input never makes this crate panic.
 //! - [`features`] lists what the linked library was built with.
@@ -24,9 +27,12 @@
 
 mod dtype;
 mod error;
+mod kernel;
 mod model;
+mod quantize;
 mod source;
 mod store;
+mod typed_metadata;
 
 pub use dtype::{DType, Element};
 pub use error::{Error, Family, Result, Status};
@@ -35,7 +41,13 @@ pub use model::{
     TensorInfo, Tensors,
 };
 pub use source::{ReadSeek, SiblingOpener};
-pub use store::{Store, StoreModel, VerifyProgress, VerifySummary};
+pub use kernel::{active_kernel, ggml_kernel, set_kernel};
+pub use quantize::{
+    ggml_quantize, ggml_quantize_bytes, ggml_row_size, quant_quantize, quant_quantize_bytes, quant_size, GlobalScale,
+    QuantDesc, QuantScheme, QuantSizes, Quantized, QuantizeOptions,
+};
+pub use store::{GcEntry, GcKind, GcReport, ImportProgress, ImportResult, Store, StoreModel, VerifyProgress, VerifySummary};
+pub use typed_metadata::{MetaElement, MetaType, MetaValue, TypedValue};
 
 /// The linked library's version, `"MAJOR.MINOR.PATCH"`.
 pub fn library_version() -> &'static str {

@@ -264,7 +264,7 @@ impl<'a> Model<'a> {
         Ok(m)
     }
 
-    fn raw(&self) -> *const sys::tblob_model {
+    pub(crate) fn raw(&self) -> *const sys::tblob_model {
         self.raw.as_ptr()
     }
 

@@ -308,3 +308,209 @@ impl Store {
         })
     }
 }
+
+/// What [`Store::import`] did (`tblob_import_result`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ImportResult {
+    /// False when the manifest already had these exact bytes.
+    pub manifest_written: bool,
+    /// Layers in the manifest.
+    pub layers: u64,
+    /// Tensors imported.
+    pub tensors: u64,
+    /// Blobs written.
+    pub blobs_written: u64,
+    /// Blobs already in the store (de-duplicated).
+    pub blobs_reused: u64,
+    /// Bytes written.
+    pub bytes_written: u64,
+}
+
+/// How far [`Store::import_with_progress`] is (`tblob_import_progress`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ImportProgress {
+    /// Source tensors to import.
+    pub tensors_total: u64,
+    /// Tensors in blobs written or found in the store.
+    pub tensors_done: u64,
+    /// Their data bytes.
+    pub bytes_total: u64,
+    /// Bytes done.
+    pub bytes_done: u64,
+}
+
+unsafe extern "C" fn import_progress_cb<F>(user: *mut c_void, p: *const sys::tblob_import_progress) -> c_int
+where
+    F: FnMut(&ImportProgress) -> ControlFlow<()>,
+{
+    // SAFETY: user is the &mut VerifyState<F> Store::import_with_progress passes for this call
+    // only; the library calls back on the calling thread; p is valid during it.
+    let (state, p) = unsafe { (&mut *user.cast::<VerifyState<F>>(), &*p) };
+    if state.stopped {
+        return 1;
+    }
+    let progress = ImportProgress {
+        tensors_total: p.tensors_total,
+        tensors_done: p.tensors_done,
+        bytes_total: p.bytes_total,
+        bytes_done: p.bytes_done,
+    };
+    // A panic must not unwind through C: cancel and re-raise it afterwards.
+    match panic::catch_unwind(AssertUnwindSafe(|| (state.f)(&progress))) {
+        Ok(ControlFlow::Continue(())) => 0,
+        Ok(ControlFlow::Break(())) => {
+            state.stopped = true;
+            1
+        }
+        Err(payload) => {
+            state.stopped = true;
+            state.panic = Some(payload);
+            1
+        }
+    }
+}
+
+/// Why [`Store::gc`] lists a file (`tblob_gc_kind`).
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GcKind {
+    /// A blob no manifest references.
+    Unreferenced,
+    /// A partial download.
+    Partial,
+    /// A temporary file left by an interrupted write.
+    Temp,
+    /// A number this crate does not know.
+    Other(u32),
+}
+
+/// One file [`Store::gc`] listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GcEntry {
+    /// Why it is listed.
+    pub kind: GcKind,
+    /// Its name inside blobs/ (or manifests/... for temporary files).
+    pub file_name: String,
+    /// Its size.
+    pub size: u64,
+    /// With removal: None when it was deleted, else why not.
+    pub remove_error: Option<Status>,
+}
+
+/// Totals of [`Store::gc`] and the files it listed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GcReport {
+    /// Manifests read.
+    pub manifests: u64,
+    /// Blobs they reference.
+    pub referenced_blobs: u64,
+    /// Files listed.
+    pub listed_files: u64,
+    /// Their bytes.
+    pub listed_bytes: u64,
+    /// Files removed.
+    pub removed_files: u64,
+    /// Their bytes.
+    pub removed_bytes: u64,
+    /// Every listed file.
+    pub entries: Vec<GcEntry>,
+}
+
+unsafe extern "C" fn gc_cb(user: *mut c_void, entry: *const sys::tblob_gc_entry) -> c_int {
+    let r = panic::catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: user is the &mut Vec<GcEntry> Store::gc passed, alive for the call; entry
+        // is valid for this callback, its name file_name_len bytes.
+        let (out, e) = unsafe { (&mut *user.cast::<Vec<GcEntry>>(), &*entry) };
+        // SAFETY: as above.
+        let name = unsafe { std::slice::from_raw_parts(e.file_name.cast::<u8>(), e.file_name_len) };
+        out.push(GcEntry {
+            kind: match e.kind {
+                1 => GcKind::Unreferenced,
+                2 => GcKind::Partial,
+                3 => GcKind::Temp,
+                k => GcKind::Other(k),
+            },
+            file_name: String::from_utf8_lossy(name).into_owned(),
+            size: e.size,
+            remove_error: Status::from_code(e.removed as i32),
+        });
+    }));
+    c_int::from(r.is_err())
+}
+
+impl Store {
+    /// Imports `source_dir` (config.json, `*.safetensors` or a sharded checkpoint, other
+    /// `*.json`, component subdirectories) as model `name`, the way `ollama create` does: one
+    /// blob per tensor, de-duplicated by content, the manifest written last and atomically.
+    /// Running it again changes nothing.
+    pub fn import(&self, name: &str, source_dir: impl AsRef<Path>) -> Result<ImportResult> {
+        self.import_with_progress(name, source_dir, |_| ControlFlow::Continue(()))
+    }
+
+    /// [`Store::import`], calling `progress` on this thread before the first blob and after
+    /// every tensor blob; [`ControlFlow::Break`] cancels ([`Status::Cancelled`]: no manifest
+    /// is written; blobs already written are complete and reused by the next import). A panic
+    /// in `progress` cancels too and resumes in the caller once the library has returned.
+    pub fn import_with_progress<F>(&self, name: &str, source_dir: impl AsRef<Path>, progress: F) -> Result<ImportResult>
+    where
+        F: FnMut(&ImportProgress) -> ControlFlow<()>,
+    {
+        not_reentrant(self.raw())?;
+        let dir = c_path(source_dir.as_ref())?;
+        let mut state = VerifyState { f: progress, stopped: false, panic: None };
+        let mut o: sys::tblob_import_options = init(sys::tblob_import_options_init);
+        o.progress = Some(import_progress_cb::<F>);
+        o.progress_user = (&mut state as *mut VerifyState<F>).cast();
+        let mut r: sys::tblob_import_result = init(sys::tblob_import_result_init);
+        let st = {
+            let _guard = CallbackGuard::enter(self.raw());
+            // SAFETY: name valid for its length, dir NUL-terminated; o points to state, alive
+            // for the call, and the callback runs only during it on this thread; r writable
+            // with struct_size set.
+            check(|d| unsafe {
+                sys::tblob_store_import(self.raw(), name.as_ptr().cast(), name.len(), dir.as_ptr(), &o, &mut r, d)
+            })
+        };
+        if let Some(payload) = state.panic.take() {
+            panic::resume_unwind(payload);
+        }
+        st?;
+        Ok(ImportResult {
+            manifest_written: r.manifest_written != 0,
+            layers: r.layers,
+            tensors: r.tensors,
+            blobs_written: r.blobs_written,
+            blobs_reused: r.blobs_reused,
+            bytes_written: r.bytes_written,
+        })
+    }
+
+    /// Lists the files of blobs/ that no manifest references, partial downloads and temporary
+    /// files older than `min_age_seconds`, and with `remove` deletes them. Refuses with
+    /// `Status::OllamaCorruptStore` when some manifest cannot be read.
+    pub fn gc(&self, remove: bool, min_age_seconds: i64) -> Result<GcReport> {
+        not_reentrant(self.raw())?;
+        let mut entries: Vec<GcEntry> = Vec::new();
+        let mut o: sys::tblob_gc_options = init(sys::tblob_gc_options_init);
+        o.flags = if remove { sys::TBLOB_GC_REMOVE as u32 } else { 0 };
+        o.min_age_seconds = min_age_seconds;
+        o.on_entry = Some(gc_cb);
+        o.user = (&mut entries as *mut Vec<GcEntry>).cast();
+        let mut r: sys::tblob_gc_result = init(sys::tblob_gc_result_init);
+        {
+            let _guard = CallbackGuard::enter(self.raw());
+            // SAFETY: o points to entries, alive for the call; the callback runs only during it
+            // on this thread; r writable with struct_size set.
+            check(|d| unsafe { sys::tblob_store_gc(self.raw(), &o, &mut r, d) })?;
+        }
+        Ok(GcReport {
+            manifests: r.manifests,
+            referenced_blobs: r.referenced_blobs,
+            listed_files: r.listed_files,
+            listed_bytes: r.listed_bytes,
+            removed_files: r.removed_files,
+            removed_bytes: r.removed_bytes,
+            entries,
+        })
+    }
+}
