@@ -109,7 +109,7 @@ const (
 	ErrKernelUnavailable Status = -80
 	// TBLOB_E_NOT_DEQUANTIZABLE: tensor holds integers/bools/F64...: nothing to dequantize
 	ErrNotDequantizable Status = -81
-	// TBLOB_E_QUANT_VALUE: quantizing: NaN/Inf input, or a group past the scheme's range
+	// TBLOB_E_QUANT_VALUE: quantizing: a group of finite values past the scheme's range
 	ErrQuantValue Status = -82
 	// TBLOB_E_QUANT_NONFINITE: quantizer input holds NaN or Inf (ggml's output is undefined)
 	ErrQuantNonfinite Status = -87
@@ -463,7 +463,7 @@ var statusComments = map[Status]string{
 	ErrDequantOutDType:          "output dtype is not F32, F16 or BF16",
 	ErrKernelUnavailable:        "the named kernel set is unknown or this host cannot run it",
 	ErrNotDequantizable:         "tensor holds integers/bools/F64...: nothing to dequantize",
-	ErrQuantValue:               "quantizing: NaN/Inf input, or a group past the scheme's range",
+	ErrQuantValue:               "quantizing: a group of finite values past the scheme's range",
 	ErrQuantNonfinite:           "quantizer input holds NaN or Inf (ggml's output is undefined)",
 	ErrQuantImportance:          "importance weights negative, not finite, or given twice",
 	ErrOllamaName:               "model name or tag breaks the name grammar",
