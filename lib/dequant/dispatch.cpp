@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "dequant/kernel_set.h"
-#include "dequant/once.h"
+#include "core/once.h"
 
 #if defined(TBLOB_DEQUANT_AVX2) || defined(TBLOB_DEQUANT_AVX512)
 #include <xmmintrin.h>

@@ -104,6 +104,5 @@ tblob::Status tblob_model::metadata_ready() const {
   // The table is built once, by the first caller; the others wait here for it. The model is
   // otherwise immutable after open, so only this builder writes to it (and to its arena).
   tblob_model *self = const_cast<tblob_model *>(this);
-  std::call_once(metadata_once, [self] { self->metadata_status = self->build_metadata(self); });
-  return metadata_status;
+  return metadata_once.get([self](tblob::Status *st) { *st = self->build_metadata(self); });
 }

@@ -3,9 +3,9 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 
 #include "core/allocator.h"
+#include "core/once.h"
 #include "table/meta_index.h"
 #include "table/name_index.h"
 #include "core/status.h"
@@ -122,8 +122,9 @@ struct tblob_model {
   // so a command that never reads metadata never pays for its rows and index (a GGUF file
   // may hold a million key/values). Every reader of those two calls metadata_ready() first.
   tblob::Status (*build_metadata)(tblob_model *m) = nullptr;
-  mutable std::once_flag metadata_once;
-  mutable tblob::Status metadata_status = TBLOB_OK;
+  // Not std::call_once: it needs the C++ runtime (and its exceptions), which a C program
+  // linking the static library must not.
+  mutable tblob::Once<tblob::Status> metadata_once;
   // TBLOB_OK when the metadata table is there (TBLOB_E_OUT_OF_MEMORY when making it failed).
   tblob::Status metadata_ready() const;
 

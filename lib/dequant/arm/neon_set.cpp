@@ -3,7 +3,7 @@
 #include "dequant/arm/neon_kernels.h"
 #include "dequant/ggml/ggml.h"
 #include "dequant/kernel_set.h"
-#include "dequant/once.h"
+#include "core/once.h"
 #include "dequant/scalar/scalar.h"
 
 #if !defined(TBLOB_GGML_NEON)

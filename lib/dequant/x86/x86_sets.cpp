@@ -4,7 +4,7 @@
 #include "core/cpu.h"
 #include "dequant/ggml/ggml.h"
 #include "dequant/kernel_set.h"
-#include "dequant/once.h"
+#include "core/once.h"
 #include "dequant/scalar/scalar.h"
 #include "dequant/x86/x86_kernels.h"
 

@@ -1,4 +1,5 @@
-// A value built once, on first use, by whichever thread gets there first.
+// A value built once, on first use, by whichever thread gets there first (the kernel sets, a
+// model's metadata table).
 //
 // Built by hand rather than as a function-local static: its thread-safe guard calls
 // __cxa_guard_acquire/release from the C++ runtime, which a C program linking the static core
