@@ -94,8 +94,9 @@ TEST(QuantFixtures, EveryCaseEqualsMlx) {
     ASSERT_EQ(q.status, TBLOB_OK) << name << ": " << q.message;
     for (const std::vector<uint8_t> *out : {&q.data, &q.scales, &q.biases}) {
       ASSERT_LE(pos + out->size(), blob.size()) << name;
-      if (!out->empty())  // no biases: data() may be NULL, which memcmp must not get
+      if (!out->empty()) {  // no biases: data() may be NULL, which memcmp must not get
         EXPECT_EQ(0, std::memcmp(out->data(), blob.data() + pos, out->size())) << name;
+      }
       pos += out->size();
     }
     // Four threads write the same bytes.
