@@ -23,6 +23,10 @@ import numpy as np
 import gguf
 from gguf import GGUFReader, GGMLQuantizationType as QT
 
+# Cross builds run the built programs through meson's exe wrapper (qemu-aarch64).
+import shlex  # noqa: E402
+WRAP = shlex.split(os.environ.get("MESON_EXE_WRAPPER", ""))
+
 TOOL = sys.argv[1]
 TMP = tempfile.mkdtemp(dir=sys.argv[2] if len(sys.argv) > 2 else None)
 failures = []
@@ -60,7 +64,7 @@ TENSORS = [
 
 def dump(model):
     out = tempfile.mkdtemp(dir=TMP)
-    p = subprocess.run([TOOL, "dump", model, out], capture_output=True, text=True)
+    p = subprocess.run(WRAP + [TOOL, "dump", model, out], capture_output=True, text=True)
     check(p.returncode == 0, f"dump {model}: {p.stderr}")
     info = {"keys": [], "tensors": [], "dir": out}
     for line in open(os.path.join(out, "index.txt"), encoding="utf-8", errors="replace"):

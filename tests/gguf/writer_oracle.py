@@ -21,6 +21,10 @@ import numpy as np
 import gguf
 from gguf import GGUFReader, GGUFValueType as VT, GGMLQuantizationType as QT
 
+# Cross builds run the built programs through meson's exe wrapper (qemu-aarch64).
+import shlex  # noqa: E402
+WRAP = shlex.split(os.environ.get("MESON_EXE_WRAPPER", ""))
+
 TOOL = sys.argv[1]
 TMP = tempfile.mkdtemp(dir=sys.argv[2] if len(sys.argv) > 2 else None)
 failures = []
@@ -131,7 +135,7 @@ def run_case(label, alignment, tensors, kv=True, vocab=0):
     ref = open(src, "rb").read()
     for mode, extra in (("path", []), ("callback", ["--callback", "--chunk", "7"])):
         out = os.path.join(TMP, f"{label}.{mode}.out.gguf")
-        p = subprocess.run([TOOL, "copy", src, out] + extra, capture_output=True, text=True)
+        p = subprocess.run(WRAP + [TOOL, "copy", src, out] + extra, capture_output=True, text=True)
         check(p.returncode == 0, f"{label} {mode}: tool failed: {p.stderr}")
         if p.returncode != 0:
             continue
@@ -160,7 +164,7 @@ run_case("many", 64, many, kv=False)
 # Nested and empty arrays: written by the tool (gguf-py refuses empty arrays and the library's
 # reader refuses nested ones), read by gguf-py.
 nested = os.path.join(TMP, "nested.gguf")
-p = subprocess.run([TOOL, "nested", nested], capture_output=True, text=True)
+p = subprocess.run(WRAP + [TOOL, "nested", nested], capture_output=True, text=True)
 check(p.returncode == 0, f"nested: tool failed: {p.stderr}")
 if p.returncode == 0:
     r = GGUFReader(nested)
