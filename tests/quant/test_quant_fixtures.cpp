@@ -236,6 +236,12 @@ TEST(QuantStatuses, EdgeCases) {
   std::vector<float> big(32, 3e38f);
   big[1] = -3e38f;
   EXPECT_EQ(affine(32, 32, big).status, TBLOB_E_QUANT_VALUE);
+  // Equal huge values: the scale is the eps floor, edge / scale overflows, the scale becomes
+  // -0.0 and every code is 0 / -0.0: code 0, as mx.quantize writes on x86 and arm64 (the oracle
+  // test's huge_equal case), with no undefined conversion on the way (fuzz_quant_mlx found it).
+  Quantized h = affine(32, 32, std::vector<float>(32, 3.39e38f));
+  ASSERT_EQ(h.status, TBLOB_OK) << h.message;
+  for (uint8_t c : h.data) EXPECT_EQ(c, 0u);
   // No scheme here takes importance weights.
   std::vector<float> imp(64, 1.0f);
   tblob_quantize_options opt = TBLOB_QUANTIZE_OPTIONS_INIT;
