@@ -46,11 +46,18 @@ bool affine_group(const float *x, uint32_t n, uint32_t bits, uint32_t sdt, uint8
   uint64_t acc = 0;
   uint32_t nacc = 0, out = 0;
   for (uint32_t j = 0; j < n; ++j) {
-    float q = rint_even((x[j] - bias) / scale);
-    // NaN (0 / -0.0: a group of equal values so large that edge / eps overflows, and the scale
-    // becomes -0.0) is code 0, what MLX's float-to-integer conversion gives on x86 and arm64;
-    // written out, since the C++ conversion of NaN is undefined (found by fuzz_quant_mlx).
-    q = (q >= 0.0f) ? q : 0.0f;
+    const float d = x[j] - bias;
+    float q;
+    if (scale == 0.0f) {
+      // A group of equal values so large that edge / eps overflowed: MLX divides by a zero
+      // scale. d / +-0 is +inf (code n_bins) when the signs agree, else -inf or NaN (code 0,
+      // what MLX's float-to-integer conversion gives on x86 and arm64). Written out: neither
+      // the division by zero nor the conversion of NaN is defined C++ (fuzz_quant_mlx).
+      q = (d != 0.0f && std::signbit(d) == std::signbit(scale)) ? n_bins : 0.0f;
+    } else {
+      q = rint_even(d / scale);
+      q = (q < 0.0f) ? 0.0f : q;
+    }
     q = (n_bins < q) ? n_bins : q;
     acc |= static_cast<uint64_t>(static_cast<uint32_t>(q)) << nacc;
     nacc += bits;
